@@ -1,0 +1,101 @@
+"""The interface every quantization scheme implements.
+
+A scheme's pure-torch methods are the specification: Triton kernels, the Megatron layers,
+the serving export and the rollout engines must reproduce their numbers.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+
+@dataclass
+class QuantizedWeight:
+    """Low-bit codes and scales of a [..., out, in] weight, in the serving layout.
+
+    Leading dims (e.g. experts) are kept, so one object can hold all local experts.
+    """
+
+    data: torch.Tensor
+    scale: Optional[torch.Tensor]
+    shape: tuple  # logical (..., out, in)
+    scheme: "QuantScheme"
+
+    @property
+    def out_features(self) -> int:
+        return self.shape[-2]
+
+    @property
+    def in_features(self) -> int:
+        return self.shape[-1]
+
+    def __getitem__(self, index: int) -> "QuantizedWeight":
+        """One expert of a stacked [E, out, in] weight."""
+        return QuantizedWeight(
+            self.data[index],
+            None if self.scale is None else self.scale[index],
+            tuple(self.shape[1:]),
+            self.scheme,
+        )
+
+    def dequantize(self) -> torch.Tensor:
+        return self.scheme.dequantize(self)
+
+
+class QuantScheme(abc.ABC):
+    """One low-bit format: weight quantization, activation quantization, reference GEMM."""
+
+    name: str
+    #: the dtype of the weight operand the rollout engine's GEMM sees after dequantization
+    weight_operand_dtype: torch.dtype = torch.bfloat16
+    #: whether activations are quantized too (W8A8 schemes)
+    quantizes_activations: bool = False
+
+    @abc.abstractmethod
+    def validate_shape(self, name: str, out_features: int, in_features: int) -> None:
+        """Raise QuantizationError if this layout cannot be quantized."""
+
+    @abc.abstractmethod
+    def quantize_weight(self, weight: torch.Tensor, name: str = "weight",
+                        check_finite: bool = True) -> QuantizedWeight:
+        ...
+
+    @abc.abstractmethod
+    def dequantize(self, qweight: QuantizedWeight) -> torch.Tensor:
+        """The exact real values the codes stand for, in fp32."""
+
+    def fake_quantize_activation(self, x: torch.Tensor) -> torch.Tensor:
+        """x as the low-bit GEMM sees it (identity for weight-only schemes), in fp32."""
+        return x.float()
+
+    def reference_matmul(self, x: torch.Tensor, qweight: QuantizedWeight) -> torch.Tensor:
+        """y = x @ W^T as the rollout engine's low-bit GEMM computes it (fp32 accumulation)."""
+        w = self.dequantize(qweight).to(self.weight_operand_dtype).float()
+        y = torch.matmul(self.fake_quantize_activation(x), w.transpose(-1, -2))
+        return y.to(x.dtype)
+
+    def reference_grouped_matmul(self, x: torch.Tensor, qweight: QuantizedWeight,
+                                 tokens_per_expert: torch.Tensor) -> torch.Tensor:
+        """MoE GEMM over tokens sorted by expert: rows of expert e use qweight[e]."""
+        counts = [int(c) for c in tokens_per_expert.tolist()]
+        if sum(counts) != x.shape[0]:
+            raise ValueError(
+                f"tokens_per_expert sums to {sum(counts)} but x has {x.shape[0]} rows"
+            )
+        outs = [self.reference_matmul(xe, qweight[e])
+                for e, xe in enumerate(torch.split(x, counts))]
+        return torch.cat(outs) if outs else x.new_zeros(0, qweight.out_features)
+
+    @abc.abstractmethod
+    def serving_tensors(self, prefix: str, qweight: QuantizedWeight) -> dict:
+        """The tensors SGLang/vLLM load for the linear `prefix` (an HF module name)."""
+
+    @abc.abstractmethod
+    def from_serving_tensors(self, prefix: str, tensors: dict) -> QuantizedWeight:
+        ...
+
+    def __repr__(self) -> str:
+        return self.name

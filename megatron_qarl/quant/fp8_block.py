@@ -1,0 +1,97 @@
+"""FP8 W8A8 with DeepSeek-style block scales: e4m3 weights with one fp32 scale_inv per
+128x128 block, activations quantized dynamically per token per 128 inputs.
+
+Ragged edges (dims not multiples of 128) get partial blocks: scale_inv has shape
+[ceil(out/128), ceil(in/128)], as SGLang's block-fp8 loader expects.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .base import QuantizedWeight, QuantScheme
+from .errors import check_master_weight
+
+BLOCK = 128
+FP8_MAX = 448.0
+FP8_DTYPE = torch.float8_e4m3fn
+AMAX_EPS = 1e-10  # all-zero blocks: a tiny scale instead of a division by zero
+
+
+def _pad_to_blocks(t: torch.Tensor, dims: tuple) -> torch.Tensor:
+    pad = []
+    for d in reversed(range(t.dim())):
+        pad += [0, (-t.shape[d]) % BLOCK if d in dims else 0]
+    return torch.nn.functional.pad(t, pad)
+
+
+def weight_block_scales(weight: torch.Tensor) -> torch.Tensor:
+    """fp32 scale_inv [..., ceil(out/128), ceil(in/128)] = block absmax / 448."""
+    nd = weight.dim()
+    w = _pad_to_blocks(weight.float().abs(), (nd - 2, nd - 1))
+    *lead, o, i = w.shape
+    amax = w.reshape(*lead, o // BLOCK, BLOCK, i // BLOCK, BLOCK).amax(dim=(-3, -1))
+    return amax.clamp(min=AMAX_EPS) / FP8_MAX
+
+
+def expand_block_scales(scale_inv: torch.Tensor, shape: tuple) -> torch.Tensor:
+    """[..., ob, ib] block scales -> [..., out, in] elementwise."""
+    s = scale_inv.repeat_interleave(BLOCK, -2).repeat_interleave(BLOCK, -1)
+    return s[..., : shape[-2], : shape[-1]]
+
+
+def quantize_activation(x: torch.Tensor) -> tuple:
+    """Per token, per group of 128 inputs: (e4m3 [..., K], fp32 scales [..., ceil(K/128)])."""
+    k = x.shape[-1]
+    xp = _pad_to_blocks(x.float(), (x.dim() - 1,))
+    groups = xp.reshape(*x.shape[:-1], -1, BLOCK)
+    scale = groups.abs().amax(-1).clamp(min=AMAX_EPS) / FP8_MAX
+    q = (groups / scale.unsqueeze(-1)).clamp(-FP8_MAX, FP8_MAX).to(FP8_DTYPE)
+    return q.reshape(*x.shape[:-1], -1)[..., :k], scale
+
+
+def dequantize_activation(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    s = scale.repeat_interleave(BLOCK, -1)[..., : q.shape[-1]]
+    return q.float() * s
+
+
+class FP8Block(QuantScheme):
+    name = "fp8-block"
+    quantizes_activations = True
+    weight_operand_dtype = torch.float32  # the GEMM scales in fp32; no bf16 rounding
+
+    def validate_shape(self, name, out_features, in_features):
+        """Any shape: ragged edges form partial blocks (TP alignment is checked by the layers)."""
+
+    def quantize_weight(self, weight, name="weight", check_finite=True) -> QuantizedWeight:
+        check_master_weight(name, weight, check_finite)
+        scale_inv = weight_block_scales(weight)
+        q = (weight.float() / expand_block_scales(scale_inv, weight.shape))
+        q = q.clamp(-FP8_MAX, FP8_MAX).to(FP8_DTYPE)
+        return QuantizedWeight(q, scale_inv, tuple(weight.shape), self)
+
+    def dequantize(self, qweight):
+        return qweight.data.float() * expand_block_scales(qweight.scale, qweight.shape)
+
+    def fake_quantize_activation(self, x):
+        return dequantize_activation(*quantize_activation(x))
+
+    def serving_tensors(self, prefix, qweight):
+        return {f"{prefix}.weight": qweight.data, f"{prefix}.weight_scale_inv": qweight.scale}
+
+    def from_serving_tensors(self, prefix, tensors):
+        from .serving import require
+
+        w = require(tensors, f"{prefix}.weight", FP8_DTYPE)
+        s = require(tensors, f"{prefix}.weight_scale_inv", torch.float32)
+        expected = (math.ceil(w.shape[0] / BLOCK), math.ceil(w.shape[1] / BLOCK))
+        if tuple(s.shape) != expected:
+            from .errors import QuantizationError
+
+            raise QuantizationError(
+                f"{prefix}.weight_scale_inv: shape {tuple(s.shape)}, expected {expected} "
+                f"(128x128 blocks of a {tuple(w.shape)} weight); the checkpoint is corrupt "
+                f"or uses another weight_block_size"
+            )
+        return QuantizedWeight(w, s, tuple(w.shape), self)

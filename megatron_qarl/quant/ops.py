@@ -1,0 +1,48 @@
+"""The forward GEMMs behind one interface: the schemes' pure-torch reference everywhere,
+replaced per (scheme, device type) by a registered kernel (Triton/TE on CUDA).
+
+Layers call `linear`/`grouped_linear`; nothing above this module knows which op ran.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, Tuple
+
+import torch
+
+from .base import QuantizedWeight
+
+LinearOp = Callable[[torch.Tensor, QuantizedWeight], torch.Tensor]
+GroupedOp = Callable[[torch.Tensor, QuantizedWeight, torch.Tensor], torch.Tensor]
+
+_LINEAR: Dict[Tuple[str, str], LinearOp] = {}
+_GROUPED: Dict[Tuple[str, str], GroupedOp] = {}
+
+
+def _key(scheme_type: type, device_type: str) -> Tuple[str, str]:
+    return scheme_type.__name__, device_type
+
+
+def register_linear(scheme_type: type, device_type: str, op: LinearOp) -> None:
+    _LINEAR[_key(scheme_type, device_type)] = op
+
+
+def register_grouped(scheme_type: type, device_type: str, op: GroupedOp) -> None:
+    _GROUPED[_key(scheme_type, device_type)] = op
+
+
+def linear(x: torch.Tensor, qweight: QuantizedWeight) -> torch.Tensor:
+    op = _LINEAR.get(_key(type(qweight.scheme), x.device.type))
+    return op(x, qweight) if op else qweight.scheme.reference_matmul(x, qweight)
+
+
+def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight,
+                   tokens_per_expert: torch.Tensor) -> torch.Tensor:
+    op = _GROUPED.get(_key(type(qweight.scheme), x.device.type))
+    if op:
+        return op(x, qweight, tokens_per_expert)
+    return qweight.scheme.reference_grouped_matmul(x, qweight, tokens_per_expert)
+
+
+def registered_ops() -> dict:
+    """Which kernels replace the reference, for logs and benchmarks."""
+    return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED)}

@@ -1,0 +1,40 @@
+"""megatron-qarl: quantization-aligned RL (QaRL) for Megatron-Core MoE models.
+
+The top-level `kernels/` folder holds the Triton kernels and their benchmarks. It is
+installed under the import name `qarl_kernels` (package_dir mapping below) because the
+import name `kernels` belongs to an unrelated Hugging Face package that transformers probes.
+"""
+from setuptools import find_packages, setup
+
+setup(
+    name="megatron-qarl",
+    version="0.1.0",
+    description="Quantization-aligned RL (QaRL, TBPO) for Megatron-Core MoE models",
+    python_requires=">=3.10",
+    packages=find_packages(include=["megatron_qarl", "megatron_qarl.*"])
+    + ["qarl_kernels"],
+    package_dir={"qarl_kernels": "kernels"},
+    install_requires=[
+        # 2.13.0 is the CPU wheel on the dev/CI disk; the GPU image brings its own torch.
+        "torch>=2.9",
+        "megatron-core==0.16.1",
+        "numpy>=1.26",
+        "safetensors>=0.4",
+        "tqdm>=4.66",
+        "math-verify==0.9.0",
+    ],
+    extras_require={
+        "triton": ["triton>=3.4"],
+        "hf": ["transformers>=5.0", "compressed-tensors==0.20.0"],
+        "sglang": ["sglang>=0.5.21"],
+        "te": ["transformer-engine[pytorch]>=2.3"],
+        "wandb": ["wandb>=0.19"],
+        "muon": ["emerging-optimizers"],
+        "test": [
+            "pytest>=8",
+            "triton>=3.4",
+            "transformers>=5.0",
+            "compressed-tensors==0.20.0",
+        ],
+    },
+)

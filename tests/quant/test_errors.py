@@ -1,0 +1,46 @@
+"""Every bad input names the tensor and the fix."""
+import pytest
+import torch
+
+from megatron_qarl.quant import FP8Block, QuantizationError, W4A16, get_scheme, quantization_config
+
+
+def test_in_features_not_divisible_by_group():
+    with pytest.raises(QuantizationError, match=r"experts\.0\.down_proj: in_features 192 is not a multiple of 128.*--quant-group-size"):
+        W4A16(128).quantize_weight(torch.randn(8, 192), "experts.0.down_proj")
+
+
+def test_unsupported_group_size():
+    with pytest.raises(QuantizationError, match="group size 100 is not supported.*--quant-group-size"):
+        W4A16(100)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.float8_e4m3fn])
+def test_unsupported_dtype(dtype):
+    with pytest.raises(QuantizationError, match=f"q_proj: dtype {dtype} cannot be quantized"):
+        FP8Block().quantize_weight(torch.zeros(4, 128).to(dtype), "q_proj")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_weights(bad):
+    w = torch.randn(4, 128)
+    w[2, 3] = bad
+    with pytest.raises(QuantizationError, match="up_proj: 1 NaN/inf.*--lr"):
+        W4A16(128).quantize_weight(w, "up_proj")
+
+
+def test_not_a_matrix_and_unknown_scheme():
+    with pytest.raises(QuantizationError, match="router: shape \\(128,\\) is not"):
+        get_scheme("int8").quantize_weight(torch.randn(128), "router")
+    with pytest.raises(QuantizationError, match="unknown quantization scheme 'w3a16'.*w4a16-g128"):
+        get_scheme("w3a16")
+    with pytest.raises(QuantizationError, match="no quantization_config"):
+        quantization_config(get_scheme("none"))
+
+
+def test_serving_configs():
+    cfg = quantization_config(W4A16(64))
+    assert cfg["config_groups"]["group_0"]["weights"]["group_size"] == 64
+    assert "re:.*self_attn.*" in cfg["ignore"]
+    assert "re:.*self_attn.*" not in quantization_config(W4A16(64), quantize_attention=True)["ignore"]
+    assert quantization_config(FP8Block())["weight_block_size"] == [128, 128]

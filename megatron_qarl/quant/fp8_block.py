@@ -45,10 +45,10 @@ def quantize_activation(x: torch.Tensor) -> tuple:
     """Per token, per group of 128 inputs: (e4m3 [..., K], fp32 scales [..., ceil(K/128)])."""
     k = x.shape[-1]
     xp = _pad_to_blocks(x.float(), (x.dim() - 1,))
-    groups = xp.reshape(*x.shape[:-1], -1, BLOCK)
+    groups = xp.reshape(*x.shape[:-1], xp.shape[-1] // BLOCK, BLOCK)  # -1 fails on 0 tokens
     scale = groups.abs().amax(-1).clamp(min=AMAX_EPS) / FP8_MAX
     q = (groups / scale.unsqueeze(-1)).clamp(-FP8_MAX, FP8_MAX).to(FP8_DTYPE)
-    return q.reshape(*x.shape[:-1], -1)[..., :k], scale
+    return q.reshape(*x.shape[:-1], xp.shape[-1])[..., :k], scale
 
 
 def dequantize_activation(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:

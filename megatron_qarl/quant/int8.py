@@ -44,10 +44,11 @@ class Int8W8A8(QuantScheme):
         return q.float() * s
 
     def reference_matmul(self, x, qweight):
-        """Exact int32 accumulation of int8 products, then both scales (int64 on CPU)."""
+        """Exact accumulation of int8 products (fp64 holds every sum below 2^53 exactly and,
+        unlike int64, has a matmul on CUDA), then both scales."""
         xq, xs = quantize_activation(x)
-        acc = torch.matmul(xq.to(torch.int64), qweight.data.to(torch.int64).transpose(-1, -2))
-        return (acc.double() * xs.double() * qweight.scale.double().transpose(-1, -2)).to(x.dtype)
+        acc = torch.matmul(xq.double(), qweight.data.double().transpose(-1, -2))
+        return (acc * xs.double() * qweight.scale.double().transpose(-1, -2)).to(x.dtype)
 
     def serving_tensors(self, prefix, qweight):
         return {f"{prefix}.weight": qweight.data, f"{prefix}.weight_scale": qweight.scale}

@@ -1,0 +1,185 @@
+"""Run Megatron-Core on CPU over gloo, for tests: process-group set-up for world size 1 or 2
+with TP/EP/expert-TP, the targeted patches megatron-core 0.16.1 needs off-GPU (each with its
+reason), and a helper that runs a function in 2 gloo processes.
+
+Only tests import this module: it replaces `torch.cuda.*` entry points in the process.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import tempfile
+import traceback
+from typing import Any, Callable, List, Optional
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from .megatron_fixes import apply_megatron_fixes
+
+_PATCHED = False
+
+
+class CpuRNGStatesTracker:
+    """Megatron's named-RNG-state tracker on the CPU generator. Attention and weight init
+    always `fork()` the tracker, and the CUDA one reads `torch.cuda.get_rng_state()`."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.states_, self.seeds_ = {}, set()
+        self._is_initialized = False
+
+    def is_initialized(self):
+        return self._is_initialized
+
+    def get_states(self):
+        return dict(self.states_)
+
+    def set_states(self, states):
+        self._is_initialized = True
+        self.states_ = dict(states)
+
+    def add(self, name, seed):
+        if seed in self.seeds_ or name in self.states_:
+            raise ValueError(f"RNG state {name!r} or seed {seed} already added")
+        self._is_initialized = True
+        self.seeds_.add(seed)
+        self.states_[name] = torch.Generator().manual_seed(seed).get_state()
+
+    @contextlib.contextmanager
+    def fork(self, name="model-parallel-rng"):
+        if name not in self.states_:
+            raise ValueError(f"RNG state {name!r} was not added")
+        outer = torch.get_rng_state()
+        torch.set_rng_state(self.states_[name])
+        try:
+            yield
+        finally:
+            self.states_[name] = torch.get_rng_state()
+            torch.set_rng_state(outer)
+
+
+class _NoStream:
+    """Stand-in for a CUDA stream: the alltoall dispatcher overlaps its device-to-host copy
+    of the split sizes on a side stream; on CPU there is nothing to overlap."""
+
+    def wait_stream(self, _other):
+        pass
+
+    def record_event(self):
+        return self
+
+    def synchronize(self):
+        pass
+
+    def __eq__(self, other):
+        return isinstance(other, _NoStream)
+
+    def __hash__(self):
+        return 0
+
+
+def _cpu_causal_mask(sq: int) -> torch.Tensor:
+    return torch.triu(torch.ones(sq, sq, dtype=torch.bool), diagonal=1)
+
+
+def _move_to_host(tensor, as_numpy: bool = False, record_stream: bool = False):
+    """CPU version of moe_utils.maybe_move_tensor_to_cpu: on CPU the original returns the
+    tensor unchanged even when numpy split sizes were asked for, and the alltoall then fails."""
+    if torch.is_tensor(tensor) and as_numpy:
+        return tensor.numpy()
+    return tensor
+
+
+def patch_megatron_for_cpu() -> None:
+    """Apply every CPU patch once per process (see megatron.md "Running Megatron on a CPU")."""
+    global _PATCHED
+    if _PATCHED:
+        return
+    from megatron.core.fusions import fused_softmax
+    from megatron.core.tensor_parallel import random as mp_random
+    from megatron.core.transformer import utils as transformer_utils
+    from megatron.core.transformer.moe import moe_utils, token_dispatcher
+
+    # 1. rotary embedding, router and attention allocate on torch.cuda.current_device().
+    torch.cuda.current_device = lambda: "cpu"
+    # 2. attention and initialisation fork the CUDA RNG tracker.
+    mp_random._CUDA_RNG_STATE_TRACKER = CpuRNGStatesTracker()
+    mp_random._CUDA_RNG_STATE_TRACKER_INITIALIZED = True
+    # 3. the te_general_gemm NameError (not CPU specific).
+    apply_megatron_fixes()
+    # 4. the default causal mask is built with device="cuda"; both importers hold the name.
+    transformer_utils.get_default_causal_mask = _cpu_causal_mask
+    fused_softmax.get_default_causal_mask = _cpu_causal_mask
+    # 5. (TP>1 norms under sequence parallelism) is compat.TorchNorm, used by the model specs.
+    # 6. the alltoall dispatcher's side stream and host copies of split sizes.
+    stream = _NoStream()
+    torch.cuda.Stream = lambda *a, **k: stream
+    torch.cuda.current_stream = lambda *a, **k: stream
+    torch.cuda.stream = lambda _s: contextlib.nullcontext()
+    moe_utils.maybe_move_tensor_to_cpu = _move_to_host
+    token_dispatcher.maybe_move_tensor_to_cpu = _move_to_host
+    # Saving a distributed checkpoint synchronises the device.
+    torch.cuda.synchronize = lambda *a, **k: None
+    _PATCHED = True
+
+
+def init_parallel(tp: int = 1, ep: int = 1, etp: Optional[int] = None, seed: int = 1234) -> None:
+    """(Re)initialise Megatron's parallel state for this process on CPU.
+
+    The default process group (gloo) must exist when world size > 1 (see `run_distributed`);
+    for a single process one is created on a free local port.
+    """
+    from megatron.core import parallel_state, tensor_parallel
+
+    patch_megatron_for_cpu()
+    if not dist.is_initialized():
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}",
+                                rank=0, world_size=1)
+    parallel_state.destroy_model_parallel()
+    parallel_state.initialize_model_parallel(
+        tensor_model_parallel_size=tp, expert_model_parallel_size=ep,
+        expert_tensor_parallel_size=etp,
+    )
+    tensor_parallel.model_parallel_cuda_manual_seed(seed)
+    torch.manual_seed(seed)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _worker(rank: int, world_size: int, init_file: str, fn: Callable, args: tuple,
+            results: list) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank,
+                            world_size=world_size)
+    try:
+        results[rank] = ("ok", fn(rank, world_size, *args))
+    except BaseException:  # noqa: BLE001 - the parent re-raises with this traceback
+        results[rank] = ("error", traceback.format_exc())
+    finally:
+        dist.destroy_process_group()
+
+
+def run_distributed(fn: Callable[..., Any], world_size: int = 2, *args) -> List[Any]:
+    """Run `fn(rank, world_size, *args)` in `world_size` spawned gloo processes and return
+    their results by rank; a failure in any rank raises here with that rank's traceback.
+    `fn` must be importable (module level) and its results picklable."""
+    ctx = mp.get_context("spawn")
+    with ctx.Manager() as manager, tempfile.TemporaryDirectory() as tmp:
+        results = manager.list([None] * world_size)
+        init_file = os.path.join(tmp, "gloo_init")
+        mp.start_processes(_worker, args=(world_size, init_file, fn, args, results),
+                           nprocs=world_size, join=True, start_method="spawn")
+        out = list(results)
+    for rank, (status, value) in enumerate(out):
+        if status == "error":
+            raise RuntimeError(f"rank {rank} of {world_size} failed:\n{value}")
+    return [value for _status, value in out]

@@ -1,0 +1,67 @@
+"""Quantized grouped experts for Megatron's MoELayer: one aligned grouped GEMM per projection
+over all local experts, on the cached quantized weights of this rank.
+
+Layout (chosen for Muon and for checkpoints): the module IS a `SequentialMLP` whose
+per-expert `ColumnParallelLinear`/`RowParallelLinear` only own the parameters, so each expert
+keeps its own 2-D master weights (`local_experts.{i}.linear_fc1.weight` [2*ffn/ETP, hidden]
+= [gate_r; up_r], `local_experts.{i}.linear_fc2.weight` [hidden, ffn/ETP]). Muon then
+orthogonalises each expert separately, the state dict equals the plain local-spec model's,
+and Megatron's own initialisation, TP/EP parameter attributes (`allreduce = not EP>1`,
+`partition_dim`, `partition_stride`) and `sharded_state_dict` (global expert keys,
+interchangeable with SequentialMLP/TEGroupedMLP checkpoints) apply unchanged. Only `forward`
+is ours: the masters are stacked to [E, out, in] for the STE (a transient copy; the
+gradient flows back to each expert's parameter) and the quantized stack is cached.
+
+Under expert parallelism the token dispatcher does all communication, so the forward is
+local. Expert-TP needs no communication here either: fc1 is column-split, fc2 row-split, and
+the dispatcher reduces fc2's partial sums.
+"""
+from __future__ import annotations
+
+import torch
+from megatron.core.transformer.moe.experts import SequentialMLP
+
+from ..quant import QuantScheme, aligned_grouped_linear
+from .layout import ETP_FLAG, check_layout, column_layout, require_quantizing_scheme, row_layout
+from .weight_cache import QuantizedWeightCache
+
+
+class QuantizedGroupedExperts(SequentialMLP):
+    """Experts interface: forward(permuted_hidden, tokens_per_expert, permuted_probs)."""
+
+    def __init__(self, num_local_experts, config, submodules, scheme: QuantScheme,
+                 pg_collection=None):
+        require_quantizing_scheme(scheme, "mlp.experts")
+        if config.moe_apply_probs_on_input or config.add_bias_linear:
+            raise ValueError(
+                "quantized experts support neither --moe-apply-probs-on-input nor expert "
+                "biases (--add-bias-linear); Qwen3-MoE uses neither: turn them off"
+            )
+        if not config.gated_linear_unit:
+            raise ValueError("quantized experts implement SwiGLU experts; set "
+                             "--swiglu (gated_linear_unit=True)")
+        super().__init__(num_local_experts, config, submodules, pg_collection=pg_collection)
+        etp = self.tp_group.size()
+        ffn, hidden = self.config.moe_ffn_hidden_size, self.config.hidden_size
+        check_layout(scheme, column_layout("experts.linear_fc1", 2 * ffn, hidden, ETP_FLAG, etp,
+                                           segment=ffn // etp))
+        check_layout(scheme, row_layout("experts.linear_fc2", hidden, ffn, ETP_FLAG, etp))
+        self.fc1_cache = QuantizedWeightCache(
+            scheme, [e.linear_fc1.weight for e in self.local_experts], "experts.linear_fc1",
+            stacked=True)
+        self.fc2_cache = QuantizedWeightCache(
+            scheme, [e.linear_fc2.weight for e in self.local_experts], "experts.linear_fc2",
+            stacked=True)
+
+    def quant_caches(self) -> dict:
+        return {"linear_fc1": self.fc1_cache, "linear_fc2": self.fc2_cache}
+
+    def _project(self, x, cache, tokens_per_expert):
+        return aligned_grouped_linear(x, cache.master(), cache.get(), tokens_per_expert)
+
+    def forward(self, permuted_local_hidden_states, tokens_per_expert, permuted_probs):
+        h = self._project(permuted_local_hidden_states, self.fc1_cache, tokens_per_expert)
+        gate, up = torch.chunk(h, 2, dim=-1)
+        h = self.config.activation_func(gate) * up
+        h = (h * permuted_probs.unsqueeze(-1)).to(h.dtype)
+        return self._project(h, self.fc2_cache, tokens_per_expert), None

@@ -1,0 +1,56 @@
+"""Model-level cache control: find the quantized modules, invalidate their caches, and the
+optimizer post-step hook that keeps the caches in step with the master weights."""
+from __future__ import annotations
+
+from typing import Iterator, List, Tuple, Union
+
+import torch
+
+Model = Union[torch.nn.Module, List[torch.nn.Module]]
+
+
+def model_chunks(model: Model) -> List[torch.nn.Module]:
+    """Megatron passes models as a list of chunks (virtual pipeline); accept either."""
+    return list(model) if isinstance(model, (list, tuple)) else [model]
+
+
+def quantized_modules(model: Model) -> Iterator[Tuple[str, torch.nn.Module]]:
+    """(name, module) of every module holding quantized-weight caches. Names drop the
+    wrappers' `module.` prefixes (DDP, Float16Module), giving GPTModel-relative names."""
+    for chunk in model_chunks(model):
+        for name, module in chunk.named_modules():
+            if hasattr(module, "quant_caches"):
+                while name.startswith("module."):
+                    name = name[len("module."):]
+                yield name, module
+
+
+def invalidate_quantized_weights(model: Model) -> None:
+    for _name, module in quantized_modules(model):
+        for cache in module.quant_caches().values():
+            cache.invalidate()
+
+
+def _torch_optimizers(optimizer) -> List[torch.optim.Optimizer]:
+    """The torch optimizers inside a Megatron optimizer (chained, mixed precision or FP32)."""
+    if isinstance(optimizer, torch.optim.Optimizer):
+        return [optimizer]
+    if hasattr(optimizer, "chained_optimizers"):
+        return [t for o in optimizer.chained_optimizers for t in _torch_optimizers(o)]
+    if hasattr(optimizer, "optimizer"):
+        return _torch_optimizers(optimizer.optimizer)
+    raise TypeError(
+        f"cannot find a torch optimizer inside {type(optimizer).__name__}; pass a "
+        f"torch.optim.Optimizer or a Megatron optimizer"
+    )
+
+
+def install_quant_refresh_hook(optimizer, model: Model) -> list:
+    """After every optimizer step, invalidate the model's quantized weights; the next forward
+    (or publish) re-quantizes the updated masters once. Returns the hook handles.
+
+    A Megatron mixed-precision optimizer copies its fp32 main params into the model params
+    after the inner torch step: the hook fires before that copy, which is fine because it only
+    marks the caches dirty and quantization happens at the next read."""
+    return [opt.register_step_post_hook(lambda *_: invalidate_quantized_weights(model))
+            for opt in _torch_optimizers(optimizer)]

@@ -1,0 +1,58 @@
+"""The quantized copy of master weights, computed once per optimizer step.
+
+Every micro-batch forward and the weight publisher read the cache; `invalidate()` (called by
+the optimizer post-step hook, `hooks.install_quant_refresh_hook`) marks it dirty and the next
+reader re-quantizes from the updated masters. As a net under the hook, a reader also compares
+each master's autograd version counter with the one recorded at quantization and re-quantizes
+when an in-place update bumped it (an optimizer stepping the params themselves, `load_state_dict`).
+Writes through `.data` or into Megatron's contiguous param buffers do not bump it: for those the
+hook is the only guard, which is why the trainer must install it.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import torch
+
+from ..quant import QuantizedWeight, QuantScheme
+
+
+class QuantizedWeightCache:
+    """Quantized weight of one linear (one master) or of a module's local experts (stacked
+    [E, out, in] from one 2-D master per expert)."""
+
+    def __init__(self, scheme: QuantScheme, masters: Sequence[torch.nn.Parameter], name: str,
+                 stacked: bool):
+        self.scheme = scheme
+        self.masters = list(masters)
+        self.name = name
+        self.stacked = stacked
+        self._qweight: Optional[QuantizedWeight] = None
+        self._versions: List[int] = []
+        #: how many times the weight was quantized (tests and logs: once per optimizer step)
+        self.quantize_count = 0
+        #: bumped on each re-quantization, so a publisher can tell versions apart
+        self.generation = 0
+
+    def _master_versions(self) -> List[int]:
+        return [p._version for p in self.masters]
+
+    def is_fresh(self) -> bool:
+        return self._qweight is not None and self._versions == self._master_versions()
+
+    def invalidate(self) -> None:
+        self._qweight = None
+
+    def master(self) -> torch.Tensor:
+        """The full-precision operand as the STE sees it ([E, out, in] when stacked)."""
+        return torch.stack(self.masters) if self.stacked else self.masters[0]
+
+    def get(self) -> QuantizedWeight:
+        if not self.is_fresh():
+            with torch.no_grad():
+                weight = self.master().detach()
+                self._qweight = self.scheme.quantize_weight(weight, self.name)
+            self._versions = self._master_versions()
+            self.quantize_count += 1
+            self.generation += 1
+        return self._qweight

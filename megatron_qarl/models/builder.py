@@ -1,0 +1,54 @@
+"""The one entry point that turns a Megatron GPT config into a QaRL model for a scheme.
+
+Layer spec, not a converter pass: Megatron's `ModuleSpec` is its own extension point, and a
+spec builds the quantized modules right the first time, under every TP/EP/expert-TP layout,
+with Megatron's initialisation, parameter attributes and `sharded_state_dict`, before the
+trainer wraps the model in DDP and builds the optimizer. A converter (torchtitan's float8
+style) would walk a built model and swap modules afterwards: experts would be built twice
+(SequentialMLP, then ours), parameters moved between modules, and the pass ordered by hand
+against DDP's contiguous grad buffers. What a converter adds, the optimizer post-step hook,
+is a separate call here (`install_quant_refresh_hook`), which the trainer makes after it has
+built the optimizer.
+"""
+from __future__ import annotations
+
+from typing import Union
+
+import torch
+from megatron.core.models.gpt import GPTModel
+from megatron.core.transformer import TransformerConfig
+
+from ..compat import apply_megatron_fixes
+from ..layers import enable_cuda_kernels, parse_targets, qarl_block_spec, validate_model
+from ..quant import NoQuant, QuantScheme, get_scheme
+
+
+def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "none", *,
+                vocab_size: int, max_sequence_length: int, rotary_base: float = 1e6,
+                targets: str = "experts", quantize: bool = True, pre_process: bool = True,
+                post_process: bool = True, cuda_kernels: bool = True) -> GPTModel:
+    """A Megatron GPTModel (local spec, RoPE, untied embeddings) whose `targets` run the
+    aligned forward of `scheme`. Scheme 'none' or quantize=False gives the plain model with
+    Megatron's own layers. Layout errors (groups straddling shards, experts vs EP) are raised
+    here, before any weight is allocated. On a GPU the Triton kernels replace the reference
+    ops when they are installed (cuda_kernels=False keeps the reference, for benchmarks)."""
+    apply_megatron_fixes()
+    if cuda_kernels and torch.cuda.is_available() and not config.use_cpu_initialization:
+        enable_cuda_kernels()
+    scheme = get_scheme(scheme) if isinstance(scheme, str) else scheme
+    chosen = parse_targets(targets)
+    if not quantize or isinstance(scheme, NoQuant):
+        chosen = frozenset()
+    validate_model(config, scheme, chosen)
+    return GPTModel(
+        config=config,
+        transformer_layer_spec=qarl_block_spec(config, scheme, chosen),
+        vocab_size=vocab_size,
+        max_sequence_length=max_sequence_length,
+        pre_process=pre_process,
+        post_process=post_process,
+        share_embeddings_and_output_weights=False,
+        position_embedding_type="rope",
+        rotary_percent=1.0,
+        rotary_base=rotary_base,
+    )

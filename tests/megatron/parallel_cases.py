@@ -1,0 +1,76 @@
+"""Worker of the 2-process TP/EP equivalence test (spawned processes import it by name)."""
+import re
+
+import torch
+import torch.distributed as dist
+from megatron.core import parallel_state as ps
+
+from megatron_qarl.compat.cpu_testing import init_parallel
+
+from tiny_qwen3 import batch, build_tiny, loss_of
+
+LAYOUTS = {  # name: (tp, ep, etp)
+    "tp2": (2, 1, 2),
+    "ep2": (1, 2, 1),
+    "tp2-ep2-etp1": (2, 2, 1),
+}
+EXPERT = re.compile(r"local_experts\.(\d+)\.")
+
+
+def _shard(full: torch.Tensor, param, group) -> torch.Tensor:
+    """This rank's piece of a full tensor, as Megatron splits `param` (stride 2: [gate_r; up_r])."""
+    if group.size() == 1 or not getattr(param, "tensor_model_parallel", False):
+        return full
+    dim, stride = param.partition_dim, getattr(param, "partition_stride", 1)
+    chunks = [c.chunk(group.size(), dim)[group.rank()] for c in full.chunk(stride, dim)]
+    return torch.cat(chunks, dim)
+
+
+def _full_name(name: str, num_local: int) -> str:
+    def to_global(m):
+        return f"local_experts.{ps.get_expert_model_parallel_rank() * num_local + int(m[1])}."
+    return EXPERT.sub(to_global, name)
+
+
+
+
+def compare_layouts(rank, world_size, scheme, layouts):
+    """Max |loss diff| and max |grad diff| of each layout against TP=1 EP=1, same weights."""
+    tokens, positions = batch(seed=3, batch_size=2)
+    init_parallel(1, 1, 1, seed=7)
+    ref = build_tiny(scheme, moe_aux_loss_coeff=0.0)
+    ref_loss = loss_of(ref, tokens, positions)
+    ref_loss.backward()
+    ref_state = {n: p.detach().clone() for n, p in ref.named_parameters()}
+    ref_grads = {n: p.grad.clone() for n, p in ref.named_parameters()}
+    results = {}
+    for name in layouts:
+        tp, ep, etp = LAYOUTS[name]
+        init_parallel(tp, ep, etp, seed=11)
+        model = build_tiny(scheme, moe_aux_loss_coeff=0.0)
+        num_local = model.config.num_moe_experts // ep
+        groups = {}
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                group = ps.get_expert_tensor_parallel_group() if EXPERT.search(n) \
+                    else ps.get_tensor_model_parallel_group()
+                groups[n] = group
+                p.copy_(_shard(ref_state[_full_name(n, num_local)], p, group))
+        dp = ps.get_data_parallel_world_size()
+        rows = slice(None) if dp == 1 else slice(ps.get_data_parallel_rank(),
+                                                 ps.get_data_parallel_rank() + 1)
+        loss = loss_of(model, tokens[rows], positions[rows])
+        loss.backward()
+        total = loss.detach().clone()
+        dist.all_reduce(total, group=ps.get_data_parallel_group())
+        grad_diff = 0.0
+        for n, p in model.named_parameters():
+            grad = p.grad.clone()
+            if getattr(p, "sequence_parallel", False):  # finalize_model_grads' TP reduction
+                dist.all_reduce(grad, group=ps.get_tensor_model_parallel_group())
+            if not EXPERT.search(n) and dp > 1:  # DDP's data-parallel reduction (sum)
+                dist.all_reduce(grad, group=ps.get_data_parallel_group())
+            want = _shard(ref_grads[_full_name(n, num_local)], p, groups[n])
+            grad_diff = max(grad_diff, ((grad - want).abs().max() / want.abs().max()).item())
+        results[name] = (abs(total.item() - ref_loss.item()) / ref_loss.item(), grad_diff)
+    return results

@@ -1,0 +1,73 @@
+"""The quantized-weight cache: once per optimizer step, reused by every micro-batch and by the
+publisher iterator, invalidated by the optimizer post-step hook, never stale."""
+import torch
+
+from megatron_qarl.layers import (
+    install_quant_refresh_hook, iter_quantized_weights, quantized_modules,
+)
+
+from tiny_qwen3 import batch, build_tiny, loss_of
+
+
+def caches(model):
+    return [c for _n, m in quantized_modules(model) for c in m.quant_caches().values()]
+
+
+def test_micro_batches_and_publisher_share_one_quantization_per_step(single_process):
+    model = build_tiny("w4a16-g32")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    install_quant_refresh_hook(opt, model)
+    for step in range(2):
+        for micro in range(3):
+            loss_of(model, *batch(seed=micro)).backward()
+        published = list(iter_quantized_weights(model))
+        assert all(c.quantize_count == step + 1 for c in caches(model))
+        before = {t.name: t.qweight.data.clone() for t in published}
+        opt.step()
+        opt.zero_grad()
+    after = {t.name: t.qweight for t in iter_quantized_weights(model)}
+    # after the step the publisher sees the new masters, quantized once more
+    assert all(c.quantize_count == 3 for c in caches(model))
+    assert any(not torch.equal(before[n], after[n].data) for n in before)
+    for _name, module in quantized_modules(model):
+        for cache in module.quant_caches().values():
+            fresh = cache.scheme.quantize_weight(cache.master().detach())
+            assert torch.equal(cache.get().data, fresh.data)
+            assert torch.equal(cache.get().scale, fresh.scale)
+
+
+def test_in_place_master_update_without_hook_is_caught_by_version(single_process):
+    model = build_tiny("fp8-block", targets="experts")
+    cache = caches(model)[0]
+    old = cache.get()
+    with torch.no_grad():
+        cache.masters[0].mul_(2.0)  # bumps the parameter's _version
+    assert not cache.is_fresh()
+    assert torch.equal(cache.get().scale[0], old.scale[0] * 2)  # expert 0 of the stack
+    assert torch.equal(cache.get().scale[1:], old.scale[1:])
+
+
+def test_hook_covers_writes_the_version_counter_misses(single_process):
+    """Megatron's optimizers write through `.data`/param buffers: only the hook sees that."""
+    model = build_tiny("int8", targets="experts")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    cache = caches(model)[0]
+    old = cache.get()
+    cache.masters[0].data.mul_(2.0)
+    assert cache.is_fresh() and cache.get() is old  # stale without the hook ...
+    install_quant_refresh_hook(opt, model)
+    opt.step()  # no grads: params unchanged, but the step fires the hook
+    assert torch.equal(cache.get().scale[0], old.scale[0] * 2)  # ... re-quantized with it
+
+
+def test_iterator_names_and_partition_metadata(single_process):
+    model = build_tiny("w4a16-g32")
+    tensors = {t.name: t for t in iter_quantized_weights(model)}
+    params = dict(model.named_parameters())
+    assert len(tensors) == 2 * (2 + 2 * 4)
+    assert set(tensors) <= set(params)
+    fc1 = tensors["decoder.layers.1.mlp.experts.local_experts.3.linear_fc1.weight"]
+    assert (fc1.expert, fc1.partition_dim, fc1.partition_stride) == (3, None, 1)  # unsplit
+    assert fc1.qweight.shape == tuple(params[fc1.name].shape)
+    proj = tensors["decoder.layers.0.self_attention.linear_proj.weight"]
+    assert (proj.expert, proj.partition_dim, proj.tp_size) == (None, None, 1)

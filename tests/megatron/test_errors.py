@@ -1,0 +1,51 @@
+"""Start-up errors name the flag and a fix: groups straddling shards, experts vs EP, schemes a
+module cannot take."""
+import pytest
+
+from megatron_qarl.layers import QuantizedGroupedExperts, parse_targets
+from megatron_qarl.models import QWEN3_30B_A3B, build_model
+from megatron_qarl.quant import QuantizationError, get_scheme
+
+from tiny_qwen3 import build_tiny, tiny_config
+
+
+def build_30b(scheme, targets="experts", **parallel):
+    config = QWEN3_30B_A3B.transformer_config(**parallel)
+    return build_model(config, scheme, targets=targets, **QWEN3_30B_A3B.model_kwargs())
+
+
+def test_w4a16_group_straddling_expert_tp_shards_is_rejected_before_allocation():
+    # 768 / 4 = 192 is not a multiple of 128: raised before any 30B weight exists
+    with pytest.raises(QuantizationError, match=r"--expert-tensor-parallel-size 4.*192.*"
+                                                 r"--quant-group-size.*--expert-model-parallel"):
+        build_30b("w4a16", tp=1, ep=1, etp=4)
+
+
+def test_fp8_blocks_need_128_rows_per_expert_tp_rank():
+    with pytest.raises(QuantizationError, match=r"experts.linear_fc1.*--expert-tensor-parallel"):
+        build_30b("fp8-block", tp=1, ep=1, etp=4)
+
+
+def test_int8_per_channel_scale_cannot_span_row_parallel_shards():
+    with pytest.raises(QuantizationError, match=r"linear_proj.*--tensor-model-parallel-size 2"):
+        build_30b("int8", targets="experts+attention", tp=2, ep=1, etp=1)
+
+
+def test_experts_not_divisible_by_ep(single_process):
+    with pytest.raises(ValueError, match=r"4 experts.*--expert-model-parallel-size 3"):
+        build_tiny("w4a16", expert_model_parallel_size=3)
+
+
+def test_fp8_attention_needs_whole_head_blocks(single_process):
+    with pytest.raises(QuantizationError, match=r"--kv-channels that is a multiple of 128"):
+        build_tiny("fp8-block", targets="experts+attention", kv_channels=64)
+
+
+def test_quantized_module_refuses_scheme_none(single_process):
+    with pytest.raises(QuantizationError, match=r"scheme 'none'.*--learner-quant none"):
+        QuantizedGroupedExperts(4, tiny_config(), None, get_scheme("none"))
+
+
+def test_unknown_target_names_the_flag():
+    with pytest.raises(ValueError, match="--quant-targets"):
+        parse_targets("experts+router")

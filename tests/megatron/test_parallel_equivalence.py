@@ -1,0 +1,21 @@
+"""TP=2, EP=2 and TP=2 x EP=2 (expert-TP 1) on two gloo processes give the loss and gradients
+of TP=1 EP=1 for the same weights (fp32; summation order differs across layouts)."""
+import pytest
+
+from megatron_qarl.compat.cpu_testing import run_distributed
+
+from parallel_cases import compare_layouts
+
+CASES = {  # scheme: layouts it can take (FP8 128-row blocks forbid splitting 128-wide experts)
+    "w4a16-g32": ["tp2", "ep2", "tp2-ep2-etp1"],
+    "fp8-block": ["ep2", "tp2-ep2-etp1"],
+}
+
+
+@pytest.mark.parametrize("scheme", list(CASES))
+def test_parallel_layouts_match_single_rank(scheme):
+    per_rank = run_distributed(compare_layouts, 2, scheme, CASES[scheme])
+    for rank, results in enumerate(per_rank):
+        for layout, (loss_rel, grad_rel) in results.items():
+            assert loss_rel < 1e-5, (rank, layout, loss_rel)
+            assert grad_rel < 1e-4, (rank, layout, grad_rel)

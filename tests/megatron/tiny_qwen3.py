@@ -1,0 +1,27 @@
+"""Tiny Qwen3-MoE models on CPU (fp32) for the Megatron-integration tests."""
+import torch
+
+from megatron_qarl.models import QWEN3_MOE_TINY, build_model
+
+SEQ, BATCH = 16, 2
+
+
+def tiny_config(**overrides):
+    return QWEN3_MOE_TINY.transformer_config(params_dtype=torch.float32,
+                                             use_cpu_initialization=True, **overrides)
+
+
+def build_tiny(scheme="none", targets="experts+attention", **overrides):
+    return build_model(tiny_config(**overrides), scheme, targets=targets,
+                       **QWEN3_MOE_TINY.model_kwargs())
+
+
+def batch(seed=0, batch_size=BATCH):
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(0, QWEN3_MOE_TINY.vocab_size, (batch_size, SEQ), generator=g)
+    return tokens, torch.arange(SEQ).expand(batch_size, SEQ)
+
+
+def loss_of(model, tokens, positions):
+    """Summed next-token loss (a sum, so data-parallel shards add up to the full batch)."""
+    return model(tokens, positions, None, labels=tokens.roll(-1, dims=1)).sum()

@@ -1,0 +1,115 @@
+"""One-GPU benchmark of the QaRL Megatron model: training step time and peak memory of each
+quantization scheme against no quantization, and a short training run of the tiny model per
+scheme. Results go to docs/megatron_layers.md.
+
+    python tools/bench_megatron_layers.py --preset qwen3-moe-200m --batch 4 --seq 1024
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from megatron.core import parallel_state, tensor_parallel
+from megatron.core.transformer.moe.moe_utils import get_moe_layer_wise_logging_tracker
+
+from megatron_qarl.layers import enable_cuda_kernels, install_quant_refresh_hook
+from megatron_qarl.models import build_model, get_preset
+
+
+def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels):
+    """Losses and per-step seconds of `steps` AdamW steps on one fixed random batch (bf16)."""
+    torch.manual_seed(0)
+    get_moe_layer_wise_logging_tracker().clear()  # sized by the first model's layer count
+    config = preset.transformer_config(params_dtype=torch.bfloat16)
+    model = build_model(config, scheme, targets=targets, cuda_kernels=cuda_kernels,
+                        **preset.model_kwargs())
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    install_quant_refresh_hook(opt, model)
+    tokens = torch.randint(0, preset.vocab_size, (batch, seq), device="cuda")
+    positions = torch.arange(seq, device="cuda").expand(batch, seq)
+    losses, seconds = [], []
+    torch.cuda.reset_peak_memory_stats()
+    for _ in range(steps):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        opt.zero_grad()
+        loss = model(tokens, positions, None, labels=tokens.roll(-1, 1)).mean()
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+        seconds.append(time.perf_counter() - start)
+        losses.append(loss.item())
+    peak = torch.cuda.max_memory_allocated() / 2**30
+    n_params = sum(p.numel() for p in model.parameters())
+    del model, opt
+    torch.cuda.empty_cache()
+    return losses, seconds, peak, n_params
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", default="qwen3-moe-200m")
+    parser.add_argument("--schemes", default="none,w4a16,fp8-block,int8")
+    parser.add_argument("--targets", default="experts+attention")
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--seq", type=int, default=1024)
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--tiny-steps", type=int, default=8)
+    parser.add_argument("--out", default=None, help="write the results as JSON here")
+    args = parser.parse_args()
+
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29511", rank=0, world_size=1)
+    torch.cuda.set_device(0)
+    parallel_state.initialize_model_parallel()
+    tensor_parallel.model_parallel_cuda_manual_seed(0)
+    schemes = args.schemes.split(",")
+    results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+               "tiny": {}, "bench": {}}
+
+    tiny = get_preset("qwen3-moe-tiny")
+    for scheme in schemes:
+        try:
+            losses, *_ = train(tiny, scheme, args.targets, 4, 64, args.tiny_steps, 3e-3, False)
+        except Exception as err:  # noqa: BLE001 - e.g. a reference op without CUDA support
+            results["tiny"][scheme] = f"failed: {err}"
+            print(f"tiny {scheme}: failed: {err}", flush=True)
+            continue
+        results["tiny"][scheme] = losses
+        print(f"tiny {scheme}: loss {losses[0]:.3f} -> {losses[-1]:.3f}", flush=True)
+
+    preset = get_preset(args.preset)
+    for ops_name in ("reference", "triton"):
+        # the ops registry is process-wide: the reference pass must run before registration
+        if ops_name == "triton" and not enable_cuda_kernels():
+            break
+        for scheme in schemes:
+            if ops_name == "triton" and scheme == "none":
+                continue
+            try:
+                losses, seconds, peak, n = train(preset, scheme, args.targets, args.batch,
+                                                 args.seq, args.warmup + args.steps, 1e-4,
+                                                 ops_name == "triton")
+            except Exception as err:  # noqa: BLE001 - record a failing scheme, bench the rest
+                results["bench"][f"{scheme}/{ops_name}"] = f"failed: {err}"
+                print(f"{scheme} [{ops_name}]: failed: {err}", flush=True)
+                torch.cuda.empty_cache()
+                continue
+            step = sum(seconds[args.warmup:]) / args.steps
+            results["bench"][f"{scheme}/{ops_name}"] = dict(step_s=step, peak_gib=peak,
+                                                            params=n, loss=losses[-1])
+            print(f"{args.preset} {scheme} [{ops_name}]: {step:.3f} s/step, peak {peak:.2f} "
+                  f"GiB, {n / 1e6:.0f}M params", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=1)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "1")
+    main()

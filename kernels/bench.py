@@ -1,0 +1,280 @@
+"""`python -m qarl_kernels.bench`: check every kernel against the reference on the GPU, time it
+against torch bf16 in the same run, print the tables and write docs/benchmarks.md.
+
+Shapes are Qwen3-30B-A3B's expert GEMMs (E=128 gate+up N=1536 K=2048, down N=2048 K=768),
+EP8 (16 local experts) and TP2 (N halved), uniform top-8 routing of M tokens.
+"""
+import argparse
+import datetime
+import os
+import platform
+
+import torch
+import triton
+
+from megatron_qarl.quant import get_scheme
+
+from .bench_setup import ceilings, copies_for, graph_us, median_us, route
+from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
+from .fp8_quantize import fp8_block_quantize
+from .w4a16_dequantize import w4a16_dequantize
+from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, W4A16Config, default_config,
+                         w4a16_grouped_matmul)
+from .w4a16_quantize import w4a16_quantize
+
+GROUPED_SHAPES = [("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768),
+                  ("W13 EP8", 16, 1536, 2048), ("W2 EP8", 16, 2048, 768),
+                  ("W13 TP2", 128, 768, 2048)]
+TOKENS = [1, 8, 64, 256, 1024, 4096, 16384]
+TOP_K = 8
+SWEEP_SHAPES = ("W13 E128", "W2 E128", "W13 EP8")
+SWEEP = [W4A16Config(bm, bn, sk, nw, ns) for bm, bn, sk, nw, ns in [
+    (16, 64, 1, 4, 4), (16, 64, 4, 4, 2), (16, 64, 8, 4, 2), (16, 32, 4, 4, 2),
+    (16, 128, 4, 4, 2), (16, 64, 16, 4, 2), (32, 64, 2, 4, 3), (32, 128, 1, 4, 4),
+    (64, 128, 1, 4, 3), (64, 64, 1, 4, 4), (128, 128, 1, 8, 3), (128, 64, 1, 4, 3)]]
+
+
+class Checker:
+    """Counts kernels checked against the reference; stops the run on a mismatch."""
+
+    def __init__(self):
+        self.checked, self.failed = [], []
+
+    def close(self, name, got, want):
+        try:
+            torch.testing.assert_close(got.float(), want.float(), rtol=2**-7, atol=1e-2)
+            self.checked.append(name)
+        except AssertionError as err:
+            self._fail(name, " ".join(str(err).split("\n")[1:4]))
+
+    def equal(self, name, got, want):
+        if torch.equal(got, want):
+            self.checked.append(name)
+        else:
+            self._fail(name, f"{int((got != want).sum())} of {got.numel()} elements differ")
+
+    def _fail(self, name, why):
+        self.failed.append(f"{name}: {why}")
+        print("MISMATCH", self.failed[-1], flush=True)
+
+
+def _fmt(v, spec=".1f"):
+    return "—" if v is None else format(v, spec)
+
+
+class Table:
+    def __init__(self, title, header):
+        self.title, self.header, self.rows = title, header, []
+
+    def add(self, *cells):
+        self.rows.append([c if isinstance(c, str) else _fmt(c) for c in cells])
+        print(" | ".join(self.rows[-1]), flush=True)
+
+    def markdown(self):
+        lines = [f"### {self.title}", "", "| " + " | ".join(self.header) + " |",
+                 "|" + "---|" * len(self.header)]
+        return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in self.rows]) + "\n"
+
+
+def _expert_bytes(touched, n, k, group, x_rows, int4):
+    w = touched * (n * k // 2 + n * (k // group) * 2) if int4 else touched * n * k * 2
+    return w + x_rows * k * 2 + x_rows * n * 2
+
+
+def bench_w4a16_grouped(peak, check, sweep):
+    scheme = get_scheme("w4a16")
+    table = Table("W4A16 grouped GEMM (MoE experts, top-8 uniform routing)",
+                  ["shape", "M tokens", "experts touched", "bf16 grouped_mm us",
+                   "bf16 %BW", "W4A16 kernel us", "%BW", "TFLOP/s", "% bf16 peak",
+                   "dequant+grouped_mm us", "best W4A16 / bf16 speedup",
+                   "graph us (M=1)", "bf16 graph us (M=1)"])
+    sweeps = Table("W4A16 kernel tile sweep (us)", ["shape", "M"] + [
+        f"bm{c.block_m} bn{c.block_n} sk{c.split_k} w{c.num_warps} s{c.num_stages}"
+        for c in SWEEP])
+    for label, e, n, k in GROUPED_SHAPES:
+        master = torch.randn(e, n, k, device="cuda")
+        q0 = w4a16_quantize(master, scheme)
+        int4_bytes = q0.data.numel() * 4 + q0.scale.numel() * 2
+        qws = [q0] + [w4a16_quantize(master + i, scheme) for i in
+                      range(1, copies_for(int4_bytes))]
+        bf16 = [w4a16_dequantize(q) for q in qws[:copies_for(e * n * k * 2)]]
+        bf16_t = [w.transpose(1, 2) for w in bf16]
+        del master
+        for m in TOKENS:
+            counts = route(m, e, TOP_K)
+            rows = int(counts.sum())
+            touched = int((counts > 0).sum())
+            x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
+            offs = torch.cumsum(counts, 0, dtype=torch.int32)
+            y = w4a16_grouped_matmul(x, qws[0], counts)
+            if rows <= 2048:
+                check.close(f"w4a16 grouped {label} M={m}", y,
+                            scheme.reference_grouped_matmul(x, qws[0], counts.cpu()))
+            else:
+                ref_w = scheme.dequantize(qws[0]).bfloat16().transpose(1, 2)
+                check.close(f"w4a16 grouped {label} M={m}", y,
+                            torch._grouped_mm(x, ref_w, offs=offs))
+                del ref_w
+            t_bf16 = median_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
+                                for w in bf16_t])
+            t_k = median_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
+            t_dq = None
+            if rows >= 4 * e:
+                t_dq = median_us([lambda q=q: torch._grouped_mm(
+                    x, w4a16_dequantize(q, counts).transpose(1, 2), offs=offs) for q in qws])
+            g_k = g_bf = None
+            if m == 1:
+                g_k = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
+                g_bf = graph_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
+                                 for w in bf16_t])
+            bw_k = _expert_bytes(touched, n, k, 128, rows, True) / t_k / 1e3
+            bw_b = _expert_bytes(touched, n, k, 128, rows, False) / t_bf16 / 1e3
+            flops = 2 * rows * n * k / t_k / 1e6
+            best = min(t_k, t_dq or t_k)
+            table.add(label, str(m), str(touched), t_bf16, 100 * bw_b / peak["copy_GBps"],
+                      t_k, 100 * bw_k / peak["copy_GBps"], flops,
+                      100 * flops / peak["bf16_TFLOPs"], t_dq, _fmt(t_bf16 / best, ".2f"),
+                      g_k, g_bf)
+            if sweep and label in SWEEP_SHAPES and m <= 4096:
+                sweeps.add(label, str(m), *[_time_config(x, qws, counts, c) for c in SWEEP])
+                print("default:", default_config(rows, e, n, k, 128), flush=True)
+        del qws, bf16, bf16_t
+    return [table] + ([sweeps] if sweep else [])
+
+
+def _time_config(x, qws, counts, config):
+    try:
+        return median_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, config) for q in qws])
+    except triton.runtime.errors.OutOfResources:
+        return None
+
+
+def bench_launch_floor():
+    z = torch.zeros(1, device="cuda")
+    return graph_us([lambda: z.add_(1)])
+
+
+def bench_quantize(peak, check, sweep):
+    table = Table("Fused quantize-and-pack of one layer's experts (fp32 master)",
+                  ["weight", "format", "kernel us", "GB/s", "% copy BW",
+                   "torch reference us", "speedup"])
+    for label, shape in [("W13 E128", (128, 1536, 2048)), ("W2 E128", (128, 2048, 768))]:
+        master = torch.randn(shape, device="cuda")
+        params = master.numel()
+        for name, scheme, fn, out_bytes in [
+            ("w4a16-g128", get_scheme("w4a16"), w4a16_quantize, params * (0.5 + 2 / 128)),
+            ("fp8-block", get_scheme("fp8-block"), fp8_block_quantize, params * 1.0),
+        ]:
+            got, want = fn(master, scheme), scheme.quantize_weight(master)
+            check.equal(f"{name} quantize {label}", got.data.view(torch.uint8),
+                        want.data.view(torch.uint8))
+            check.equal(f"{name} scales {label}", got.scale, want.scale)
+            variants = [("", {})]
+            if sweep and name.startswith("w4a16"):
+                variants = [(f" rows{b}", {"block_rows": b}) for b in (8, 16, 32, 64)]
+            for tag, kw in variants:
+                t = median_us([lambda: fn(master, scheme, check_finite=False, **kw)])
+                gbps = (params * 4 + out_bytes) / t / 1e3
+                t_ref = median_us([lambda: scheme.quantize_weight(master, check_finite=False)])
+                table.add(label, name + tag, t, gbps, 100 * gbps / peak["copy_GBps"], t_ref,
+                          _fmt(t_ref / t, ".1f"))
+        del master
+    return [table]
+
+
+def bench_fp8(peak, check):
+    scheme = get_scheme("fp8-block")
+    table = Table("FP8 block GEMM (1x128 activations x 128x128 weights, activation quant "
+                  "included) vs bf16", ["op", "shape", "fp8 us", "TFLOP/s", "bf16 us",
+                                        "speedup"])
+    for m, n, k in [(4096, 1536, 2048), (16384, 1536, 2048), (8192, 8192, 8192)]:
+        w = torch.randn(n, k, device="cuda")
+        qw = scheme.quantize_weight(w)
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        check.close(f"fp8 dense {m}x{n}x{k}", fp8_block_linear(x, qw),
+                    scheme.reference_matmul(x, qw))
+        wb = w.bfloat16()
+        t8 = median_us([lambda: fp8_block_linear(x, qw)])
+        tb = median_us([lambda: x @ wb.t()])
+        table.add("dense scaled_mm", f"{m}x{n}x{k}", t8, 2 * m * n * k / t8 / 1e6, tb,
+                  _fmt(tb / t8, ".2f"))
+    for label, e, n, k in GROUPED_SHAPES[:2]:
+        w = torch.randn(e, n, k, device="cuda")
+        qw = fp8_block_quantize(w, scheme)
+        wb = w.bfloat16().transpose(1, 2)
+        del w
+        for m in (1024, 4096, 16384):
+            counts = route(m, e, TOP_K)
+            rows = int(counts.sum())
+            x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
+            offs = torch.cumsum(counts, 0, dtype=torch.int32)
+            y = fp8_block_grouped_linear(x, qw, counts)
+            if m <= 4096:
+                check.close(f"fp8 grouped {label} M={m}", y,
+                            scheme.reference_grouped_matmul(x, qw, counts.cpu()))
+            t8 = median_us([lambda: fp8_block_grouped_linear(x, qw, counts)])
+            tb = median_us([lambda: torch._grouped_mm(x, wb, offs=offs)])
+            table.add("grouped Triton", f"{label} M={m}", t8, 2 * rows * n * k / t8 / 1e6, tb,
+                      _fmt(tb / t8, ".2f"))
+    return [table]
+
+
+def _header(peak, floor_us, command):
+    props = torch.cuda.get_device_properties(0)
+    return (f"GPU {props.name} ({props.multi_processor_count} SMs), torch {torch.__version__}, "
+            f"triton {triton.__version__}, Python {platform.python_version()}, "
+            f"{datetime.date.today().isoformat()}. Command: `{command}`.\n\n"
+            f"Measured ceilings in this run: copy {peak['copy_GBps']:.0f} GB/s (read + write), "
+            f"bf16 8192^3 matmul {peak['bf16_TFLOPs']:.0f} TFLOP/s; CUDA-graph launch floor "
+            f"(one tiny kernel) {floor_us:.1f} us. %BW = bytes of touched experts + "
+            f"activations in and out over the copy ceiling. Times are medians of "
+            f"triton.testing.do_bench with weights rotated over copies > 2x L2. The W4A16 "
+            f"op dequantizes + uses torch._grouped_mm from {DEQUANT_ROWS_PER_EXPERT} "
+            f"tokens/expert, the int4 kernel below that.\n")
+
+
+def write_section(path, body):
+    """Replace this benchmark's section of a shared markdown file, keeping the rest."""
+    start, end = "<!-- qarl_kernels.bench: start -->", "<!-- qarl_kernels.bench: end -->"
+    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
+    section = f"{start}\n## Kernels (`python -m qarl_kernels.bench`)\n\n{body}{end}\n"
+    if start in text and end in text:
+        text = text[:text.index(start)] + section + text[text.index(end) + len(end) + 1:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--doc", default="docs/benchmarks.md", help="markdown file to update")
+    p.add_argument("--sweep", action="store_true", help="also time the tile variants")
+    p.add_argument("--only", choices=["w4a16", "quantize", "fp8"], action="append")
+    args = p.parse_args(argv)
+    if not torch.cuda.is_available():
+        raise SystemExit("qarl_kernels.bench needs a CUDA GPU; CPU checks are tests/kernels")
+    torch.manual_seed(0)
+    check = Checker()
+    peak = ceilings()
+    floor_us = bench_launch_floor()
+    parts = args.only or ["w4a16", "quantize", "fp8"]
+    tables = []
+    if "w4a16" in parts:
+        tables += bench_w4a16_grouped(peak, check, args.sweep)
+    if "quantize" in parts:
+        tables += bench_quantize(peak, check, args.sweep)
+    if "fp8" in parts:
+        tables += bench_fp8(peak, check)
+    command = "python -m qarl_kernels.bench" + "".join(
+        f" {a}" for a in (argv if argv is not None else __import__("sys").argv[1:]))
+    body = _header(peak, floor_us, command) + "\n" + "\n".join(t.markdown() for t in tables)
+    body += f"\nChecked against the reference before timing: {len(check.checked)} cases passed"
+    body += "".join(f"\n- MISMATCH {f}" for f in check.failed) + "\n"
+    print(body)
+    write_section(args.doc, body)
+
+
+if __name__ == "__main__":
+    main()

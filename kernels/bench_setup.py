@@ -1,0 +1,70 @@
+"""Inputs for the kernel benchmarks: MoE routing, rotated weight copies, ceilings, timers.
+
+Weights are rotated over enough copies (> 2x L2) that no timed call reads them from cache.
+"""
+import math
+
+import torch
+import triton
+
+L2_BYTES = 50 * 2**20
+ROTATE_BYTES = 2.4 * L2_BYTES
+
+
+def route(tokens: int, experts: int, top_k: int, seed: int = 0) -> torch.Tensor:
+    """Counts per expert of uniform top-k routing (each token picks k distinct experts)."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    scores = torch.rand(tokens, experts, generator=g, device="cuda")
+    chosen = scores.topk(min(top_k, experts), dim=1).indices.flatten()
+    return torch.bincount(chosen, minlength=experts).to(torch.int32)
+
+
+def copies_for(nbytes: int) -> int:
+    return max(1, math.ceil(ROTATE_BYTES / max(1, nbytes)))
+
+
+def median_us(fns) -> float:
+    """Median time of calling fns round-robin (one call per timed iteration)."""
+    state = {"i": 0}
+
+    def step():
+        fns[state["i"] % len(fns)]()
+        state["i"] += 1
+
+    return triton.testing.do_bench(step, warmup=25, rep=150, return_mode="median") * 1e3
+
+
+def graph_us(fns, replays: int = 200) -> float:
+    """Mean time per replay of CUDA graphs of fns (round-robin): latency without launch cost."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for fn in fns:
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graphs = []
+    for fn in fns:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fn()
+        graphs.append(g)
+    for g in graphs:
+        g.replay()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for i in range(replays):
+        graphs[i % len(graphs)].replay()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1e3 / replays
+
+
+def ceilings() -> dict:
+    """Measured device-to-device copy bandwidth (read + write) and bf16 8192^3 matmul rate."""
+    a = torch.empty(2**30, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    copy_us = median_us([lambda: b.copy_(a)])
+    m = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    mm_us = median_us([lambda: m @ m])
+    return {"copy_GBps": 2 * 2**30 / copy_us / 1e3, "bf16_TFLOPs": 2 * 8192**3 / mm_us / 1e6}

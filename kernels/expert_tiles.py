@@ -1,0 +1,37 @@
+"""Which rows of a token-sorted MoE batch a grouped-GEMM program owns, found inside the kernel.
+
+Doing the search on device (a cumsum over at most a few hundred expert counts) keeps the
+grouped kernels free of host syncs and extra launches, so they can be CUDA-graph captured.
+"""
+import triton
+import triton.language as tl
+
+
+def tile_bound(rows: int, num_experts: int, block_m: int) -> int:
+    """Upper bound on the number of BLOCK_M row tiles: sum_e ceil(c_e/B) <= min(E, rows) + rows//B."""
+    return min(num_experts, rows) + rows // block_m
+
+
+@triton.jit
+def expert_tile(counts_ptr, num_experts, total_rows, tile,
+                BLOCK_M: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr):
+    """(expert, first row, row end) of the `tile`-th block of rows; an empty range past the end.
+
+    DENSE: one expert owning all `total_rows` (a plain linear), no counts read.
+    """
+    if DENSE:
+        expert = tile * 0
+        row_start = tile * BLOCK_M
+        row_end = total_rows + tile * 0
+    else:
+        idx = tl.arange(0, E_PAD)
+        counts = tl.load(counts_ptr + idx, mask=idx < num_experts, other=0).to(tl.int32)
+        blocks = (counts + BLOCK_M - 1) // BLOCK_M
+        ends = tl.cumsum(blocks, 0)
+        expert = tl.sum((ends <= tile).to(tl.int32), 0)
+        before = idx < expert
+        first_block = tl.sum(tl.where(before, blocks, 0), 0)
+        row_start = tl.sum(tl.where(before, counts, 0), 0) + (tile - first_block) * BLOCK_M
+        row_end = tl.sum(tl.where(before | (idx == expert), counts, 0), 0)
+        expert = tl.minimum(expert, num_experts - 1)
+    return expert, row_start, row_end

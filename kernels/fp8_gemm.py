@@ -1,0 +1,121 @@
+"""FP8 block-scaled GEMMs (1x128 activations x 128x128 weights, fp32 accumulation).
+
+Dense: torch.nn.functional.scaled_mm (cuBLAS) on SM90, which wants the activation scales
+token-major with the token count padded to 4, and the weight scales' K-block count padded
+to 4 (measured on an H100 with torch 2.11: the activation scales must not be padded in K).
+Grouped (MoE): a Triton kernel (torch has no grouped blockwise-FP8 op on Hopper), also the
+dense fallback where scaled_mm's blockwise mode does not apply.
+"""
+import torch
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+from megatron_qarl.quant.fp8_block import BLOCK
+
+from .checks import check_activation, check_tokens_per_expert, counts_on
+from .expert_tiles import expert_tile, tile_bound
+from .fp8_quantize import fp8_quantize_activation
+from .numerics import INTERPRETED, mma, to_bf16
+
+_SCALED_MM_PAD = 4
+
+
+@triton.jit
+def _fp8_grouped_kernel(
+    xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
+    stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn,
+    stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    E_PAD: tl.constexpr, DENSE: tl.constexpr, SOFTWARE: tl.constexpr,
+):
+    pid_n = tl.program_id(0)
+    tile = tl.program_id(1)
+    expert, row_start, row_end = expert_tile(
+        counts_ptr, num_experts, total_rows, tile, BLOCK_M, E_PAD, DENSE)
+    rows = row_start + tl.arange(0, BLOCK_M)
+    row_mask = rows < row_end
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    n_mask = offs_n < N
+    offs_k = tl.arange(0, BLOCK_K)
+    e = expert.to(tl.int64)
+    k_blocks = tl.where(row_start < row_end, tl.cdiv(K, BLOCK_K), 0)
+
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for kb in range(0, k_blocks):
+        ks = kb * BLOCK_K + offs_k
+        a = tl.load(xq_ptr + rows[:, None].to(tl.int64) * stride_xm + ks[None, :],
+                    mask=row_mask[:, None] & (ks[None, :] < K), other=0.0)
+        b = tl.load(wq_ptr + e * stride_we + offs_n[None, :] * stride_wn + ks[:, None],
+                    mask=n_mask[None, :] & (ks[:, None] < K), other=0.0)
+        sa = tl.load(xs_ptr + rows * stride_xsm + kb * stride_xsk, mask=row_mask, other=0.0)
+        sb = tl.load(ws_ptr + e * stride_wse + (offs_n // BLOCK_K) * stride_wsn + kb,
+                     mask=n_mask, other=0.0)
+        partial = mma(a, b, tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32), SOFTWARE)
+        acc += partial * sa[:, None] * sb[None, :]
+
+    tl.store(y_ptr + rows[:, None].to(tl.int64) * stride_ym + offs_n[None, :],
+             to_bf16(acc, SOFTWARE), mask=row_mask[:, None] & n_mask[None, :])
+
+
+def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_warps,
+            num_stages):
+    wq, ws = qweight.data, qweight.scale
+    if wq.dim() == 2:
+        wq, ws = wq.unsqueeze(0), ws.unsqueeze(0)
+    n, k = qweight.shape[-2], qweight.shape[-1]
+    rows = xq.shape[0]
+    y = torch.empty(rows, n, device=xq.device, dtype=torch.bfloat16)
+    if rows == 0:
+        return y
+    tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
+    _fp8_grouped_kernel[(triton.cdiv(n, block_n), tiles)](
+        xq, xs, wq, ws, y, counts, num_experts, rows, n, k,
+        xq.stride(0), xs.stride(0), xs.stride(1), wq.stride(0), wq.stride(1),
+        ws.stride(0), ws.stride(1), y.stride(0),
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=BLOCK,
+        E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SOFTWARE=INTERPRETED,
+        num_warps=num_warps, num_stages=num_stages)
+    return y
+
+
+def _tiles(rows_per_expert: int):
+    """(block_m, block_n, num_warps, num_stages): small tiles for few rows per expert."""
+    if rows_per_expert <= 32:
+        return 32, 128, 4, 4
+    return 128, 128, 8, 3
+
+
+def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
+                             tiles=None) -> torch.Tensor:
+    """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out]."""
+    check_activation(x, qweight.in_features)
+    num_experts = qweight.data.shape[0]
+    check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
+    xq, xs = fp8_quantize_activation(x)
+    tiles = tiles or _tiles(x.shape[0] // max(1, num_experts))
+    return _launch(xq, xs, qweight, counts_on(x.device, tokens_per_expert), num_experts,
+                   False, *tiles)
+
+
+def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:
+    """cuBLAS blockwise FP8 (SM90) for whole 128-blocks; Triton otherwise."""
+    return (x.is_cuda and torch.cuda.get_device_capability(x.device) == (9, 0)
+            and hasattr(F, "scaled_mm") and qweight.out_features % BLOCK == 0
+            and qweight.in_features % BLOCK == 0)
+
+
+def fp8_block_linear(x: torch.Tensor, qweight) -> torch.Tensor:
+    """x [..., in] @ W^T for an FP8Block QuantizedWeight [out, in] -> [..., out] in bf16."""
+    check_activation(x, qweight.in_features)
+    x2 = x.reshape(-1, x.shape[-1])
+    rows = x2.shape[0]
+    if scaled_mm_applies(x, qweight):
+        xq, xs = fp8_quantize_activation(x2, pad_rows_to=_SCALED_MM_PAD)
+        ws = qweight.scale
+        ws = F.pad(ws, (0, (-ws.shape[1]) % _SCALED_MM_PAD))  # K blocks padded to 4
+        y = F.scaled_mm(xq, qweight.data.t(), xs, F.ScalingType.BlockWise1x128, ws.t(),
+                        F.ScalingType.BlockWise128x128, output_dtype=torch.bfloat16)[:rows]
+    else:
+        xq, xs = fp8_quantize_activation(x2)
+        y = _launch(xq, xs, qweight, xq, 1, True, *_tiles(rows))
+    return y.reshape(*x.shape[:-1], qweight.out_features).to(x.dtype)

@@ -1,0 +1,41 @@
+"""bf16 grouped GEMMs over tokens sorted by expert: torch._grouped_mm where it runs, a
+per-expert loop elsewhere (it needs the counts on the host: one sync)."""
+import torch
+
+
+def torch_grouped_mm_available(device: torch.device) -> bool:
+    """torch._grouped_mm exists (torch >= 2.8) and runs on this device (CPU, or SM90+)."""
+    if not hasattr(torch, "_grouped_mm"):
+        return False
+    return device.type != "cuda" or torch.cuda.get_device_capability(device) >= (9, 0)
+
+
+def expert_offsets(tokens_per_expert: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """End row of each expert's tokens, int32 on `device` (torch._grouped_mm's `offs`)."""
+    return torch.cumsum(tokens_per_expert.to(device), 0, dtype=torch.int32)
+
+
+def grouped_mm(a: torch.Tensor, b: torch.Tensor, tokens_per_expert: torch.Tensor,
+               use_torch: bool = None) -> torch.Tensor:
+    """a [T, K] (rows sorted by expert) x b [E, K, N] -> [T, N], rows of expert e times b[e]."""
+    if use_torch is None:
+        use_torch = torch_grouped_mm_available(a.device)
+    if use_torch:
+        return torch._grouped_mm(a, b, offs=expert_offsets(tokens_per_expert, a.device))
+    counts = [int(c) for c in tokens_per_expert.tolist()]
+    parts = [ae @ b[e] for e, ae in enumerate(torch.split(a, counts))]
+    return torch.cat(parts) if parts else a.new_zeros(0, b.shape[-1])
+
+
+def grouped_weight_grad(grad_out: torch.Tensor, x: torch.Tensor,
+                        tokens_per_expert: torch.Tensor, use_torch: bool = None) -> torch.Tensor:
+    """Per expert grad_out_e^T @ x_e: grad_out [T, N], x [T, K] -> [E, N, K] (zeros for empty
+    experts), in the inputs' dtype with fp32 accumulation."""
+    if use_torch is None:
+        use_torch = torch_grouped_mm_available(x.device)
+    if use_torch:
+        return torch._grouped_mm(grad_out.t(), x, offs=expert_offsets(tokens_per_expert,
+                                                                      x.device))
+    counts = [int(c) for c in tokens_per_expert.tolist()]
+    return torch.stack([g.t() @ xe for g, xe in zip(torch.split(grad_out, counts),
+                                                    torch.split(x, counts))])

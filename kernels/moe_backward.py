@@ -1,0 +1,24 @@
+"""Backward of the aligned (straight-through) W4A16 grouped GEMM, on bf16 tensor cores.
+
+grad_input flows through the dequantized weight the forward used (bf16 operand, fp32
+accumulation: megatron_qarl.quant.ste's numbers up to accumulation order); grad_weight is the
+bf16 product grad_out_e^T @ x_e for the master weights.
+"""
+import torch
+
+from .grouped_mm import grouped_mm, grouped_weight_grad
+from .w4a16_dequantize import w4a16_dequantize
+
+
+def w4a16_grouped_grad_input(grad_out: torch.Tensor, qweight,
+                             tokens_per_expert: torch.Tensor) -> torch.Tensor:
+    """grad_out [T, out] -> grad_x [T, in] = grad_out_e @ dequant(W_e), per expert."""
+    weight = w4a16_dequantize(qweight, tokens_per_expert)  # [E, out, in]
+    return grouped_mm(grad_out.to(torch.bfloat16), weight, tokens_per_expert)
+
+
+def grouped_grad_weight(grad_out: torch.Tensor, x: torch.Tensor,
+                        tokens_per_expert: torch.Tensor) -> torch.Tensor:
+    """grad_W [E, out, in] in bf16 (zeros for experts without tokens)."""
+    return grouped_weight_grad(grad_out.to(torch.bfloat16), x.to(torch.bfloat16),
+                               tokens_per_expert)

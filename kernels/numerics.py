@@ -1,0 +1,81 @@
+"""Rounding and MMA helpers that give the same bits on the GPU and in the Triton interpreter.
+
+The GPU rounds fp32 -> bf16/e4m3 to nearest even in hardware. Triton's interpreter (CI runs
+every kernel under TRITON_INTERPRET=1) truncates instead and multiplies bf16 tiles as raw
+uint16, so under the interpreter (SOFTWARE=True) rounding is done with integer bit arithmetic
+and MMAs take fp32 copies of the (exactly representable) bf16 operands. Both give the
+reference's numbers; only the GPU path is fast.
+"""
+import os
+
+import triton
+import triton.language as tl
+
+#: pass as the SOFTWARE constexpr of the kernels below
+INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+# 1.5 * 2**23: (v + M) - M rounds |v| < 2**22 to nearest even
+_RINT_MAGIC = tl.constexpr(12582912.0)
+# 1.5 * 2**14: rounds to multiples of 2**-9, e4m3's subnormal quantum
+_E4M3_SUBNORMAL_MAGIC = tl.constexpr(24576.0)
+_E4M3_MIN_NORMAL = tl.constexpr(0.015625)  # 2**-6
+
+
+@triton.jit
+def divide_like_torch(v, DIVISOR: tl.constexpr, RECIPROCAL: tl.constexpr, SOFTWARE: tl.constexpr):
+    """v / DIVISOR as torch computes `tensor / python_float`: CUDA torch multiplies by the fp32
+    reciprocal (RECIPROCAL = float32(1) / float32(DIVISOR)), CPU torch divides exactly."""
+    if SOFTWARE:
+        return tl.div_rn(v, DIVISOR)
+    return v * RECIPROCAL
+
+
+@triton.jit
+def rint(v):
+    """Round to the nearest integer, ties to even (torch.round), for |v| < 2**22."""
+    return (v + _RINT_MAGIC) - _RINT_MAGIC
+
+
+@triton.jit
+def _round_bits_rne(v, DROP: tl.constexpr):
+    """Bits of fp32 v rounded to nearest even, dropping DROP mantissa bits (finite v)."""
+    bits = v.to(tl.int32, bitcast=True)
+    bits = bits + ((1 << (DROP - 1)) - 1) + ((bits >> DROP) & 1)
+    return bits & (-(1 << DROP))
+
+
+@triton.jit
+def to_bf16(v, SOFTWARE: tl.constexpr):
+    """fp32 -> bf16, round to nearest even."""
+    if SOFTWARE:  # the top half of the rounded bits; subnormals included
+        top = (_round_bits_rne(v, 16) >> 16).to(tl.int16)
+        return top.to(tl.bfloat16, bitcast=True)
+    return v.to(tl.bfloat16)
+
+
+@triton.jit
+def round_to_bf16(v, SOFTWARE: tl.constexpr):
+    """fp32 -> the nearest-even bf16 value, kept in fp32."""
+    if SOFTWARE:
+        return _round_bits_rne(v, 16).to(tl.float32, bitcast=True)
+    return v.to(tl.bfloat16).to(tl.float32)
+
+
+@triton.jit
+def to_e4m3(v, SOFTWARE: tl.constexpr):
+    """fp32 in [-448, 448] -> float8_e4m3fn, round to nearest even (subnormals included)."""
+    if SOFTWARE:
+        mag = tl.abs(v)
+        normal = _round_bits_rne(mag, 20).to(tl.float32, bitcast=True)
+        subnormal = (mag + _E4M3_SUBNORMAL_MAGIC) - _E4M3_SUBNORMAL_MAGIC
+        mag = tl.where(mag >= _E4M3_MIN_NORMAL, normal, subnormal)
+        v = tl.where(v < 0, -mag, mag)
+    return v.to(tl.float8e4nv)
+
+
+@triton.jit
+def mma(a, b, acc, SOFTWARE: tl.constexpr):
+    """acc + a @ b with fp32 accumulation."""
+    if SOFTWARE:
+        return tl.dot(a.to(tl.float32), b.to(tl.float32), acc)
+    return tl.dot(a, b, acc)

@@ -1,0 +1,15 @@
+"""Plug the CUDA kernels into megatron_qarl.quant.ops, replacing the pure-torch reference for
+CUDA tensors of the W4A16 and FP8 block schemes (CPU tensors keep the reference)."""
+from megatron_qarl.quant import FP8Block, W4A16, ops
+
+from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
+from .w4a16_gemm import w4a16_grouped_linear, w4a16_linear
+
+
+def register_cuda_kernels() -> None:
+    """Idempotent; call once before building quantized layers (needs Triton and a CUDA GPU
+    only when the ops run)."""
+    ops.register_linear(W4A16, "cuda", w4a16_linear)
+    ops.register_grouped(W4A16, "cuda", w4a16_grouped_linear)
+    ops.register_linear(FP8Block, "cuda", fp8_block_linear)
+    ops.register_grouped(FP8Block, "cuda", fp8_block_grouped_linear)

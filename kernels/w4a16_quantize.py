@@ -1,0 +1,84 @@
+"""Fused quantize-and-pack of master weights into the W4A16 serving layout, in one pass.
+
+Bit-identical to megatron_qarl.quant.W4A16.quantize_weight: scale = bf16(absmax / 7) per group,
+codes = clamp(round_half_even(w / scale), -8, 7) against the rounded scale, nibble q + 8
+packed low nibble first into int32 words. Runs every optimizer step, so it reads the master
+weight once (fp32 or bf16) and writes 0.5 B/param of codes plus the scales; NaN/inf are
+counted on the way instead of by a second pass over the weight.
+"""
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+from megatron_qarl.quant.base import QuantizedWeight
+from megatron_qarl.quant.errors import check_master_weight
+
+from .numerics import INTERPRETED, divide_like_torch, rint, round_to_bf16, to_bf16
+
+_INV_7 = tl.constexpr(float(np.float32(1) / np.float32(7)))
+
+
+@triton.jit
+def _bit_or(a, b):
+    return a | b
+
+
+@triton.jit
+def _w4a16_quantize_kernel(
+    w_ptr, packed_ptr, scale_ptr, nonfinite_ptr, rows, K,
+    GROUP: tl.constexpr, BLOCK_R: tl.constexpr, SOFTWARE: tl.constexpr,
+):
+    pid_r = tl.program_id(0)
+    g = tl.program_id(1)
+    offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
+    words = tl.arange(0, GROUP // 8)
+    nib = tl.arange(0, 8)
+    r_mask = offs_r < rows
+    cols = g * GROUP + words[None, :, None] * 8 + nib[None, None, :]
+    w = tl.load(w_ptr + offs_r[:, None, None].to(tl.int64) * K + cols,
+                mask=r_mask[:, None, None], other=0.0).to(tl.float32)
+
+    nonfinite = tl.sum(tl.sum(tl.sum(((w != w) | (tl.abs(w) == float("inf"))).to(tl.int32),
+                                     2), 1), 0)
+    tl.atomic_add(nonfinite_ptr, nonfinite, mask=nonfinite > 0, sem="relaxed")
+
+    amax = tl.max(tl.max(tl.abs(w), 2), 1)
+    scale = round_to_bf16(divide_like_torch(amax, 7.0, _INV_7, SOFTWARE), SOFTWARE)
+    s = scale[:, None, None]
+    safe = tl.where(s > 0, s, 1.0)
+    q = tl.where(s > 0, rint(tl.div_rn(w, safe)), 0.0)
+    q = tl.minimum(tl.maximum(q, -8.0), 7.0).to(tl.int32) + 8
+    word = tl.reduce(q << (nib[None, None, :] * 4), 2, _bit_or)
+
+    tl.store(packed_ptr + offs_r[:, None].to(tl.int64) * (K // 8) + g * (GROUP // 8)
+             + words[None, :], word, mask=r_mask[:, None])
+    tl.store(scale_ptr + offs_r.to(tl.int64) * (K // GROUP) + g, to_bf16(scale, SOFTWARE),
+             mask=r_mask)
+
+
+def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
+                   check_finite: bool = True, block_rows: int = 32) -> QuantizedWeight:
+    """Master weight [..., out, in] -> QuantizedWeight (packed int32 [..., out, in/8], bf16
+    scales [..., out, in/group]) for a W4A16 `scheme`; equal to scheme.quantize_weight.
+
+    check_finite: raise (one host sync) if the weight has NaN/inf; with False their codes
+    are unspecified.
+    """
+    check_master_weight(name, weight, check_finite=False)
+    scheme.validate_shape(name, weight.shape[-2], weight.shape[-1])
+    group = scheme.group_size
+    k = weight.shape[-1]
+    w2 = weight.contiguous().reshape(-1, k)
+    rows = w2.shape[0]
+    packed = torch.empty(*weight.shape[:-1], k // 8, device=weight.device, dtype=torch.int32)
+    scale = torch.empty(*weight.shape[:-1], k // group, device=weight.device,
+                        dtype=torch.bfloat16)
+    nonfinite = torch.zeros(1, device=weight.device, dtype=torch.int32)
+    if rows:
+        grid = (triton.cdiv(rows, block_rows), k // group)
+        _w4a16_quantize_kernel[grid](w2, packed, scale, nonfinite, rows, k, GROUP=group,
+                                     BLOCK_R=block_rows, SOFTWARE=INTERPRETED, num_warps=4)
+    if check_finite and int(nonfinite.item()):
+        check_master_weight(name, weight, check_finite=True)  # raises, naming the count
+    return QuantizedWeight(packed, scale, tuple(weight.shape), scheme)

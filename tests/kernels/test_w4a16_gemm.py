@@ -1,0 +1,78 @@
+import pytest
+import torch
+
+from megatron_qarl.quant import get_scheme
+from qarl_kernels import w4a16_gemm
+from qarl_kernels.w4a16_dequantize import w4a16_dequantize
+from qarl_kernels.w4a16_gemm import (W4A16Config, w4a16_grouped_linear, w4a16_grouped_matmul,
+                                     w4a16_linear)
+
+
+def _setup(experts, n, k, group, device):
+    torch.manual_seed(0)
+    scheme = get_scheme(f"w4a16-g{group}")
+    qweight = scheme.quantize_weight(torch.randn(experts, n, k, device=device))
+    return scheme, qweight
+
+
+@pytest.mark.parametrize("rows", [1, 5, 33])
+@pytest.mark.parametrize("k,group", [(32, 32), (256, 128), (128, 64)])
+def test_dense_matches_reference(rows, k, group, device, assert_gemm_close):
+    scheme, qweight = _setup(1, 48, k, group, device)
+    x = torch.randn(rows, k, device=device).bfloat16()
+    assert_gemm_close(w4a16_linear(x, qweight[0]), scheme.reference_matmul(x, qweight[0]))
+
+
+def test_dense_keeps_leading_dims(device, assert_gemm_close):
+    scheme, qweight = _setup(1, 32, 64, 32, device)
+    x = torch.randn(2, 3, 64, device=device).bfloat16()
+    y = w4a16_linear(x, qweight[0])
+    assert y.shape == (2, 3, 32)
+    assert_gemm_close(y, scheme.reference_matmul(x, qweight[0]))
+
+
+@pytest.mark.parametrize("counts", [[3, 0, 17, 1], [0, 0, 0, 6], [1, 0, 0, 0]])
+@pytest.mark.parametrize("config", [None, W4A16Config(16, 16, split_k=2),
+                                    W4A16Config(32, 32)])
+def test_grouped_matches_reference_with_empty_experts(counts, config, device, assert_gemm_close):
+    scheme, qweight = _setup(4, 40, 128, 32, device)
+    tokens = torch.tensor(counts)
+    x = torch.randn(sum(counts), 128, device=device).bfloat16()
+    y = w4a16_grouped_matmul(x, qweight, tokens, config)
+    assert_gemm_close(y, scheme.reference_grouped_matmul(x, qweight, tokens))
+
+
+def test_no_rows(device):
+    _, qweight = _setup(2, 16, 32, 32, device)
+    y = w4a16_grouped_matmul(torch.empty(0, 32, device=device).bfloat16(), qweight,
+                             torch.tensor([0, 0]))
+    assert y.shape == (0, 16)
+
+
+def test_dequantize_is_the_engine_operand_exactly(device):
+    _, qweight = _setup(3, 24, 64, 32, device)
+    want = qweight.dequantize().bfloat16()
+    assert torch.equal(w4a16_dequantize(qweight), want)
+    got = w4a16_dequantize(qweight, torch.tensor([2, 0, 1]))
+    assert torch.equal(got[0], want[0]) and torch.equal(got[2], want[2])
+
+
+def test_large_batch_path_matches_reference(device, monkeypatch, assert_gemm_close):
+    """Above the threshold the op dequantizes then runs torch._grouped_mm."""
+    monkeypatch.setattr(w4a16_gemm, "DEQUANT_ROWS_PER_EXPERT", 2)
+    scheme, qweight = _setup(3, 32, 64, 32, device)
+    tokens = torch.tensor([5, 0, 3])
+    x = torch.randn(8, 64, device=device).bfloat16()
+    assert_gemm_close(w4a16_grouped_linear(x, qweight, tokens),
+                      scheme.reference_grouped_matmul(x, qweight, tokens))
+
+
+def test_bad_inputs_name_the_tensor(device):
+    _, qweight = _setup(2, 16, 64, 32, device)
+    with pytest.raises(ValueError, match="x: dtype torch.float32"):
+        w4a16_grouped_matmul(torch.randn(3, 64, device=device), qweight, torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="x: last dim 32"):
+        w4a16_linear(torch.randn(3, 32, device=device).bfloat16(), qweight[0])
+    with pytest.raises(ValueError, match=r"tokens_per_expert: shape \(3,\)"):
+        w4a16_grouped_matmul(torch.randn(3, 64, device=device).bfloat16(), qweight,
+                             torch.tensor([1, 1, 1]))

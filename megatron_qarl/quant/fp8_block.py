@@ -15,6 +15,7 @@ from .errors import check_master_weight
 
 BLOCK = 128
 FP8_MAX = 448.0
+INV_FP8_MAX = 1.0 / FP8_MAX  # multiply, not divide: see INV_QMAX in w4a16.py
 FP8_DTYPE = torch.float8_e4m3fn
 AMAX_EPS = 1e-10  # all-zero blocks: a tiny scale instead of a division by zero
 
@@ -32,7 +33,7 @@ def weight_block_scales(weight: torch.Tensor) -> torch.Tensor:
     w = _pad_to_blocks(weight.float().abs(), (nd - 2, nd - 1))
     *lead, o, i = w.shape
     amax = w.reshape(*lead, o // BLOCK, BLOCK, i // BLOCK, BLOCK).amax(dim=(-3, -1))
-    return amax.clamp(min=AMAX_EPS) / FP8_MAX
+    return amax.clamp(min=AMAX_EPS) * INV_FP8_MAX
 
 
 def expand_block_scales(scale_inv: torch.Tensor, shape: tuple) -> torch.Tensor:
@@ -46,7 +47,7 @@ def quantize_activation(x: torch.Tensor) -> tuple:
     k = x.shape[-1]
     xp = _pad_to_blocks(x.float(), (x.dim() - 1,))
     groups = xp.reshape(*x.shape[:-1], xp.shape[-1] // BLOCK, BLOCK)  # -1 fails on 0 tokens
-    scale = groups.abs().amax(-1).clamp(min=AMAX_EPS) / FP8_MAX
+    scale = groups.abs().amax(-1).clamp(min=AMAX_EPS) * INV_FP8_MAX
     q = (groups / scale.unsqueeze(-1)).clamp(-FP8_MAX, FP8_MAX).to(FP8_DTYPE)
     return q.reshape(*x.shape[:-1], xp.shape[-1])[..., :k], scale
 

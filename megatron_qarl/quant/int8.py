@@ -8,12 +8,13 @@ from .base import QuantizedWeight, QuantScheme
 from .errors import check_master_weight
 
 QMAX = 127.0
+INV_QMAX = 1.0 / QMAX  # multiply, not divide: see INV_QMAX in w4a16.py
 AMAX_EPS = 1e-10
 
 
 def _symmetric_int8(t: torch.Tensor) -> tuple:
     """Scale = absmax / 127 over the last dim; codes in [-127, 127]."""
-    scale = t.float().abs().amax(-1, keepdim=True).clamp(min=AMAX_EPS) / QMAX
+    scale = t.float().abs().amax(-1, keepdim=True).clamp(min=AMAX_EPS) * INV_QMAX
     q = torch.round(t.float() / scale).clamp(-QMAX, QMAX).to(torch.int8)
     return q, scale
 

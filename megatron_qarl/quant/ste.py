@@ -37,35 +37,43 @@ class AlignedLinear(torch.autograd.Function):
 
 
 class AlignedGroupedLinear(torch.autograd.Function):
-    """MoE experts: rows of x are sorted by expert; master_weight is [E, out, in]."""
+    """MoE experts: rows of x are sorted by expert; one 2-D master per expert.
+
+    The masters are separate inputs, not one [E, out, in] tensor, so no stacked copy of the
+    experts' weights is made: each expert's grad_weight is computed and returned on its own.
+    """
 
     @staticmethod
-    def forward(ctx, x, master_weight, qweight: QuantizedWeight, tokens_per_expert):
+    def forward(ctx, x, qweight: QuantizedWeight, tokens_per_expert, *masters):
         ctx.save_for_backward(x, tokens_per_expert)
         ctx.qweight = qweight
-        ctx.master_dtype = master_weight.dtype
-        ctx.master_shape = master_weight.shape
+        if len(masters) != len(tokens_per_expert):
+            raise ValueError(f"{len(masters)} expert master weights for "
+                             f"{len(tokens_per_expert)} experts in tokens_per_expert")
+        ctx.master_dtypes = [m.dtype for m in masters]
         return ops.grouped_linear(x, qweight, tokens_per_expert)
 
     @staticmethod
     def backward(ctx, grad_out):
         x, tokens_per_expert = ctx.saved_tensors
         counts = [int(c) for c in tokens_per_expert.tolist()]
-        grad_x = grad_w = None
         xs, gs = torch.split(x, counts), torch.split(grad_out, counts)
-        if ctx.needs_input_grad[0]:
-            w = _dequantized_operand(ctx.qweight)
-            parts = [g.float() @ w[e] for e, g in enumerate(gs)]
+        grad_x = None
+        if ctx.needs_input_grad[0]:  # one expert's dequantized weight at a time
+            parts = [g.float() @ _dequantized_operand(ctx.qweight[e])
+                     for e, g in enumerate(gs) if len(g)]
             grad_x = (torch.cat(parts) if parts else x.new_zeros(x.shape).float()).to(x.dtype)
-        if ctx.needs_input_grad[1]:
-            grad_w = torch.stack([g.float().t() @ xe.float() for g, xe in zip(gs, xs)])
-            grad_w = grad_w.to(ctx.master_dtype).reshape(ctx.master_shape)
-        return grad_x, grad_w, None, None
+        grad_ws = [
+            (g.float().t() @ xe.float()).to(dtype) if needed else None
+            for g, xe, dtype, needed in zip(gs, xs, ctx.master_dtypes, ctx.needs_input_grad[3:])
+        ]
+        return (grad_x, None, None, *grad_ws)
 
 
 def aligned_linear(x, master_weight, qweight: QuantizedWeight):
     return AlignedLinear.apply(x, master_weight, qweight)
 
 
-def aligned_grouped_linear(x, master_weight, qweight: QuantizedWeight, tokens_per_expert):
-    return AlignedGroupedLinear.apply(x, master_weight, qweight, tokens_per_expert)
+def aligned_grouped_linear(x, master_weights, qweight: QuantizedWeight, tokens_per_expert):
+    """master_weights: the experts' 2-D masters (a list), or one [E, out, in] tensor."""
+    return AlignedGroupedLinear.apply(x, qweight, tokens_per_expert, *master_weights)

@@ -1,7 +1,7 @@
 """W4A16: symmetric int4 weights, one bf16 scale per group of inputs, bf16 activations.
 
 Serving format: compressed-tensors "pack-quantized" (shared/reference/formats.md).
-Grid: scale = bf16(absmax / 7), q = clamp(round(w / scale), -8, 7). Codes are computed
+Grid: scale = bf16(absmax * fp32(1/7)), q = clamp(round(w / scale), -8, 7). Codes are computed
 against the scale AFTER its bf16 rounding, so dequantizing and quantizing again gives the
 same codes and scales, and learner and engine see the same weight bit for bit.
 """
@@ -15,7 +15,9 @@ from .errors import QuantizationError, check_divisible, check_master_weight
 GROUP_SIZES = (32, 64, 128)
 PACK = 8  # int4 codes per int32 word
 QMIN, QMAX = -8, 7
-SCALE_DIVISOR = 7.0
+# Scales multiply by the fp32 reciprocal rather than divide: CUDA torch turns a division by a
+# scalar into exactly this multiplication, so CPU, CUDA and Triton agree bit for bit.
+INV_QMAX = 1.0 / 7.0
 
 
 def pack_int4(codes: torch.Tensor) -> torch.Tensor:
@@ -37,7 +39,7 @@ def unpack_int4(packed: torch.Tensor) -> torch.Tensor:
 def group_scales(weight: torch.Tensor, group_size: int) -> torch.Tensor:
     """bf16 scale per (row, group): the bf16-rounded absmax / 7."""
     w = weight.float().reshape(*weight.shape[:-1], -1, group_size)
-    return (w.abs().amax(-1) / SCALE_DIVISOR).to(torch.bfloat16)
+    return (w.abs().amax(-1) * INV_QMAX).to(torch.bfloat16)
 
 
 def int4_codes(weight: torch.Tensor, scale: torch.Tensor, group_size: int) -> torch.Tensor:

@@ -9,8 +9,9 @@ orthogonalises each expert separately, the state dict equals the plain local-spe
 and Megatron's own initialisation, TP/EP parameter attributes (`allreduce = not EP>1`,
 `partition_dim`, `partition_stride`) and `sharded_state_dict` (global expert keys,
 interchangeable with SequentialMLP/TEGroupedMLP checkpoints) apply unchanged. Only `forward`
-is ours: the masters are stacked to [E, out, in] for the STE (a transient copy; the
-gradient flows back to each expert's parameter) and the quantized stack is cached.
+is ours: the STE takes the experts' 2-D masters as a list (no stacked copy of them in
+forward or backward; each expert's grad_weight is written to its own parameter) and the
+quantized [E, out, in] stack is cached.
 
 Under expert parallelism the token dispatcher does all communication, so the forward is
 local. Expert-TP needs no communication here either: fc1 is column-split, fc2 row-split, and
@@ -57,7 +58,7 @@ class QuantizedGroupedExperts(SequentialMLP):
         return {"linear_fc1": self.fc1_cache, "linear_fc2": self.fc2_cache}
 
     def _project(self, x, cache, tokens_per_expert):
-        return aligned_grouped_linear(x, cache.master(), cache.get(), tokens_per_expert)
+        return aligned_grouped_linear(x, cache.masters, cache.get(), tokens_per_expert)
 
     def forward(self, permuted_local_hidden_states, tokens_per_expert, permuted_probs):
         h = self._project(permuted_local_hidden_states, self.fc1_cache, tokens_per_expert)

@@ -44,7 +44,8 @@ class QuantizedWeightCache:
         self._qweight = None
 
     def master(self) -> torch.Tensor:
-        """The full-precision operand as the STE sees it ([E, out, in] when stacked)."""
+        """The full-precision weight that is quantized ([E, out, in] when stacked: a copy made
+        once per optimizer step, under no_grad; the forward passes `masters` to the STE)."""
         return torch.stack(self.masters) if self.stacked else self.masters[0]
 
     def get(self) -> QuantizedWeight:

@@ -46,3 +46,36 @@ def test_grouped_ste_matches_per_expert_and_handles_empty_experts():
         assert torch.allclose(master.grad[e], g[rows].t() @ x[rows].detach(), atol=1e-5)
         assert torch.allclose(x.grad[rows], g[rows] @ qw[e].dequantize().bfloat16().float(), atol=1e-5)
     assert torch.equal(master.grad[1], torch.zeros(16, 64))
+
+
+def test_grouped_ste_takes_per_expert_masters_without_a_stacked_copy():
+    torch.manual_seed(0)
+    scheme = get_scheme("fp8-block")
+    masters = [(torch.randn(128, 256) * 0.1).bfloat16().requires_grad_() for _ in range(3)]
+    stacked = torch.stack([m.detach() for m in masters]).requires_grad_()
+    qw = scheme.quantize_weight(stacked.detach(), "experts")
+    counts = torch.tensor([0, 5, 2])
+    x = torch.randn(7, 256, requires_grad=True)
+    y = aligned_grouped_linear(x, masters, qw, counts)
+    # each master feeds the STE node directly (AccumulateGrad), not through a stack
+    leaves = [f.variable for f, _ in y.grad_fn.next_functions if hasattr(f, "variable")]
+    assert all(any(leaf is m for leaf in leaves) for m in masters)
+    x3 = x.detach().clone().requires_grad_()
+    y3 = aligned_grouped_linear(x3, stacked, qw, counts)  # the [E, out, in] form still works
+    assert torch.equal(y, y3)
+    g = torch.randn_like(y)
+    y.backward(g)
+    y3.backward(g)
+    assert torch.equal(x.grad, x3.grad)
+    for e, m in enumerate(masters):
+        assert m.grad.dtype == torch.bfloat16 and torch.equal(m.grad, stacked.grad[e])
+    assert not masters[0].grad.any()  # the expert without tokens gets a zero gradient
+    assert torch.allclose(masters[1].grad.float(), (g[:5].t() @ x[:5].detach()).bfloat16().float())
+
+
+def test_grouped_ste_rejects_a_master_count_that_differs_from_the_experts():
+    scheme = get_scheme("w4a16-g32")
+    masters = [torch.randn(16, 64, requires_grad=True) for _ in range(2)]
+    qw = scheme.quantize_weight(torch.stack([m.detach() for m in masters]))
+    with pytest.raises(ValueError, match="2 expert master weights for 3 experts"):
+        aligned_grouped_linear(torch.randn(3, 64), masters, qw, torch.tensor([1, 1, 1]))

@@ -1,0 +1,106 @@
+"""Export a quantized HF checkpoint for SGLang/vLLM from a Megatron checkpoint.
+
+Each quantized Megatron weight (an expert's fc1 = [gate; up] and fc2, and with attention
+linear_qkv and linear_proj) is quantized in Megatron's layout by the scheme's own
+`quantize_weight`, exactly as the learner's weight cache does, and only then cut into its HF
+parts: codes and scales are split along the output rows, so the exported tensors are the
+learner's byte for byte (the layers' layout checks guarantee no scale block straddles a
+q/k/v head or the gate/up halves; the split checks it again here).
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Dict, Optional
+
+import torch
+from tqdm import tqdm
+
+from ..quant import FP8Block, QuantizedWeight, W4A16, get_scheme, quantization_config, to_serving
+from .convert import ConversionReport
+from .errors import CheckpointError
+from .fused_tensors import split_fc1, split_qkv
+from .hf_config import CONFIG_FILE, Qwen3MoeDims
+from .megatron_checkpoint import MegatronCheckpoint, copy_hf_assets
+from .megatron_layout import EXPERTS, Chunk, hf_from_chunk
+from .safetensors_io import DEFAULT_SHARD_BYTES, ShardedSafetensorsWriter
+
+ATTENTION_KEYS = ("decoder.layers.self_attention.linear_qkv.weight",
+                  "decoder.layers.self_attention.linear_proj.weight")
+
+
+def _is_target(chunk: Chunk, quantize_attention: bool) -> bool:
+    return EXPERTS in chunk.key or (quantize_attention and chunk.key in ATTENTION_KEYS)
+
+
+def split_quantized(chunk: Chunk, qweight: QuantizedWeight,
+                    dims: Qwen3MoeDims) -> Dict[str, QuantizedWeight]:
+    """{hf linear prefix: QuantizedWeight} of one quantized Megatron weight."""
+    prefixes = [n[: -len(".weight")] for n in chunk.hf_names]
+    if chunk.fused is None:
+        return {prefixes[0]: qweight}
+    rows, scale_rows = qweight.shape[-2], qweight.scale.shape[-2]
+    part_rows = dims.head_dim if chunk.fused == "qkv" else dims.ffn
+    if rows % scale_rows or part_rows % (rows // scale_rows):
+        raise CheckpointError(
+            f"{chunk.key}: {qweight.scheme.name} scales cover {rows // max(scale_rows, 1)}-row "
+            f"blocks that straddle its {part_rows}-row {chunk.fused} parts; this model cannot "
+            f"be exported in this format (the learner rejects the same layout)"
+        )
+    unit = rows // scale_rows
+
+    def split(t: torch.Tensor, rows_per_unit: int):
+        if chunk.fused == "qkv":
+            return split_qkv(t, dims.num_kv_heads, dims.heads_per_group,
+                             dims.head_dim // rows_per_unit, chunk.key)
+        return split_fc1(t, chunk.key)
+
+    datas, scales = split(qweight.data, 1), split(qweight.scale, unit)
+    return {p: QuantizedWeight(d.contiguous(), s.contiguous(), (d.shape[0], qweight.shape[-1]),
+                               qweight.scheme)
+            for p, d, s in zip(prefixes, datas, scales)}
+
+
+def export_quantized(ckpt_dir: str, out_dir: str, scheme: str = "w4a16",
+                     quantize_attention: Optional[bool] = None,
+                     hf_config_dir: Optional[str] = None,
+                     max_shard_bytes: int = DEFAULT_SHARD_BYTES,
+                     progress: bool = True) -> ConversionReport:
+    """Write an HF checkpoint whose experts (and attention, if asked) are quantized with
+    `scheme` ('w4a16', 'w4a16-g64', 'w4a16-g32' or 'fp8-block'), with config.json's
+    quantization_config. W4A16 keeps attention in bf16 unless quantize_attention (what
+    SGLang can update in place); FP8 block always quantizes attention (its config says so)."""
+    quant = get_scheme(scheme)
+    if not isinstance(quant, (W4A16, FP8Block)):
+        raise CheckpointError(f"--scheme {scheme}: export supports w4a16[-g64|-g32] and "
+                              f"fp8-block; for a bf16 checkpoint use megatron-to-hf")
+    if isinstance(quant, FP8Block):
+        if quantize_attention is False:
+            raise CheckpointError("--scheme fp8-block quantizes attention (SGLang's fp8 config "
+                                  "converts every linear but the router); drop "
+                                  "--no-quantize-attention")
+        quantize_attention = True
+    quantize_attention = bool(quantize_attention)
+    ckpt = MegatronCheckpoint(ckpt_dir, hf_config_dir)
+    writer = ShardedSafetensorsWriter(out_dir, max_shard_bytes)
+    start = time.perf_counter()
+    with tqdm(total=ckpt.nbytes(), unit="B", unit_scale=True, desc=f"export {quant.name}",
+              disable=not progress) as bar:
+        for _label, group in ckpt.groups():
+            for chunk, data in group:
+                if _is_target(chunk, quantize_attention):
+                    qweight = quant.quantize_weight(data, "+".join(chunk.hf_names))
+                    tensors = to_serving(split_quantized(chunk, qweight, ckpt.dims))
+                else:
+                    tensors = hf_from_chunk(chunk, data, ckpt.dims)
+                for tensor_name, tensor in tensors.items():
+                    writer.add(tensor_name, tensor)
+                bar.update(data.numel() * data.element_size())
+    writer.close()
+    copy_hf_assets(ckpt.assets, out_dir)
+    config = dict(ckpt.config)
+    config["quantization_config"] = quantization_config(quant, quantize_attention)
+    with open(os.path.join(out_dir, CONFIG_FILE), "w") as f:
+        json.dump(config, f, indent=2)
+    return ConversionReport(writer.total_bytes, time.perf_counter() - start)

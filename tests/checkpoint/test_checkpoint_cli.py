@@ -1,0 +1,50 @@
+"""tools/checkpoint.py end to end: convert, export, inspect, compare, and the error exit."""
+import importlib.util
+import os
+
+import pytest
+
+# tools/ holds scripts, not a package: load the script as the user runs it
+_SPEC = importlib.util.spec_from_file_location(
+    "checkpoint_cli", os.path.join(os.path.dirname(__file__), "..", "..", "tools",
+                                   "checkpoint.py"))
+cli = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(cli)
+
+
+def test_convert_export_inspect_compare(hf_dir, tmp_path, capsys):
+    mg, back, w4 = (str(tmp_path / n) for n in ("mg", "back", "w4"))
+    assert cli.main(["hf-to-megatron", hf_dir, mg, "--tensor-model-parallel-size", "2",
+                     "--expert-model-parallel-size", "2"]) == 0
+    assert cli.main(["megatron-to-hf", mg, back, "--max-shard-size", "500KB"]) == 0
+    assert cli.main(["export", mg, w4, "--scheme", "w4a16-g32"]) == 0
+    capsys.readouterr()
+
+    assert cli.main(["compare", hf_dir, back, "--atol", "0"]) == 0
+    assert "45 tensors, 0 differ" in capsys.readouterr().out
+    assert cli.main(["compare", hf_dir, mg, "--atol", "0"]) == 0
+    # W4A16 differs from bf16 on the 24 expert linears only, by at most half a step
+    assert cli.main(["compare", hf_dir, w4, "--atol", "0"]) == 1
+    out = capsys.readouterr().out
+    assert "45 tensors, 24 differ" in out
+    assert cli.main(["compare", hf_dir, w4, "--atol", "0.05"]) == 0
+
+    assert cli.main(["inspect", w4]) == 0
+    out = capsys.readouterr().out
+    assert "w4a16-g32 (compressed-tensors)" in out
+    assert "model.layers.0.mlp.experts.0.down_proj.weight_scale" in out and "[128, 4]" in out
+    assert cli.main(["inspect", mg]) == 0
+    out = capsys.readouterr().out
+    assert "Megatron-Core distributed checkpoint" in out
+    assert "decoder.layers.mlp.experts.experts.linear_fc1.weight" in out
+    assert "[2, 4, 256, 128]" in out
+
+
+def test_errors_exit_2_with_the_message(tmp_path, capsys):
+    assert cli.main(["inspect", str(tmp_path)]) == 2
+    assert "config.json: not found" in capsys.readouterr().err
+
+
+def test_bad_size_is_refused_by_the_parser():
+    with pytest.raises(SystemExit):
+        cli.main(["megatron-to-hf", "a", "b", "--max-shard-size", "lots"])

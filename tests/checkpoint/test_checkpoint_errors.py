@@ -1,0 +1,143 @@
+"""Broken inputs fail before any output is written, with the file, the tensor and the fix."""
+import json
+import os
+import shutil
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from megatron_qarl.checkpoint import CheckpointError, compare, hf_to_megatron, megatron_to_hf
+
+
+@pytest.fixture
+def broken(hf_dir, tmp_path):
+    """A private copy of the tiny HF checkpoint to damage, and where output would go."""
+    src = str(tmp_path / "hf")
+    shutil.copytree(hf_dir, src)
+    return src, str(tmp_path / "out")
+
+
+def _shard_of(directory, name):
+    with open(os.path.join(directory, "model.safetensors.index.json")) as f:
+        return os.path.join(directory, json.load(f)["weight_map"][name])
+
+
+def _rewrite(path, change):
+    tensors = load_file(path)
+    change(tensors)
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
+def _edit_config(directory, change):
+    path = os.path.join(directory, "config.json")
+    with open(path) as f:
+        config = json.load(f)
+    change(config)
+    with open(path, "w") as f:
+        json.dump(config, f)
+
+
+NAME = "model.layers.1.mlp.experts.2.up_proj.weight"
+
+
+def test_tensor_missing_from_its_shard(broken):
+    src, out = broken
+    shard = _shard_of(src, NAME)
+    _rewrite(shard, lambda t: t.pop(NAME))
+    with pytest.raises(CheckpointError) as e:
+        hf_to_megatron(src, out, progress=False)
+    assert shard in str(e.value) and NAME in str(e.value)
+    assert not os.path.exists(out)
+
+
+def test_tensor_missing_from_the_checkpoint(broken):
+    src, out = broken
+    shard = _shard_of(src, NAME)
+    _rewrite(shard, lambda t: t.pop(NAME))
+    index = os.path.join(src, "model.safetensors.index.json")
+    with open(index) as f:
+        data = json.load(f)
+    del data["weight_map"][NAME]
+    with open(index, "w") as f:
+        json.dump(data, f)
+    with pytest.raises(CheckpointError, match=rf"{src}: 1 tensors .* missing, first '{NAME}'"):
+        hf_to_megatron(src, out, progress=False)
+
+
+def test_wrong_shape(broken):
+    src, out = broken
+    shard = _shard_of(src, NAME)
+    _rewrite(shard, lambda t: t.__setitem__(NAME, torch.zeros(64, 128, dtype=torch.bfloat16)))
+    with pytest.raises(CheckpointError) as e:
+        hf_to_megatron(src, out, progress=False)
+    msg = str(e.value)
+    assert shard in msg and NAME in msg and "[64, 128]" in msg and "[128, 128]" in msg
+
+
+def test_truncated_file_names_the_file_and_the_cut_tensor(broken):
+    src, out = broken
+    shard = _shard_of(src, NAME)
+    with open(shard, "r+b") as f:
+        f.truncate(os.path.getsize(shard) - 1000)
+    with pytest.raises(CheckpointError, match="is truncated") as e:
+        hf_to_megatron(src, out, progress=False)
+    assert shard in str(e.value) and "model.layers" in str(e.value)
+
+
+def test_missing_config(broken):
+    src, out = broken
+    os.remove(os.path.join(src, "config.json"))
+    with pytest.raises(CheckpointError, match=rf"{src}/config.json: not found"):
+        hf_to_megatron(src, out, progress=False)
+
+
+def test_config_of_another_model(broken):
+    src, out = broken
+    _edit_config(src, lambda c: c.update(model_type="qwen2_moe"))
+    with pytest.raises(CheckpointError, match="config.json: model_type is 'qwen2_moe'"):
+        hf_to_megatron(src, out, progress=False)
+
+
+def test_config_missing_a_dimension(broken):
+    src, out = broken
+    _edit_config(src, lambda c: c.pop("head_dim"))
+    with pytest.raises(CheckpointError, match="config.json: missing head_dim"):
+        hf_to_megatron(src, out, progress=False)
+
+
+def test_config_of_another_size(broken):
+    src, out = broken
+    _edit_config(src, lambda c: c.update(moe_intermediate_size=256))
+    with pytest.raises(CheckpointError, match="gate_proj.weight' has shape .* expected "
+                                              r"\[256, 128\] from config.json"):
+        hf_to_megatron(src, out, progress=False)
+
+
+def test_layout_that_cannot_load_the_model(hf_dir, tmp_path):
+    with pytest.raises(CheckpointError, match="--expert-model-parallel-size 3.*num_experts 4"):
+        hf_to_megatron(hf_dir, str(tmp_path / "out"), expert_parallel=3, progress=False)
+
+
+def test_megatron_checkpoint_without_its_config(megatron_dir, tmp_path):
+    ckpt = str(tmp_path / "megatron")
+    shutil.copytree(megatron_dir, ckpt)
+    shutil.rmtree(os.path.join(ckpt, "hf_assets"))
+    with pytest.raises(CheckpointError, match="hf_assets/config.json: not found.*--hf-config"):
+        megatron_to_hf(ckpt, str(tmp_path / "out"), progress=False)
+
+
+def test_not_a_megatron_checkpoint(hf_dir, tmp_path):
+    with pytest.raises(CheckpointError, match="metadata.json: not found; not a Megatron"):
+        megatron_to_hf(hf_dir, str(tmp_path / "out"), hf_config_dir=hf_dir, progress=False)
+
+
+def test_quantized_checkpoint_without_its_quantization_config(megatron_dir, tmp_path, hf_dir):
+    from megatron_qarl.checkpoint import export_quantized
+
+    out = str(tmp_path / "w4a16")
+    export_quantized(megatron_dir, out, "w4a16", progress=False)
+    _edit_config(out, lambda c: c.pop("quantization_config"))
+    with pytest.raises(CheckpointError, match="config.json: no quantization_config, but tensor "
+                                              "'model.layers.0.mlp.experts.0.gate_proj'"):
+        list(compare(hf_dir, out))

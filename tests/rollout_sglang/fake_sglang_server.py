@@ -1,0 +1,162 @@
+"""FakeSGLangServer: a TEST DOUBLE of an SGLang HTTP server on loopback, implementing the
+endpoints of shared/reference/sglang.md that the bridge calls, with injectable faults.
+
+It checks the update-session order itself (an update outside begin/end, or a continue
+before end, is answered 400 like a confused server would) and records every call, so tests
+assert on what a real server would have seen. It is not SGLang: no real server was run.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+
+
+class FakeSGLangServer:
+    def __init__(self, version: str = "0.5.23", tp_size: int = 1, num_layers: int = 2,
+                 top_k: int = 2, decode_payload: Optional[Callable] = None):
+        self.version, self.tp_size = version, tp_size
+        self.num_layers, self.top_k = num_layers, top_k
+        self.decode_payload = decode_payload  # payload -> [(name, tensor)] (SGLang's classes)
+        self.calls: List[str] = []
+        self.received: Dict[str, object] = {}
+        self.weight_version = "0"
+        self.paused = self.in_update = False
+        self.die_on: Dict[str, int] = {}  # path -> die at this call number (1-based)
+        self.delay: Dict[str, float] = {}
+        self.reject: set = set()
+        self._counts: Dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def kill(self) -> None:
+        """The process died: the port stops answering."""
+        threading.Thread(target=self.httpd.shutdown, daemon=True).start()
+        self.httpd.server_close()
+
+    # -- endpoint logic: (status, body) ---------------------------------------------------
+    def handle(self, path: str, body: dict):
+        if path in self.reject:
+            return 400, {"success": False, "message": f"injected rejection of {path}"}
+        h = getattr(self, "_" + path.strip("/"), None)
+        if h is None:
+            return 404, {"detail": "Not Found"}
+        return h(body or {})
+
+    def _health(self, _):
+        return 200, None
+
+    def _server_info(self, _):
+        return 200, {"version": self.version, "tp_size": self.tp_size, "dp_size": 1}
+
+    def _generate(self, body):
+        sp = body["sampling_params"]
+        outs = []
+        for prompt in body["input_ids"]:
+            for j in range(sp.get("n", 1)):
+                ids = [(sum(prompt) + j + t) % 97 for t in range(min(3, sp["max_new_tokens"]))]
+                meta = {"id": f"r{len(outs)}", "weight_version": self.weight_version,
+                        "finish_reason": {"type": "length", "length": len(ids)},
+                        "output_token_logprobs": [[-0.25 * (t + 1), i, None]
+                                                  for t, i in enumerate(ids)]}
+                if body.get("return_routed_experts"):
+                    rows = len(prompt) + len(ids) - 1
+                    routed = (np.arange(rows * self.num_layers * self.top_k) % 4).astype(np.int32)
+                    meta["routed_experts"] = base64.b64encode(routed.tobytes()).decode()
+                outs.append({"text": "", "output_ids": ids, "meta_info": meta})
+        return 200, outs
+
+    def _pause_generation(self, _):
+        self.paused = True
+        return 200, {"status": "ok"}
+
+    def _flush_cache(self, _):
+        return 200, "Cache flushed."
+
+    def _begin_weight_update(self, _):
+        if not self.paused:
+            return 400, {"success": False, "message": "begin while serving"}
+        self.in_update = True
+        return 200, {"success": True, "message": ""}
+
+    def _update_weights_from_tensor(self, body):
+        if not self.in_update or body.get("flush_cache", True):
+            return 400, {"success": False, "message": "update outside a session / flushing"}
+        if len(body["serialized_named_tensors"]) != self.tp_size:
+            return 400, {"success": False, "message": "one payload per TP rank expected"}
+        if self.decode_payload is not None:
+            for rank, payload in enumerate(body["serialized_named_tensors"]):
+                for name, tensor in self.decode_payload(payload, body["load_format"]):
+                    if rank == 0:
+                        self.received[name] = tensor
+        return 200, {"success": True, "message": "Success"}
+
+    def _end_weight_update(self, _):
+        if not self.in_update:
+            return 400, {"success": False, "message": "end without begin"}
+        self.in_update = False
+        return 200, {"success": True, "message": ""}
+
+    def _update_weight_version(self, body):
+        self.weight_version = body["new_version"]
+        return 200, {"success": True, "new_version": body["new_version"]}
+
+    def _continue_generation(self, _):
+        if self.in_update:
+            return 400, {"success": False, "message": "continue inside a weight update"}
+        self.paused = False
+        return 200, {"status": "ok"}
+
+    def _release_memory_occupation(self, _):
+        return 200, None
+
+    def _resume_memory_occupation(self, _):
+        return 200, None
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _serve(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                path = self.path.split("?")[0]
+                with server._lock:
+                    server.calls.append(path)
+                    n = server._counts[path] = server._counts.get(path, 0) + 1
+                if server.die_on.get(path) == n:
+                    server.kill()
+                    self.close_connection = True
+                    self.connection.close()  # the client sees a dropped connection
+                    return
+                time.sleep(server.delay.get(path, 0))
+                with server._lock:
+                    status, out = server.handle(path, body)
+                raw = (out if isinstance(out, str) else json.dumps(out)).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (its timeout): nothing to answer
+
+            do_GET = do_POST = _serve
+
+        return Handler

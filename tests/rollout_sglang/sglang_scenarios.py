@@ -1,0 +1,155 @@
+"""Checks that need SGLang's own classes, run in a separate interpreter by
+test_sglang_payloads.py: importing sglang patches transformers process-wide, which must not
+leak into the rest of the test session. Prints one JSON object: scenario -> "ok" | traceback.
+
+Usage: python sglang_scenarios.py SGLANG_CPU_DIR
+"""
+import json
+import os
+import sys
+import traceback
+
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+from fake_sglang_server import FakeSGLangServer  # noqa: E402
+from sglang.srt.utils import MultiprocessingSerializer  # noqa: E402
+from sglang.srt.weight_sync.tensor_bucket import FlattenedTensorBucket  # noqa: E402
+from tiny_shards import DIMS, expected_serving, full_hf_weights, rank_shards  # noqa: E402
+
+from megatron_qarl.rollout import SamplingParams  # noqa: E402
+from megatron_qarl.rollout.publish import ParallelGroups, plan_buckets  # noqa: E402
+from megatron_qarl.rollout.sglang import PublishError, SGLangConfig, SGLangRolloutEngine  # noqa: E402
+from megatron_qarl.rollout.sglang.payload import (distributed_update_body,  # noqa: E402
+                                                  tensor_update_body)
+from megatron_qarl.rollout.sglang.pool import STALE, UP  # noqa: E402
+
+MIXED = [("a.weight_packed", torch.randint(-2**31, 2**31 - 1, (5, 3), dtype=torch.int32)),
+         ("a.weight_scale", torch.randn(5, 3).to(torch.bfloat16)),  # 30 bytes: odd words
+         ("a.weight_shape", torch.tensor([5, 24])),
+         ("b.weight", torch.randn(3, 7).to(torch.float8_e4m3fn)),
+         ("b.weight_scale_inv", torch.rand(1, 1)),
+         ("c.weight", torch.randn(2, 3).to(torch.bfloat16))]
+
+
+def server_decode(payload, load_format):
+    """What the server does with one rank's payload (weight_updater, flattened_bucket)."""
+    assert load_format == "flattened_bucket"
+    data = MultiprocessingSerializer.deserialize(payload)  # SGLang's allow-list unpickler
+    return FlattenedTensorBucket(flattened_tensor=data["flattened_tensor"],
+                                 metadata=data["metadata"]).reconstruct_tensors()
+
+
+def payload_round_trip():
+    buckets = list(plan_buckets(MIXED, 64))
+    assert len(buckets) > 1
+    got = {}
+    for bucket in buckets:
+        body = tensor_update_body(bucket, tp_size=2)
+        assert body["load_format"] == "flattened_bucket" and body["flush_cache"] is False
+        per_rank = [dict(server_decode(p, "flattened_bucket"))
+                    for p in body["serialized_named_tensors"]]
+        assert per_rank[0].keys() == per_rank[1].keys()
+        for name in per_rank[0]:  # each TP rank's own payload holds the whole bucket
+            assert torch.equal(per_rank[0][name].view(torch.uint8),
+                               per_rank[1][name].view(torch.uint8))
+        got.update(per_rank[1])
+        # same layout as SGLang builds from the same tensors, and as it allocates for NCCL
+        ref = FlattenedTensorBucket(named_tensors=list(zip([e.name for e in bucket.entries],
+                                                           bucket.tensors)))
+        ours = [(e.name, tuple(e.shape), e.dtype, e.start, e.end) for e in bucket.entries]
+        assert ours == [(m.name, tuple(m.shape), m.dtype, m.start_idx, m.end_idx)
+                        for m in ref.get_metadata()]
+        nccl = distributed_update_body(bucket, "g")
+        empty = FlattenedTensorBucket.empty(nccl["names"], nccl["dtypes"], nccl["shapes"],
+                                            "cpu")
+        assert [(m.start_idx, m.end_idx) for m in empty.get_metadata()] == \
+            [(e.start, e.end) for e in bucket.entries]
+        assert torch.equal(ref.get_flattened_tensor(), bucket.flatten())
+    for name, t in MIXED:
+        assert got[name].dtype == t.dtype and got[name].shape == t.shape, name
+        assert torch.equal(got[name].view(torch.uint8), t.view(torch.uint8)), name
+
+
+def _engine(servers, **kw):
+    hf = full_hf_weights()
+    cfg = SGLangConfig(dims=DIMS, scheme_name="w4a16-g32", urls=[s.url for s in servers],
+                       request_timeout_s=5, control_timeout_s=kw.pop("control_timeout", 5),
+                       backoff_s=0.01, bucket_mb=0.02, top_k=2)
+    return SGLangRolloutEngine(cfg, groups=lambda: ParallelGroups(None, None, None, True, True),
+                               params=lambda model: rank_shards(hf, 1, 0, 1, 0, 1, 0)), hf
+
+
+SESSION = ["/pause_generation", "/flush_cache", "/begin_weight_update"]
+CLOSE = ["/end_weight_update", "/update_weight_version", "/continue_generation"]
+
+
+def _update_calls(server):
+    return [c for c in server.calls if c not in ("/health", "/server_info", "/generate")]
+
+
+def publish_session_order_and_content():
+    servers = [FakeSGLangServer(tp_size=2, decode_payload=server_decode) for _ in range(2)]
+    engine, hf = _engine(servers)
+    engine.publish_weights(model=None, version=1)
+    expected = expected_serving(hf)
+    for s in servers:
+        calls = _update_calls(s)
+        n = calls.count("/update_weights_from_tensor")
+        assert n >= 2 and calls == SESSION + ["/update_weights_from_tensor"] * n + CLOSE, calls
+        assert s.received.keys() == expected.keys()
+        for name, t in expected.items():
+            assert s.received[name].dtype == t.dtype and torch.equal(s.received[name], t), name
+        assert s.weight_version == "1"
+    samples = engine.generate([[1, 2]], SamplingParams(n=2))
+    assert [x.weight_version for x in samples[0]] == [1, 1]
+
+
+def publish_engine_dies_midway():
+    servers = [FakeSGLangServer(decode_payload=server_decode) for _ in range(2)]
+    servers[1].die_on["/update_weights_from_tensor"] = 2
+    engine, _ = _engine(servers)
+    engine.publish_weights(model=None, version=3)
+    assert [s.state for s in engine.pool.slots] == [UP, STALE]
+    assert "/continue_generation" not in servers[1].calls  # never resumed half-updated
+    groups = engine.generate([[1], [2], [3]], SamplingParams())
+    assert {g[0].meta["engine"] for g in groups} == {servers[0].url}
+    assert all(g[0].weight_version == 3 for g in groups)
+
+
+def publish_rejected_end_keeps_engine_paused():
+    servers = [FakeSGLangServer(decode_payload=server_decode) for _ in range(2)]
+    servers[0].reject.add("/end_weight_update")
+    engine, _ = _engine(servers)
+    engine.publish_weights(model=None, version=1)
+    assert servers[0].paused and "/continue_generation" not in servers[0].calls
+    assert [s.state for s in engine.pool.slots] == [STALE, UP]
+
+
+def publish_timeout_then_total_failure():
+    servers = [FakeSGLangServer(decode_payload=server_decode)]
+    servers[0].delay["/begin_weight_update"] = 2.0
+    engine, _ = _engine(servers, control_timeout=0.5)
+    try:
+        engine.publish_weights(model=None, version=1)
+    except PublishError as e:
+        assert "v1" in str(e) and servers[0].url in str(e)
+    else:
+        raise AssertionError("a publish no engine took must raise")
+    assert "/update_weights_from_tensor" not in servers[0].calls
+    assert engine.weight_version == 0
+
+
+SCENARIOS = [payload_round_trip, publish_session_order_and_content, publish_engine_dies_midway,
+             publish_rejected_end_keeps_engine_paused, publish_timeout_then_total_failure]
+
+if __name__ == "__main__":
+    results = {}
+    for fn in SCENARIOS:
+        try:
+            fn()
+            results[fn.__name__] = "ok"
+        except BaseException:  # noqa: BLE001 - reported to the parent test
+            results[fn.__name__] = traceback.format_exc()
+    print(json.dumps(results))

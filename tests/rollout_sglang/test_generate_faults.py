@@ -1,0 +1,143 @@
+"""Generation, routing and faults against FakeSGLangServer (a loopback test double, not
+SGLang): sample order and content, retries on another engine when one dies or times out,
+a loud failure when none is left, version refusal, routing replay, launch flags."""
+import os
+import sys
+
+import pytest
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fake_sglang_server import FakeSGLangServer  # noqa: E402
+from tiny_shards import DIMS  # noqa: E402
+
+from megatron_qarl.rollout import SamplingParams  # noqa: E402
+from megatron_qarl.rollout.sglang import (EngineRequestError, EngineUnavailable,  # noqa: E402
+                                          LaunchSpec, SGLangConfig, SGLangRolloutEngine,
+                                          check_server_version, replay_indices,
+                                          replay_routing, server_command)
+from megatron_qarl.rollout.sglang.pool import DOWN  # noqa: E402
+
+PROMPTS = [[1, 2, 3], [4, 5], [6], [7, 8, 9, 10]]
+
+
+def _engine(servers, **kw):
+    cfg = SGLangConfig(dims=DIMS, scheme_name="w4a16-g32", urls=[s.url for s in servers],
+                       request_timeout_s=kw.pop("timeout", 5.0), backoff_s=0.01,
+                       prompts_per_request=kw.pop("per_request", 1), top_k=2, **kw)
+    return SGLangRolloutEngine(cfg)
+
+
+@pytest.fixture
+def servers():
+    made = [FakeSGLangServer(), FakeSGLangServer()]
+    yield made
+    for s in made:
+        s.kill()
+
+
+def test_samples_grouped_per_prompt_with_logprobs_and_routing(servers):
+    for s in servers:  # requests overlap, so least-loaded routing must use both engines
+        s.delay["/generate"] = 0.3
+    engine = _engine(servers, per_request=2, routing_replay=True)
+    groups = engine.generate(PROMPTS, SamplingParams(n=3, max_new_tokens=3))
+    assert [len(g) for g in groups] == [3] * len(PROMPTS)
+    for prompt, group in zip(PROMPTS, groups):
+        for j, s in enumerate(group):
+            assert s.prompt_ids == prompt
+            assert s.response_ids == [(sum(prompt) + j + t) % 97 for t in range(3)]
+            assert s.sampler_logprobs == [-0.25, -0.5, -0.75]
+            assert s.finish_reason == "length"
+            assert s.routed_experts.shape == (len(prompt) + 2, DIMS.num_layers, 2)
+    # load was spread: both engines served /generate
+    assert all("/generate" in s.calls for s in servers)
+
+
+def test_engine_dying_mid_generation_is_retried_elsewhere(servers):
+    servers[0].die_on["/generate"] = 1
+    engine = _engine(servers, per_request=len(PROMPTS))  # one request, first to engine 0
+    groups = engine.generate(PROMPTS, SamplingParams(n=2))
+    assert [len(g) for g in groups] == [2] * 4
+    assert {s.meta["engine"] for g in groups for s in g} == {servers[1].url}
+    assert engine.pool.slots[0].state == DOWN
+
+
+def test_timeout_takes_engine_out_and_retries(servers):
+    servers[0].delay["/generate"] = 2.0
+    engine = _engine(servers, timeout=0.5, per_request=4)
+    groups = engine.generate(PROMPTS, SamplingParams())
+    assert groups[0][0].meta["engine"] in (servers[0].url, servers[1].url)
+    if servers[0].calls.count("/generate"):
+        assert engine.pool.slots[0].state == DOWN
+        assert groups[0][0].meta["engine"] == servers[1].url
+
+
+def test_all_engines_dead_fails_loudly(servers):
+    engine = _engine(servers, retries=2)
+    for s in servers:
+        s.kill()
+    with pytest.raises(EngineUnavailable, match="no SGLang engine in rotation|failed"):
+        engine.generate(PROMPTS, SamplingParams())
+
+
+def test_bad_request_is_not_retried(servers):
+    servers[0].reject.add("/generate")
+    servers[1].reject.add("/generate")
+    engine = _engine(servers)
+    with pytest.raises(EngineRequestError, match="injected rejection"):
+        engine.generate(PROMPTS[:1], SamplingParams())
+    assert sum(s.calls.count("/generate") for s in servers) == 1
+
+
+def test_w4a16_refused_on_old_sglang():
+    with pytest.raises(EngineRequestError, match="0.5.21.*14158|14158"):
+        check_server_version("0.5.20", "w4a16-g128", "http://x")
+    with pytest.raises(EngineRequestError, match="begin/end_weight_update"):
+        check_server_version("0.5.4", "none", "http://x")
+    check_server_version("0.5.23", "w4a16-g128", "http://x")
+    old = FakeSGLangServer(version="0.5.19")
+    try:
+        with pytest.raises(EngineRequestError, match="W4A16"):
+            _engine([old])
+    finally:
+        old.kill()
+
+
+def test_generate_refused_while_weights_released(servers):
+    engine = _engine(servers)
+    engine.release_memory()
+    assert all("/release_memory_occupation" in s.calls for s in servers)
+    with pytest.raises(Exception, match="publish_weights"):
+        engine.generate(PROMPTS, SamplingParams())
+
+
+def test_launch_flags():
+    spec = LaunchSpec(model_path="/m", num_engines=2, tp_size=4, ep_size=4, base_gpu_id=0,
+                      routed_experts=True)
+    cmd = server_command(spec, 1)
+    flag = {cmd[i]: cmd[i + 1] for i in range(len(cmd) - 1) if cmd[i].startswith("--")}
+    assert flag["--base-gpu-id"] == "4" and flag["--port"] == "30001"
+    assert flag["--tp-size"] == "4" and flag["--ep-size"] == "4" and flag["--dp-size"] == "1"
+    assert "--enable-memory-saver" in cmd and "--enable-return-routed-experts" in cmd
+    with pytest.raises(ValueError, match="--sglang-ep-size"):
+        LaunchSpec(model_path="/m", tp_size=2, ep_size=4)
+
+
+def test_routing_replay_feeds_megatron_router_replay(servers):
+    from megatron.core.transformer.moe.router_replay import RouterReplay
+
+    engine = _engine(servers, routing_replay=True)
+    samples = [g[0] for g in engine.generate(PROMPTS[:2], SamplingParams())]
+    per_layer = replay_indices(samples, seq_len=8)
+    assert len(per_layer) == DIMS.num_layers and per_layer[0].shape == (16, 2)
+    # row s * batch + b holds sample b's token s
+    assert torch.equal(per_layer[1][1 * 2 + 0], samples[0].routed_experts[1, 1].long())
+    RouterReplay.clear_global_router_replay_instances()
+    routers = [RouterReplay() for _ in range(DIMS.num_layers)]
+    try:
+        with replay_routing(per_layer):
+            _, idx = routers[0].get_replay_topk(torch.randn(16, 4), 2)
+            assert torch.equal(idx, per_layer[0])
+        assert routers[0].router_replay_action is None
+    finally:
+        RouterReplay.clear_global_router_replay_instances()

@@ -14,13 +14,12 @@ import os
 import time
 from typing import Dict, Optional
 
-import torch
 from tqdm import tqdm
 
+from ..quant.rows import ReshardError, split_grouped_qkv, split_rows
 from ..quant import FP8Block, QuantizedWeight, W4A16, get_scheme, quantization_config, to_serving
 from .convert import ConversionReport
 from .errors import CheckpointError
-from .fused_tensors import split_fc1, split_qkv
 from .hf_config import CONFIG_FILE, Qwen3MoeDims
 from .megatron_checkpoint import MegatronCheckpoint, copy_hf_assets
 from .megatron_layout import EXPERTS, Chunk, hf_from_chunk
@@ -40,26 +39,17 @@ def split_quantized(chunk: Chunk, qweight: QuantizedWeight,
     prefixes = [n[: -len(".weight")] for n in chunk.hf_names]
     if chunk.fused is None:
         return {prefixes[0]: qweight}
-    rows, scale_rows = qweight.shape[-2], qweight.scale.shape[-2]
-    part_rows = dims.head_dim if chunk.fused == "qkv" else dims.ffn
-    if rows % scale_rows or part_rows % (rows // scale_rows):
-        raise CheckpointError(
-            f"{chunk.key}: {qweight.scheme.name} scales cover {rows // max(scale_rows, 1)}-row "
-            f"blocks that straddle its {part_rows}-row {chunk.fused} parts; this model cannot "
-            f"be exported in this format (the learner rejects the same layout)"
-        )
-    unit = rows // scale_rows
-
-    def split(t: torch.Tensor, rows_per_unit: int):
+    try:
         if chunk.fused == "qkv":
-            return split_qkv(t, dims.num_kv_heads, dims.heads_per_group,
-                             dims.head_dim // rows_per_unit, chunk.key)
-        return split_fc1(t, chunk.key)
-
-    datas, scales = split(qweight.data, 1), split(qweight.scale, unit)
-    return {p: QuantizedWeight(d.contiguous(), s.contiguous(), (d.shape[0], qweight.shape[-1]),
-                               qweight.scheme)
-            for p, d, s in zip(prefixes, datas, scales)}
+            parts = split_grouped_qkv(qweight, dims.num_kv_heads, dims.heads_per_group,
+                                      dims.head_dim)
+        else:
+            parts = split_rows(qweight, [qweight.shape[-2] // 2] * 2)
+    except ReshardError as e:
+        raise CheckpointError(f"{chunk.key}: {e}; this model cannot be exported in this format "
+                              f"(the learner rejects the same layout)") from e
+    return {p: QuantizedWeight(q.data.contiguous(), q.scale.contiguous(), q.shape, q.scheme)
+            for p, q in zip(prefixes, parts)}
 
 
 def export_quantized(ckpt_dir: str, out_dir: str, scheme: str = "w4a16",

@@ -6,7 +6,7 @@ import copy
 
 import torch
 
-from .base import QuantizedWeight, QuantScheme
+from .base import QuantScheme
 from .errors import QuantizationError
 from .fp8_block import BLOCK, FP8Block
 from .int8 import Int8W8A8

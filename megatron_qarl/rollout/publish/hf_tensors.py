@@ -10,7 +10,7 @@ import torch
 
 from ...checkpoint.hf_config import Qwen3MoeDims
 from ...checkpoint.hf_names import megatron_to_hf
-from .row_ops import Weight, split_grouped_qkv, split_rows
+from ...quant.rows import Weight, split_grouped_qkv, split_rows
 
 VOCAB_ROWS = ("model.embed_tokens.weight", "lm_head.weight")
 

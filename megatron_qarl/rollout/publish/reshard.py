@@ -15,7 +15,7 @@ import torch.distributed as dist
 
 from ...quant import QuantizedWeight
 from .params import ShardedParam
-from .row_ops import Weight, cat, interleaved_halves
+from ...quant.rows import Weight, cat, interleaved_halves
 
 PP_FLAG = "--pipeline-model-parallel-size"
 

@@ -13,7 +13,8 @@ from typing import List, Sequence, Union
 
 import torch
 
-from ...quant import Int8W8A8, QuantizedWeight
+from .base import QuantizedWeight
+from .int8 import Int8W8A8
 
 Weight = Union[torch.Tensor, QuantizedWeight]
 

@@ -18,8 +18,7 @@ from .bench_setup import ceilings, copies_for, graph_us, median_us, route
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
 from .fp8_quantize import fp8_block_quantize
 from .w4a16_dequantize import w4a16_dequantize
-from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, W4A16Config, default_config,
-                         w4a16_grouped_matmul)
+from .w4a16_gemm import DEQUANT_ROWS_PER_EXPERT, w4a16_grouped_matmul
 from .w4a16_quantize import w4a16_quantize
 
 GROUPED_SHAPES = [("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768),
@@ -27,11 +26,6 @@ GROUPED_SHAPES = [("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768),
                   ("W13 TP2", 128, 768, 2048)]
 TOKENS = [1, 8, 64, 256, 1024, 4096, 16384]
 TOP_K = 8
-SWEEP_SHAPES = ("W13 E128", "W2 E128", "W13 EP8")
-SWEEP = [W4A16Config(bm, bn, sk, nw, ns) for bm, bn, sk, nw, ns in [
-    (16, 64, 1, 4, 4), (16, 64, 4, 4, 2), (16, 64, 8, 4, 2), (16, 32, 4, 4, 2),
-    (16, 128, 4, 4, 2), (16, 64, 16, 4, 2), (32, 64, 2, 4, 3), (32, 128, 1, 4, 4),
-    (64, 128, 1, 4, 3), (64, 64, 1, 4, 4), (128, 128, 1, 8, 3), (128, 64, 1, 4, 3)]]
 
 
 class Checker:
@@ -46,6 +40,15 @@ class Checker:
             self.checked.append(name)
         except AssertionError as err:
             self._fail(name, " ".join(str(err).split("\n")[1:4]))
+
+    def close_norm(self, name, got, want, tol=1e-2):
+        """||got - want|| / ||want||: for FP8 GEMMs, whose Hopper tensor-core accumulation is
+        coarser than fp32 (a few outputs near zero differ by more than a bf16 ulp)."""
+        err = float((got.float() - want.float()).norm() / want.float().norm())
+        if err < tol:
+            self.checked.append(name)
+        else:
+            self._fail(name, f"relative error {err:.2e} (tolerance {tol})")
 
     def equal(self, name, got, want):
         if torch.equal(got, want):
@@ -81,16 +84,13 @@ def _expert_bytes(touched, n, k, group, x_rows, int4):
     return w + x_rows * k * 2 + x_rows * n * 2
 
 
-def bench_w4a16_grouped(peak, check, sweep):
+def bench_w4a16_grouped(peak, check):
     scheme = get_scheme("w4a16")
     table = Table("W4A16 grouped GEMM (MoE experts, top-8 uniform routing)",
                   ["shape", "M tokens", "experts touched", "bf16 grouped_mm us",
                    "bf16 %BW", "W4A16 kernel us", "%BW", "TFLOP/s", "% bf16 peak",
                    "dequant+grouped_mm us", "best W4A16 / bf16 speedup",
                    "graph us (M=1)", "bf16 graph us (M=1)"])
-    sweeps = Table("W4A16 kernel tile sweep (us)", ["shape", "M"] + [
-        f"bm{c.block_m} bn{c.block_n} sk{c.split_k} w{c.num_warps} s{c.num_stages}"
-        for c in SWEEP])
     for label, e, n, k in GROUPED_SHAPES:
         master = torch.randn(e, n, k, device="cuda")
         q0 = w4a16_quantize(master, scheme)
@@ -135,18 +135,8 @@ def bench_w4a16_grouped(peak, check, sweep):
                       t_k, 100 * bw_k / peak["copy_GBps"], flops,
                       100 * flops / peak["bf16_TFLOPs"], t_dq, _fmt(t_bf16 / best, ".2f"),
                       g_k, g_bf)
-            if sweep and label in SWEEP_SHAPES and m <= 4096:
-                sweeps.add(label, str(m), *[_time_config(x, qws, counts, c) for c in SWEEP])
-                print("default:", default_config(rows, e, n, k, 128), flush=True)
         del qws, bf16, bf16_t
-    return [table] + ([sweeps] if sweep else [])
-
-
-def _time_config(x, qws, counts, config):
-    try:
-        return median_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, config) for q in qws])
-    except triton.runtime.errors.OutOfResources:
-        return None
+    return [table]
 
 
 def bench_launch_floor():
@@ -191,7 +181,7 @@ def bench_fp8(peak, check):
         w = torch.randn(n, k, device="cuda")
         qw = scheme.quantize_weight(w)
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-        check.close(f"fp8 dense {m}x{n}x{k}", fp8_block_linear(x, qw),
+        check.close_norm(f"fp8 dense {m}x{n}x{k}", fp8_block_linear(x, qw),
                     scheme.reference_matmul(x, qw))
         wb = w.bfloat16()
         t8 = median_us([lambda: fp8_block_linear(x, qw)])
@@ -210,7 +200,7 @@ def bench_fp8(peak, check):
             offs = torch.cumsum(counts, 0, dtype=torch.int32)
             y = fp8_block_grouped_linear(x, qw, counts)
             if m <= 4096:
-                check.close(f"fp8 grouped {label} M={m}", y,
+                check.close_norm(f"fp8 grouped {label} M={m}", y,
                             scheme.reference_grouped_matmul(x, qw, counts.cpu()))
             t8 = median_us([lambda: fp8_block_grouped_linear(x, qw, counts)])
             tb = median_us([lambda: torch._grouped_mm(x, wb, offs=offs)])
@@ -250,7 +240,8 @@ def write_section(path, body):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--doc", default="docs/benchmarks.md", help="markdown file to update")
-    p.add_argument("--sweep", action="store_true", help="also time the tile variants")
+    p.add_argument("--sweep", action="store_true",
+                   help="also time quantize block sizes (GEMM tiles: python -m qarl_kernels.tune)")
     p.add_argument("--only", choices=["w4a16", "quantize", "fp8"], action="append")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
@@ -262,7 +253,7 @@ def main(argv=None):
     parts = args.only or ["w4a16", "quantize", "fp8"]
     tables = []
     if "w4a16" in parts:
-        tables += bench_w4a16_grouped(peak, check, args.sweep)
+        tables += bench_w4a16_grouped(peak, check)
     if "quantize" in parts:
         tables += bench_quantize(peak, check, args.sweep)
     if "fp8" in parts:

@@ -1,29 +1,28 @@
 """FP8 block quantization in one pass, bit-identical to megatron_qarl.quant.fp8_block:
 weights to e4m3 with one fp32 scale_inv per 128x128 block, activations to e4m3 with one
-fp32 scale per token per 128 inputs (scale = max(absmax, 1e-10) / 448, q = x / scale).
+fp32 scale per token per 128 inputs (scale = max(absmax, 1e-10) * fp32(1/448), q = x / scale).
 
 The activation scales are written token-major (a transposed view of [K/128, M]) and can be
 padded, because that is the layout torch's blockwise scaled_mm takes on Hopper.
 """
-import numpy as np
 import torch
 import triton
 import triton.language as tl
 
 from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.errors import check_master_weight
-from megatron_qarl.quant.fp8_block import AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX
+from megatron_qarl.quant.fp8_block import AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX
 
-from .numerics import INTERPRETED, divide_like_torch, to_e4m3
+from .numerics import fp32_constant, to_e4m3
 
 _EPS = tl.constexpr(AMAX_EPS)
 _MAX = tl.constexpr(FP8_MAX)
-_INV_MAX = tl.constexpr(float(np.float32(1) / np.float32(FP8_MAX)))
+_INV_MAX = tl.constexpr(fp32_constant(INV_FP8_MAX))
 
 
 @triton.jit
-def _scale_of(amax, SOFTWARE: tl.constexpr):
-    return divide_like_torch(tl.maximum(amax, _EPS), _MAX, _INV_MAX, SOFTWARE)
+def _scale_of(amax):
+    return tl.maximum(amax, _EPS) * _INV_MAX
 
 
 @triton.jit
@@ -33,15 +32,14 @@ def _e4m3(v, scale):
 
 
 @triton.jit
-def _fp8_weight_kernel(w_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn,
-                       BLOCK: tl.constexpr, SOFTWARE: tl.constexpr):
+def _fp8_weight_kernel(w_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn, BLOCK: tl.constexpr):
     pid_n, pid_k, e = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     offs_n = pid_n * BLOCK + tl.arange(0, BLOCK)
     offs_k = pid_k * BLOCK + tl.arange(0, BLOCK)
     mask = (offs_n[:, None] < N) & (offs_k[None, :] < K)
     base = e.to(tl.int64) * N * K + offs_n[:, None].to(tl.int64) * K + offs_k[None, :]
     w = tl.load(w_ptr + base, mask=mask, other=0.0).to(tl.float32)
-    scale = _scale_of(tl.max(tl.max(tl.abs(w), 1), 0), SOFTWARE)
+    scale = _scale_of(tl.max(tl.max(tl.abs(w), 1), 0))
     tl.store(q_ptr + base, _e4m3(w, scale), mask=mask)
     tl.store(s_ptr + e * stride_se + pid_n * stride_sn + pid_k, scale)
 
@@ -49,15 +47,14 @@ def _fp8_weight_kernel(w_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn,
 @triton.jit
 def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, rows, rows_out, K, stride_xm, stride_sm,
                            stride_sk,
-                           BLOCK_R: tl.constexpr, BLOCK: tl.constexpr,
-                           SOFTWARE: tl.constexpr):
+                           BLOCK_R: tl.constexpr, BLOCK: tl.constexpr):
     pid_r, kb = tl.program_id(0), tl.program_id(1)
     offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_k = kb * BLOCK + tl.arange(0, BLOCK)
     k_mask = offs_k[None, :] < K
     x = tl.load(x_ptr + offs_r[:, None].to(tl.int64) * stride_xm + offs_k[None, :],
                 mask=(offs_r[:, None] < rows) & k_mask, other=0.0).to(tl.float32)
-    scale = _scale_of(tl.max(tl.abs(x), 1), SOFTWARE)
+    scale = _scale_of(tl.max(tl.abs(x), 1))
     # rows in [rows, rows_out) pad for scaled_mm: zeros with the eps scale
     out_mask = offs_r < rows_out
     tl.store(q_ptr + offs_r[:, None].to(tl.int64) * K + offs_k[None, :],
@@ -79,7 +76,7 @@ def fp8_block_quantize(weight: torch.Tensor, scheme, name: str = "weight",
     if q.numel():
         s3 = scale.reshape(-1, nb, kb)
         _fp8_weight_kernel[(nb, kb, experts)](w3, q, s3, n, k, s3.stride(0), s3.stride(1),
-                                              BLOCK=BLOCK, SOFTWARE=INTERPRETED, num_warps=8)
+                                              BLOCK=BLOCK, num_warps=8)
     return QuantizedWeight(q, scale, tuple(weight.shape), scheme)
 
 
@@ -105,6 +102,5 @@ def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to
         grid = (triton.cdiv(rows_out, block_rows), kb)
         _fp8_activation_kernel[grid](
             x, q, scale_t, rows, rows_out, k, x.stride(0), scale_t.stride(1),
-            scale_t.stride(0), BLOCK_R=block_rows, BLOCK=BLOCK, SOFTWARE=INTERPRETED,
-            num_warps=4)
+            scale_t.stride(0), BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=4)
     return q, scale_t.t()

@@ -8,7 +8,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .numerics import INTERPRETED, to_bf16
+from .numerics import INTERPRETED, int4_value, to_bf16
 
 
 @triton.jit
@@ -26,10 +26,11 @@ def _w4a16_dequantize_kernel(w_ptr, s_ptr, out_ptr, counts_ptr, N, K,
     shifts = tl.arange(0, 8) * 4
     packed = tl.load(w_ptr + e.to(tl.int64) * stride_we + offs_n[:, None] * stride_wn
                      + g * (GROUP // 8) + words[None, :], mask=n_mask[:, None], other=0)
-    q = tl.reshape((packed[:, :, None] >> shifts[None, None, :]) & 0xF, [BLOCK_N, GROUP]) - 8
+    q = int4_value(tl.reshape((packed[:, :, None] >> shifts[None, None, :]) & 0xF,
+                              [BLOCK_N, GROUP]))
     scale = tl.load(s_ptr + e.to(tl.int64) * stride_se + offs_n * stride_sn + g,
                     mask=n_mask, other=0.0).to(tl.float32)
-    w = to_bf16(q.to(tl.float32) * scale[:, None], SOFTWARE)
+    w = to_bf16(q * scale[:, None], SOFTWARE)
     offs_k = g * GROUP + tl.arange(0, GROUP)
     tl.store(out_ptr + (e.to(tl.int64) * N + offs_n[:, None]) * K + offs_k[None, :], w,
              mask=n_mask[:, None])

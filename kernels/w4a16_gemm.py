@@ -2,10 +2,15 @@
 
 Each weight element becomes bf16((nibble - 8) * scale), exactly the engine's operand
 (megatron_qarl.quant.w4a16), and a bf16 MMA accumulates in fp32. Programs compute the
-transposed tile W_tile @ x_tile^T ("swap AB"): the weight rows fill the MMA's wide side,
-so decode batches of a few tokens per expert still use full tensor-core tiles while the
-kernel streams int4 weights. One K step is one quantization group, so each step needs one
-scale per weight row.
+transposed tile W_tile @ x_tile^T ("swap AB"): the weight rows fill the MMA's wide side, so
+decode batches of a few tokens per expert still use full tensor-core tiles.
+
+Decode streams int4 bytes, so a K step covers BLOCK_K inputs (several quantization groups:
+wide, 128-bit packed loads) and the loop holds tl.dot, which lets Triton keep `num_stages`
+weight tiles in flight. Unpacking is the other bound (a few integer/float instructions per
+weight element): nibble j of every word is handled as its own MMA over inputs 8*word + j
+(x loaded with stride 8), which needs no interleaving reshape of the codes (1.4-1.6x faster
+than the reshape on the H100 decode shapes, docs/benchmarks.md).
 """
 from dataclasses import dataclass
 
@@ -16,7 +21,7 @@ import triton.language as tl
 from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import expert_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
-from .numerics import INTERPRETED, mma, to_bf16
+from .numerics import INTERPRETED, int4_value, mma, to_bf16
 from .w4a16_dequantize import w4a16_dequantize
 
 
@@ -24,17 +29,19 @@ from .w4a16_dequantize import w4a16_dequantize
 class W4A16Config:
     block_m: int  # token rows per program (MMA N side)
     block_n: int  # weight rows per program (MMA M side)
-    split_k: int = 1  # K slices summed with fp32 atomics (opt-in: slower in every sweep)
+    block_k: int = 256  # inputs per K step, a power of two >= 128; halved while it misses K
+    split_k: int = 1  # K slices summed with fp32 atomics (for grids of few programs)
     num_warps: int = 4
     num_stages: int = 3
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
 def _w4a16_gemm_kernel(
     x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
     stride_xm, stride_we, stride_wn, stride_se, stride_sn, stride_ym,
-    GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, SOFTWARE: tl.constexpr,
+    GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
+    SOFTWARE: tl.constexpr,
 ):
     pid_n = tl.program_id(0)
     tile = tl.program_id(1)
@@ -46,29 +53,38 @@ def _w4a16_gemm_kernel(
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     n_mask = offs_n < N
 
-    groups = K // GROUP
-    per_split = tl.cdiv(groups, SPLIT_K)
-    g_lo = pid_k * per_split
-    g_hi = tl.minimum(groups, g_lo + per_split)
-    g_hi = tl.where(row_start < row_end, g_hi, g_lo)  # tiles past the last expert do nothing
+    steps = tl.cdiv(K, BLOCK_K)
+    per_split = tl.cdiv(steps, SPLIT_K)
+    s_lo = pid_k * per_split
+    s_hi = tl.minimum(steps, s_lo + per_split)
+    s_hi = tl.where(row_start < row_end, s_hi, s_lo)  # tiles past the last expert do nothing
 
-    words = tl.arange(0, GROUP // 8)
-    shifts = tl.arange(0, 8) * 4
-    offs_k = tl.arange(0, GROUP)
+    WORDS: tl.constexpr = BLOCK_K // 8
+    GROUPS: tl.constexpr = BLOCK_K // GROUP
+    words = tl.arange(0, WORDS)
+    groups = tl.arange(0, GROUPS)
     w_rows = w_ptr + expert.to(tl.int64) * stride_we + offs_n[:, None] * stride_wn
-    s_rows = s_ptr + expert.to(tl.int64) * stride_se + offs_n * stride_sn
-    x_cols = x_ptr + rows[None, :].to(tl.int64) * stride_xm + offs_k[:, None]
+    s_rows = s_ptr + expert.to(tl.int64) * stride_se + offs_n[:, None] * stride_sn
+    x_rows = x_ptr + rows[None, :].to(tl.int64) * stride_xm
 
     acc = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
-    for g in range(g_lo, g_hi):
-        packed = tl.load(w_rows + g * (GROUP // 8) + words[None, :], mask=n_mask[:, None],
-                         other=0)
-        nibbles = (packed[:, :, None] >> shifts[None, None, :]) & 0xF
-        q = tl.reshape(nibbles, [BLOCK_N, GROUP]) - 8
-        scale = tl.load(s_rows + g, mask=n_mask, other=0.0).to(tl.float32)
-        w = to_bf16(q.to(tl.float32) * scale[:, None], SOFTWARE)
-        xt = tl.load(x_cols + g * GROUP, mask=row_mask[None, :], other=0.0)
-        acc = mma(w, xt, acc, SOFTWARE)
+    for step in range(s_lo, s_hi):
+        w_mask = n_mask[:, None]
+        s_mask = n_mask[:, None]
+        if not EVEN_K:  # a partial last step (K below 128 or not a multiple of it); masks
+            w_mask = w_mask & (step * WORDS + words[None, :] < K // 8)  # off the hot path
+            s_mask = s_mask & (step * GROUPS + groups[None, :] < K // GROUP)
+        packed = tl.load(w_rows + step * WORDS + words[None, :], mask=w_mask, other=0)
+        scale = tl.load(s_rows + step * GROUPS + groups[None, :], mask=s_mask,
+                        other=0.0).to(tl.float32)  # 0 outside K: those products vanish
+        scale = tl.reshape(tl.broadcast_to(scale[:, :, None], [BLOCK_N, GROUPS, GROUP // 8]),
+                           [BLOCK_N, WORDS])  # the scale of each word's group
+        for j in tl.static_range(8):
+            w = to_bf16(int4_value((packed >> (4 * j)) & 0xF) * scale, SOFTWARE)
+            ks = step * BLOCK_K + words[:, None] * 8 + j
+            x_mask = row_mask[None, :] if EVEN_K else row_mask[None, :] & (ks < K)
+            xt = tl.load(x_rows + ks, mask=x_mask, other=0.0)
+            acc = mma(w, xt, acc, SOFTWARE)
 
     y_ptrs = y_ptr + rows[None, :].to(tl.int64) * stride_ym + offs_n[:, None]
     mask = row_mask[None, :] & n_mask[:, None]
@@ -79,18 +95,26 @@ def _w4a16_gemm_kernel(
 
 
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
-    """Tiles by tokens per expert, the winners of the H100 sweep in docs/benchmarks.md.
-
-    Split-K (fp32 atomics) measured slower at every swept shape, so it is opt-in only.
-    """
+    """Tiles by tokens per expert: the winners of the H100 sweep (`python -m qarl_kernels.tune`,
+    docs/benchmarks.md). With 16 or fewer tokens per expert, 64-row weight tiles while 128-row
+    ones would give under ~1000 programs (few experts touched), 128 rows above."""
     per_expert = max(1, rows // max(1, num_experts))
-    if per_expert <= 2:
-        return W4A16Config(block_m=16, block_n=64, num_warps=4, num_stages=4)
     if per_expert <= 16:
-        return W4A16Config(block_m=32, block_n=128, num_warps=4, num_stages=4)
+        wide = tile_bound(rows, num_experts, 16) * triton.cdiv(n, 128) >= 1024
+        return W4A16Config(block_m=16, block_n=128 if wide else 64, block_k=512)
     if per_expert <= 64:
-        return W4A16Config(block_m=64, block_n=128, num_warps=4, num_stages=3)
-    return W4A16Config(block_m=128, block_n=128, num_warps=8, num_stages=3)
+        return W4A16Config(block_m=64, block_n=128, block_k=512, num_warps=8)
+    return W4A16Config(block_m=128, block_n=128, block_k=256, num_warps=8)
+
+
+def block_k_for(k: int, wanted: int) -> int:
+    """The largest power of two in [128, wanted] that divides K, else 128 (the kernel then
+    masks a partial last step). Not below 128: each nibble's MMA spans BLOCK_K / 8 inputs,
+    and tl.dot needs 16."""
+    block = max(128, wanted)
+    while block > 128 and k % block:
+        block //= 2
+    return block
 
 
 def _launch(x2, qweight, counts, num_experts, dense, config):
@@ -108,13 +132,14 @@ def _launch(x2, qweight, counts, num_experts, dense, config):
         return y.to(x2.dtype)
     tiles = triton.cdiv(rows, cfg.block_m) if dense else tile_bound(rows, num_experts, cfg.block_m)
     grid = (triton.cdiv(n, cfg.block_n), tiles, cfg.split_k)
+    block_k = block_k_for(k, cfg.block_k)
     _w4a16_gemm_kernel[grid](
         x2, data, scale, y, counts, num_experts, rows, n, k,
         x2.stride(0), data.stride(0), data.stride(1), scale.stride(0), scale.stride(1),
         y.stride(0),
-        GROUP=group, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n,
+        GROUP=group, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=block_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SPLIT_K=cfg.split_k,
-        SOFTWARE=INTERPRETED,
+        EVEN_K=k % block_k == 0, SOFTWARE=INTERPRETED,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages,
     )
     return y.to(x2.dtype)
@@ -149,7 +174,8 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
 
 
 #: tokens per expert from which dequantize + torch._grouped_mm beats the int4-reading kernel
-#: (compute-bound regime); measured by qarl_kernels.bench, see docs/benchmarks.md.
+#: (compute-bound regime: the in-loop unpack costs as much as the MMA); measured by
+#: qarl_kernels.bench, see docs/benchmarks.md.
 DEQUANT_ROWS_PER_EXPERT = 256
 
 

@@ -1,22 +1,22 @@
 """Fused quantize-and-pack of master weights into the W4A16 serving layout, in one pass.
 
-Bit-identical to megatron_qarl.quant.W4A16.quantize_weight: scale = bf16(absmax / 7) per group,
+Bit-identical to megatron_qarl.quant.W4A16.quantize_weight: scale = bf16(absmax * fp32(1/7)) per group,
 codes = clamp(round_half_even(w / scale), -8, 7) against the rounded scale, nibble q + 8
 packed low nibble first into int32 words. Runs every optimizer step, so it reads the master
 weight once (fp32 or bf16) and writes 0.5 B/param of codes plus the scales; NaN/inf are
 counted on the way instead of by a second pass over the weight.
 """
-import numpy as np
 import torch
 import triton
 import triton.language as tl
 
 from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.errors import check_master_weight
+from megatron_qarl.quant.w4a16 import INV_QMAX
 
-from .numerics import INTERPRETED, divide_like_torch, rint, round_to_bf16, to_bf16
+from .numerics import INTERPRETED, fp32_constant, rint, round_to_bf16, to_bf16
 
-_INV_7 = tl.constexpr(float(np.float32(1) / np.float32(7)))
+_INV_7 = tl.constexpr(fp32_constant(INV_QMAX))
 
 
 @triton.jit
@@ -44,7 +44,7 @@ def _w4a16_quantize_kernel(
     tl.atomic_add(nonfinite_ptr, nonfinite, mask=nonfinite > 0, sem="relaxed")
 
     amax = tl.max(tl.max(tl.abs(w), 2), 1)
-    scale = round_to_bf16(divide_like_torch(amax, 7.0, _INV_7, SOFTWARE), SOFTWARE)
+    scale = round_to_bf16(amax * _INV_7, SOFTWARE)
     s = scale[:, None, None]
     safe = tl.where(s > 0, s, 1.0)
     q = tl.where(s > 0, rint(tl.div_rn(w, safe)), 0.0)

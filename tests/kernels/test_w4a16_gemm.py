@@ -16,7 +16,7 @@ def _setup(experts, n, k, group, device):
 
 
 @pytest.mark.parametrize("rows", [1, 5, 33])
-@pytest.mark.parametrize("k,group", [(32, 32), (256, 128), (128, 64)])
+@pytest.mark.parametrize("k,group", [(32, 32), (256, 128), (128, 64), (160, 32)])
 def test_dense_matches_reference(rows, k, group, device, assert_gemm_close):
     scheme, qweight = _setup(1, 48, k, group, device)
     x = torch.randn(rows, k, device=device).bfloat16()
@@ -33,7 +33,7 @@ def test_dense_keeps_leading_dims(device, assert_gemm_close):
 
 @pytest.mark.parametrize("counts", [[3, 0, 17, 1], [0, 0, 0, 6], [1, 0, 0, 0]])
 @pytest.mark.parametrize("config", [None, W4A16Config(16, 16, split_k=2),
-                                    W4A16Config(32, 32)])
+                                    W4A16Config(32, 32, block_k=128)])
 def test_grouped_matches_reference_with_empty_experts(counts, config, device, assert_gemm_close):
     scheme, qweight = _setup(4, 40, 128, 32, device)
     tokens = torch.tensor(counts)

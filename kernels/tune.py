@@ -1,0 +1,165 @@
+"""`python -m qarl_kernels.tune`: time tile configs of the W4A16 and FP8 grouped kernels on the
+GPU and print the winner per (shape, tokens) bucket, to hard-code in `default_config` and
+`fp8_gemm._tiles` (nothing autotunes at run time, so CI and graphs see fixed tiles).
+
+Kernels are compiled first in parallel worker processes (Triton's on-disk cache is shared),
+so a sweep of ~40 configs fits in one short GPU lease.
+"""
+import argparse
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+import torch
+
+from megatron_qarl.quant import get_scheme
+
+from .bench_setup import copies_for, median_us, route
+from .fp8_gemm import fp8_block_grouped_linear
+from .fp8_quantize import fp8_block_quantize
+from .w4a16_gemm import W4A16Config, w4a16_grouped_matmul
+from .w4a16_quantize import w4a16_quantize
+
+TOP_K = 8
+C = W4A16Config
+DECODE = [C(16, 64, 256), C(16, 64, 512), C(16, 128, 512), C(16, 128, 512, num_warps=8),
+          C(16, 64, 512, num_stages=4), C(16, 32, 512), C(16, 64, 1024, num_stages=2),
+          C(16, 64, 512, split_k=2), C(16, 32, 512, split_k=2)]
+MID = [C(32, 64, 512), C(32, 128, 512), C(64, 128, 512, num_warps=8), C(64, 64, 512),
+       C(64, 128, 256, num_stages=4), C(128, 128, 256, num_warps=8), C(32, 64, 512, split_k=2)]
+LARGE = [C(128, 128, 256, num_warps=8), C(128, 128, 128, num_warps=8),
+         C(256, 128, 128, num_warps=8), C(128, 256, 128, num_warps=8)]
+# (label, experts, N, K, tokens, config lists)
+W4A16_CASES = [
+    ("W13 E128", 128, 1536, 2048, 1, [DECODE]), ("W13 E128", 128, 1536, 2048, 8, [DECODE]),
+    ("W13 E128", 128, 1536, 2048, 64, [DECODE]),
+    ("W13 E128", 128, 1536, 2048, 256, [DECODE, MID]),
+    ("W13 E128", 128, 1536, 2048, 4096, [LARGE]),
+    ("W2 E128", 128, 2048, 768, 1, [DECODE]), ("W2 E128", 128, 2048, 768, 8, [DECODE]),
+    ("W2 E128", 128, 2048, 768, 64, [DECODE]), ("W2 E128", 128, 2048, 768, 256, [DECODE, MID]),
+    ("W2 E128", 128, 2048, 768, 4096, [LARGE]),
+    ("W13 EP8", 16, 1536, 2048, 8, [DECODE]), ("W13 EP8", 16, 1536, 2048, 64, [MID]),
+    ("W13 EP8", 16, 1536, 2048, 256, [MID]), ("W13 EP8", 16, 1536, 2048, 4096, [LARGE]),
+]
+FP8_TILES = [(128, 128, 8, 3), (128, 128, 4, 3), (128, 128, 8, 4), (64, 128, 4, 4),
+             (128, 256, 8, 3), (64, 256, 8, 3), (128, 64, 4, 4), (256, 128, 8, 3)]
+FP8_CASES = [("W13 E128", 128, 1536, 2048, 4096), ("W13 E128", 128, 1536, 2048, 16384),
+             ("W2 E128", 128, 2048, 768, 4096), ("W2 E128", 128, 2048, 768, 16384)]
+
+
+def _name(c: W4A16Config) -> str:
+    return f"m{c.block_m} n{c.block_n} k{c.block_k} s{c.split_k} w{c.num_warps} st{c.num_stages}"
+
+
+def _safe(fn):
+    try:
+        return fn()
+    except Exception as err:  # out of shared memory, or a config this Triton cannot compile
+        print("skipped:", str(err).splitlines()[0][:120], flush=True)
+        return None
+
+
+def _warm(jobs):
+    """Worker: compile each (kind, config, K) on a tiny problem with the same specialization."""
+    scheme, fp8 = get_scheme("w4a16"), get_scheme("fp8-block")
+    counts = torch.tensor([5, 0, 3] + [0] * 13, device="cuda", dtype=torch.int32)
+    for kind, cfg, k in jobs:
+        x = torch.randn(8, k, device="cuda", dtype=torch.bfloat16)
+        if kind == "w4a16":
+            q = w4a16_quantize(torch.randn(16, 256, k, device="cuda"), scheme)
+            _safe(lambda: w4a16_grouped_matmul(x, q, counts, cfg))
+        else:
+            q = fp8_block_quantize(torch.randn(16, 256, k, device="cuda"), fp8)
+            _safe(lambda: fp8_block_grouped_linear(x, q, counts, cfg))
+    torch.cuda.synchronize()
+
+
+def precompile(jobs, workers):
+    chunks = [jobs[i::workers] for i in range(workers)]
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        list(pool.map(_warm, chunks))
+
+
+def _w4a16_sweep():
+    scheme = get_scheme("w4a16")
+    weights = {}
+    for label, e, n, k, m, lists in W4A16_CASES:
+        if label not in weights:
+            weights.clear()
+            master = torch.randn(e, n, k, device="cuda")
+            q0 = w4a16_quantize(master, scheme)
+            copies = copies_for(q0.data.numel() * 4 + q0.scale.numel() * 2)
+            weights[label] = [q0] + [w4a16_quantize(master + i, scheme)
+                                     for i in range(1, copies)]
+            del master
+        qws = weights[label]
+        counts = route(m, e, TOP_K)
+        x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
+        offs = torch.cumsum(counts, 0, dtype=torch.int32)
+        want = torch._grouped_mm(x, scheme.dequantize(qws[0]).bfloat16().transpose(1, 2),
+                                 offs=offs).float()
+        results = []
+        for cfg in [c for cl in lists for c in cl]:
+            y = _safe(lambda: w4a16_grouped_matmul(x, qws[0], counts, cfg))
+            if y is None:
+                continue
+            err = (y.float() - want).norm() / want.norm()
+            if not err < 1e-2:
+                print(f"WRONG {label} M={m} {_name(cfg)}: rel err {err}", flush=True)
+                continue
+            t = median_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, cfg) for q in qws])
+            results.append((t, _name(cfg)))
+        results.sort()
+        print(f"W4A16 {label} M={m}: " + "; ".join(f"{n} {t:.1f}" for t, n in results[:6])
+              + f" | worst {results[-1][0]:.1f}", flush=True)
+
+
+def _fp8_sweep():
+    scheme = get_scheme("fp8-block")
+    for label, e, n, k, m in FP8_CASES:
+        qw = fp8_block_quantize(torch.randn(e, n, k, device="cuda"), scheme)
+        counts = route(m, e, TOP_K)
+        x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
+        wb = scheme.dequantize(qw).bfloat16().transpose(1, 2)
+        offs = torch.cumsum(counts, 0, dtype=torch.int32)
+        t_bf16 = median_us([lambda: torch._grouped_mm(x, wb, offs=offs)])
+        want = torch._grouped_mm(x, wb, offs=offs).float()
+        results = []
+        for tiles in FP8_TILES:
+            y = _safe(lambda: fp8_block_grouped_linear(x, qw, counts, tiles))
+            if y is None:
+                continue
+            err = (y.float() - want).norm() / want.norm()
+            if not err < 5e-2:
+                print(f"WRONG fp8 {label} M={m} {tiles}: rel err {err}", flush=True)
+                continue
+            results.append((median_us([lambda: fp8_block_grouped_linear(x, qw, counts, tiles)]),
+                            tiles))
+        results.sort()
+        print(f"FP8 {label} M={m}: bf16 {t_bf16:.1f}; " + "; ".join(
+            f"{t_} {t:.1f} ({t_bf16 / t:.2f}x)" for t, t_ in results[:4]), flush=True)
+        del qw, wb
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", choices=["w4a16", "fp8"], action="append")
+    p.add_argument("--workers", type=int, default=12)
+    args = p.parse_args(argv)
+    parts = args.only or ["w4a16", "fp8"]
+    jobs = []
+    if "w4a16" in parts:
+        cfgs = {c for cl in (DECODE, MID, LARGE) for c in cl}
+        jobs += [("w4a16", c, k) for c in cfgs for k in (2048, 768)]
+    if "fp8" in parts:
+        jobs += [("fp8", t, 2048) for t in FP8_TILES]
+    precompile(jobs, args.workers)
+    torch.manual_seed(0)
+    if "w4a16" in parts:
+        _w4a16_sweep()
+    if "fp8" in parts:
+        _fp8_sweep()
+
+
+if __name__ == "__main__":
+    main()

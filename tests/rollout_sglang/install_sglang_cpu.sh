@@ -8,4 +8,4 @@ set -euo pipefail
 target=${1:?usage: install_sglang_cpu.sh TARGET_DIR}
 pip install --quiet --disable-pip-version-check --no-deps --target "$target" \
   "sglang==0.5.23" pybase64 pillow starlette msgspec pyzmq aiohttp multidict yarl propcache \
-  aiohappyeyeballs aiosignal frozenlist
+  aiohappyeyeballs aiosignal frozenlist orjson requests urllib3 certifi ipython traitlets attrs

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Qwen3-30B-A3B RL on one 8-GPU node: the paper's comparison as four variants of one command.
+#
+#   examples/qwen3_30b_a3b/train.sh VARIANT DATA.jsonl TOKENIZER_DIR [extra flags]
+#
+# VARIANT:
+#   w4a16-qarl-tbpo    W4A16 rollouts, aligned W4A16 learner, TBPO    (QaRL)
+#   fp8-qarl-tbpo      FP8 block rollouts, aligned FP8 learner, TBPO  (QaRL)
+#   bf16-grpo          bf16 rollouts and learner, GRPO                (baseline)
+#   w4a16-rollout-grpo W4A16 rollouts, bf16 learner, GRPO             (quantized-rollout baseline)
+#
+# Layout: experts over 8 GPUs (EP=8, expert-TP 1), attention TP=2 with sequence parallelism
+# (data parallel 4). W4A16 groups of 128 fit every shard: 768-wide experts are not split
+# (expert-TP 1), and attention is not quantized (--quant-targets experts).
+# Hyperparameters follow the paper's Table 2 (Muon when emerging_optimizers is installed,
+# lr 1e-6, TBPO band from the objective's defaults); DATA rows: {"prompt": ..., "answer": ...}.
+set -euo pipefail
+VARIANT=${1:?variant}; DATA=${2:?prompt data (.jsonl/.parquet)}; TOKENIZER=${3:?tokenizer dir}
+shift 3
+OPTIMIZER=${OPTIMIZER:-adam}   # muon needs emerging_optimizers (pip install megatron-qarl[muon])
+# ENGINE=sglang (default: SGLang servers, megatron_qarl.rollout.sglang) or embedded
+
+case "$VARIANT" in
+  w4a16-qarl-tbpo)    RL=(--rollout-quant w4a16 --aligned-learner --loss tbpo) ;;
+  fp8-qarl-tbpo)      RL=(--rollout-quant fp8-block --aligned-learner --loss tbpo) ;;
+  bf16-grpo)          RL=(--rollout-quant none --loss grpo) ;;
+  w4a16-rollout-grpo) RL=(--rollout-quant w4a16 --no-aligned-learner --loss grpo) ;;
+  *) echo "unknown variant $VARIANT" >&2; exit 2 ;;
+esac
+DIST_OPT=(); [ "$OPTIMIZER" = adam ] && DIST_OPT=(--use-distributed-optimizer)
+
+exec torchrun --standalone --nproc-per-node 8 -m megatron_qarl.train \
+  --device cuda --bf16 --model qwen3-30b-a3b --rollout-engine "${ENGINE:-sglang}" \
+  --tensor-model-parallel-size 2 --sequence-parallel \
+  --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 \
+  --optimizer "$OPTIMIZER" "${DIST_OPT[@]}" --lr 1e-6 --clip-grad 1.0 \
+  --prompt-data "$DATA" --prompt-key prompt --answer-key answer \
+  --tokenizer-type hf --tokenizer-model "$TOKENIZER" --prompt-template chat-boxed \
+  --reward math-verify \
+  --seq-length 9216 --rollout-max-new-tokens 8192 --rollout-temperature 1.0 \
+  --rollout-batch-size 64 --n-samples-per-prompt 8 --global-batch-size 128 \
+  --max-tokens-per-micro-batch 16384 \
+  "${RL[@]}" --quant-targets experts \
+  --train-iters 200 --save "runs/qwen3-30b-a3b-$VARIANT" --save-interval 10 \
+  "$@"

@@ -1,0 +1,106 @@
+"""Prompt datasets: rows {prompt, answer} from jsonl, parquet or a synthetic task, rendered
+with a prompt template and tokenized once.
+
+A malformed row stops the run before any work with the file and line (or parquet row) named.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Dict, List
+
+from .arithmetic import SYNTHETIC_PREFIX, TASKS, arithmetic_rows
+from .templates import render_prompt
+
+
+class DatasetError(ValueError):
+    """A prompt file cannot be used as given."""
+
+
+@dataclass(frozen=True)
+class PromptRow:
+    prompt_ids: List[int]
+    prompt_text: str
+    answer: str
+
+
+def _check_row(row, where: str, prompt_key: str, answer_key: str) -> Dict[str, str]:
+    if not isinstance(row, dict):
+        raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    for key, flag in ((prompt_key, "--prompt-key"), (answer_key, "--answer-key")):
+        if key not in row:
+            raise DatasetError(
+                f"{where}: no field {key!r} (fields: {', '.join(map(str, row)) or 'none'}); "
+                f"fix the row or point {flag} at the right field"
+            )
+        value = row[key]
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str) or not value:
+            raise DatasetError(f"{where}: field {key!r} must be a non-empty string, got {value!r}")
+        row[key] = value
+    return {"prompt": row[prompt_key], "answer": row[answer_key]}
+
+
+def _read_jsonl(path: str, prompt_key: str, answer_key: str) -> List[Dict[str, str]]:
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DatasetError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
+            rows.append(_check_row(row, f"{path}:{lineno}", prompt_key, answer_key))
+    return rows
+
+
+def _read_parquet(path: str, prompt_key: str, answer_key: str) -> List[Dict[str, str]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DatasetError(
+            f"{path}: reading parquet needs pyarrow (pip install megatron-qarl[parquet]), or "
+            f"convert the file to jsonl"
+        ) from None
+    table = pq.read_table(path).to_pylist()
+    return [_check_row(row, f"{path}: row {i}", prompt_key, answer_key)
+            for i, row in enumerate(table)]
+
+
+def read_rows(source: str, prompt_key: str = "prompt", answer_key: str = "answer", *,
+              synthetic_rows: int = 0, synthetic_digits: int = 2,
+              seed: int = 0) -> List[Dict[str, str]]:
+    """`source` is a .jsonl/.parquet path or 'synthetic:arithmetic'."""
+    if source.startswith(SYNTHETIC_PREFIX):
+        task = source[len(SYNTHETIC_PREFIX):]
+        if task not in TASKS:
+            raise DatasetError(f"unknown synthetic task {task!r}; choose one of {TASKS}")
+        return arithmetic_rows(synthetic_rows, synthetic_digits, seed)
+    if not os.path.isfile(source):
+        raise DatasetError(f"{source}: no such file")
+    reader = {".jsonl": _read_jsonl, ".json": _read_jsonl, ".parquet": _read_parquet}.get(
+        os.path.splitext(source)[1])
+    if reader is None:
+        raise DatasetError(f"{source}: unknown format; use .jsonl, .parquet or synthetic:<task>")
+    rows = reader(source, prompt_key, answer_key)
+    if not rows:
+        raise DatasetError(f"{source}: no rows")
+    return rows
+
+
+def build_prompts(rows: List[Dict[str, str]], template: str, tokenizer,
+                  max_prompt_tokens: int, source: str) -> List[PromptRow]:
+    out = []
+    for i, row in enumerate(rows):
+        text = render_prompt(template, row["prompt"], tokenizer)
+        ids = tokenizer.encode(text)
+        if len(ids) > max_prompt_tokens:
+            raise DatasetError(
+                f"{source}: row {i} has a {len(ids)}-token prompt, more than --seq-length minus "
+                f"--rollout-max-new-tokens = {max_prompt_tokens}; raise --seq-length or drop it"
+            )
+        out.append(PromptRow(ids, text, row["answer"]))
+    return out

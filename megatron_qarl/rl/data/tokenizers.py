@@ -1,0 +1,91 @@
+"""Tokenizers the trainer accepts: a local Hugging Face tokenizer, or a built-in character
+tokenizer so the synthetic tasks run without downloading anything."""
+from __future__ import annotations
+
+import os
+import string
+from typing import List, Optional, Protocol
+
+
+class Tokenizer(Protocol):
+    vocab_size: int
+    eos_id: int
+    pad_id: int
+
+    def encode(self, text: str) -> List[int]: ...
+
+    def decode(self, ids: List[int]) -> str: ...
+
+
+class CharTokenizer:
+    """One id per printable ASCII character plus <pad> (0) and <eos> (1).
+
+    Ids outside the alphabet (a padded model vocabulary can sample them) decode to U+FFFD,
+    which the error-token detector counts, instead of raising mid-rollout.
+    """
+
+    SPECIALS = ("<pad>", "<eos>")
+
+    def __init__(self):
+        self.alphabet = string.printable[:95] + "\n"  # 0-9a-zA-Z, punctuation, space, newline
+        self._ids = {ch: i + len(self.SPECIALS) for i, ch in enumerate(self.alphabet)}
+        self.pad_id, self.eos_id = 0, 1
+        self.vocab_size = len(self.SPECIALS) + len(self.alphabet)
+
+    def encode(self, text: str) -> List[int]:
+        try:
+            return [self._ids[ch] for ch in text]
+        except KeyError as err:
+            raise ValueError(
+                f"character {err.args[0]!r} is not in the built-in character tokenizer's "
+                f"alphabet (printable ASCII); use --tokenizer-type hf --tokenizer-model PATH "
+                f"for this data"
+            ) from None
+
+    def decode(self, ids: List[int]) -> str:
+        out = []
+        for i in ids:
+            if i == self.eos_id or i == self.pad_id:
+                continue
+            j = i - len(self.SPECIALS)
+            out.append(self.alphabet[j] if 0 <= j < len(self.alphabet) else "\ufffd")
+        return "".join(out)
+
+
+class HFTokenizer:
+    """A tokenizer saved on local disk (never fetched: runs must not depend on the network)."""
+
+    def __init__(self, path: str):
+        if not os.path.isdir(path):
+            raise ValueError(
+                f"--tokenizer-model {path!r} is not a directory; pass the local folder that "
+                f"holds tokenizer.json / tokenizer_config.json (download it beforehand)"
+            )
+        from transformers import AutoTokenizer
+
+        self.hf = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        if self.hf.eos_token_id is None:
+            raise ValueError(f"--tokenizer-model {path!r}: the tokenizer defines no eos token")
+        self.eos_id = int(self.hf.eos_token_id)
+        pad = self.hf.pad_token_id
+        self.pad_id = int(self.eos_id if pad is None else pad)
+        self.vocab_size = len(self.hf)
+
+    def encode(self, text: str) -> List[int]:
+        return list(self.hf.encode(text, add_special_tokens=False))
+
+    def decode(self, ids: List[int]) -> str:
+        return self.hf.decode(ids, skip_special_tokens=True)
+
+    def apply_chat_template(self, user_text: str) -> str:
+        return self.hf.apply_chat_template(
+            [{"role": "user", "content": user_text}], tokenize=False, add_generation_prompt=True
+        )
+
+
+def build_tokenizer(tokenizer_type: str, tokenizer_model: Optional[str]) -> Tokenizer:
+    if tokenizer_type == "char":
+        return CharTokenizer()
+    if tokenizer_type == "hf":
+        return HFTokenizer(tokenizer_model)
+    raise ValueError(f"--tokenizer-type must be 'char' or 'hf', got {tokenizer_type!r}")

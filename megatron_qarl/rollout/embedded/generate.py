@@ -1,0 +1,109 @@
+"""Batched decoding on a Megatron GPTModel with Megatron's static KV cache
+(StaticInferenceContext), the same model object and quantized layers the learner trains.
+
+Prompts of different lengths are right-padded: decoding starts at the shortest prompt, and a
+row whose prompt is longer keeps its prompt token until its own prompt is consumed (the
+scheme of Megatron's static text-generation controller). The causal mask means the padding
+to the right of a position is never attended to.
+
+Sequence parallelism (TP > 1, required for MoE) splits each forward's tokens over the TP
+ranks, so a window is padded to a multiple of the TP size: the padding's keys land in the
+cache after the real tokens, are never attended to (causal), and are overwritten by the next
+window because the cache offset advances by the real tokens only.
+
+Expert parallelism: every forward is an all-to-all over the expert-parallel ranks, which hold
+different prompts. With `sync_group`, decoding runs until every rank is done, and a rank that
+finished first keeps joining the collectives with a cache-free forward of one padded window.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import torch
+import torch.distributed as dist
+from megatron.core.inference.contexts import StaticInferenceContext
+
+from ..base import Sample, SamplingParams
+from .sampling import sample_next
+
+
+def causal_mask(length: int, device) -> torch.Tensor:
+    """Megatron's convention: True where attention is NOT allowed, shape [1, 1, L, L]."""
+    return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), 1)[None, None]
+
+
+@torch.no_grad()
+def _any_rank(flag: bool, group, device) -> bool:
+    t = torch.tensor([int(flag)], device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)
+    return bool(t.item())
+
+
+def _idle_forward(model, window_multiple: int, device) -> None:
+    """Join the expert-parallel all-to-all without touching the KV cache."""
+    ids = torch.zeros(1, window_multiple, dtype=torch.long, device=device)
+    model(ids, torch.arange(window_multiple, device=device)[None],
+          causal_mask(window_multiple, device))
+
+
+def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_id: int,
+                   generator: torch.Generator, device, window_multiple: int = 1,
+                   sync_group: Optional[object] = None) -> List[Sample]:
+    """One sample per prompt row (repeat rows for n samples); window_multiple: the TP size
+    under sequence parallelism, else 1; sync_group: the ranks that must decode in lockstep
+    (data-parallel group under expert parallelism), else None."""
+    batch = len(prompts)
+    lengths = torch.tensor([len(p) for p in prompts], device=device)
+    total = int(lengths.max()) + params.max_new_tokens
+    room = total + window_multiple - 1
+    tokens = torch.full((batch, room), pad_id, dtype=torch.long, device=device)
+    for row, prompt in enumerate(prompts):
+        tokens[row, :len(prompt)] = torch.tensor(prompt, device=device)
+    positions = torch.arange(room, device=device).expand(batch, room)
+    mask = causal_mask(room, device)
+    stop = torch.tensor(list(params.stop_token_ids), dtype=torch.long, device=device)
+    logprobs = torch.zeros(batch, params.max_new_tokens, device=device)
+    generated = torch.zeros(batch, dtype=torch.long, device=device)
+    finished = torch.zeros(batch, dtype=torch.bool, device=device)
+    stopped = torch.zeros(batch, dtype=torch.bool, device=device)
+
+    context = StaticInferenceContext(batch, room)
+    context.materialize_only_last_token_logits = False  # the last position may be padding
+    start, end = 0, int(lengths.min())
+    while True:
+        running = end < total and not bool(finished.all())
+        if sync_group is not None and not _any_rank(running, sync_group, device):
+            break
+        if not running:
+            if sync_group is None:
+                break
+            _idle_forward(model, window_multiple, device)
+            continue
+        stop_at = end + (-(end - start)) % window_multiple
+        logits = model(tokens[:, start:stop_at], positions[:, start:stop_at],
+                       mask[..., start:stop_at, :stop_at], inference_context=context,
+                       runtime_gather_output=True)
+        context.increment_sequence_len_offset(end - start)
+        if end >= int(lengths.max()):
+            context.enable_decode_mode()
+        next_tokens, next_logprobs = sample_next(logits[:, end - start - 1, :], params, generator)
+        active = (lengths <= end) & ~finished
+        tokens[:, end] = torch.where(active, next_tokens, tokens[:, end])
+        rows = active.nonzero().squeeze(-1)
+        logprobs[rows, generated[rows]] = next_logprobs[rows]
+        generated += active.long()
+        hit_stop = active & torch.isin(next_tokens, stop)
+        stopped |= hit_stop
+        finished |= hit_stop | (generated >= params.max_new_tokens)
+        start, end = end, end + 1
+
+    samples = []
+    for row in range(batch):
+        n, p = int(generated[row]), int(lengths[row])
+        samples.append(Sample(
+            prompt_ids=list(prompts[row]),
+            response_ids=tokens[row, p:p + n].tolist(),
+            sampler_logprobs=logprobs[row, :n].tolist(),
+            finish_reason="stop" if bool(stopped[row]) else "length",
+        ))
+    return samples

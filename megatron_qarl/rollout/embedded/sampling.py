@@ -1,0 +1,34 @@
+"""Token sampling with temperature / top-k / top-p, and the logprob SGLang reports: that of
+the temperature-scaled distribution before top-k/top-p truncation, which is what the learner
+can recompute (it never sees the truncation)."""
+from __future__ import annotations
+
+from typing import Tuple
+
+import torch
+
+from ..base import SamplingParams
+
+
+def _truncate(logprobs: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
+    """-inf outside the top-k and outside the smallest top-p nucleus (the top token stays)."""
+    if top_k > 0 and top_k < logprobs.shape[-1]:
+        kth = torch.topk(logprobs, top_k, dim=-1).values[..., -1:]
+        logprobs = logprobs.masked_fill(logprobs < kth, float("-inf"))
+    if top_p < 1.0:
+        sorted_lp, order = torch.sort(logprobs, dim=-1, descending=True)
+        before = torch.cumsum(sorted_lp.exp(), dim=-1) - sorted_lp.exp()
+        drop_sorted = before >= top_p  # mass already covered before this token
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        logprobs = logprobs.masked_fill(drop, float("-inf"))
+    return logprobs
+
+
+def sample_next(logits: torch.Tensor, params: SamplingParams,
+                generator: torch.Generator) -> Tuple[torch.Tensor, torch.Tensor]:
+    """logits [B, V] -> (token ids [B], their temperature-scaled logprobs [B], fp32)."""
+    logprobs = torch.log_softmax(logits.float() / params.temperature, dim=-1)
+    truncated = _truncate(logprobs, params.top_k, params.top_p)
+    probs = torch.softmax(truncated, dim=-1)
+    tokens = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    return tokens, logprobs.gather(-1, tokens[:, None]).squeeze(-1)

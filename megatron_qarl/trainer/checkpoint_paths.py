@@ -1,0 +1,35 @@
+"""Checkpoint folder layout, Megatron's: <save>/iter_0000042/ (complete checkpoints only;
+one being written is iter_0000042.tmp) and <save>/latest_checkpointed_iteration.txt."""
+from __future__ import annotations
+
+import os
+import re
+from typing import List
+
+TRACKER = "latest_checkpointed_iteration.txt"
+_STEP_DIR = re.compile(r"^iter_(\d{7})$")
+
+
+def step_dir(root: str, step: int) -> str:
+    return os.path.join(root, f"iter_{step:07d}")
+
+
+def available_steps(root: str) -> List[int]:
+    """Complete checkpoints under root, oldest first (.tmp folders are not checkpoints)."""
+    if not os.path.isdir(root):
+        return []
+    return sorted(int(m.group(1)) for name in os.listdir(root)
+                  if (m := _STEP_DIR.match(name)) and os.path.isdir(os.path.join(root, name)))
+
+
+def latest_step(root: str) -> int:
+    """The tracker's step when it names a complete checkpoint, else the newest folder."""
+    steps = available_steps(root)
+    tracker = os.path.join(root, TRACKER)
+    if os.path.isfile(tracker):
+        text = open(tracker).read().strip()
+        if text.isdigit() and int(text) in steps:
+            return int(text)
+    if not steps:
+        raise FileNotFoundError(f"{root}: no checkpoint")
+    return steps[-1]

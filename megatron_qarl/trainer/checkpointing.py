@@ -1,0 +1,123 @@
+"""Checkpoints of model, optimizer and RL state through Megatron's distributed checkpointing,
+written atomically: every rank writes into <save>/iter_N.tmp, then rank 0 renames it to
+iter_N and only then points latest_checkpointed_iteration.txt at it (write + os.replace).
+A crash at any moment leaves the previous checkpoints untouched and at most a .tmp folder,
+which is never loaded and is removed by the next save of that step.
+
+RL state: the step, the data position, the warm-start flag (common to all ranks), and each
+rank's RNG states (python, torch CPU/CUDA, Megatron's model-parallel tracker, the rollout
+sampler's generator) as a sharded object, so a resumed run draws the same next batch.
+"""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from typing import Optional
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from megatron.core import dist_checkpointing, tensor_parallel
+from megatron.core.dist_checkpointing.mapping import ShardedObject
+from torch.distributed.checkpoint.api import (
+    CheckpointException as DCPCheckpointException,
+)
+
+from .checkpoint_paths import TRACKER, available_steps, latest_step, step_dir
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be loaded; the message names the folder and what to do."""
+
+
+def _rank() -> int:
+    return dist.get_rank() if dist.is_initialized() else 0
+
+
+def _world() -> int:
+    return dist.get_world_size() if dist.is_initialized() else 1
+
+
+def _barrier() -> None:
+    if dist.is_initialized():
+        dist.barrier()
+
+
+def rng_state(extra: dict) -> dict:
+    state = {"python": random.getstate(), "numpy": np.random.get_state(),
+             "torch": torch.get_rng_state(),
+             "tracker": tensor_parallel.get_cuda_rng_tracker().get_states(), **extra}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state()
+    return state
+
+
+def restore_rng_state(state: dict) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    tensor_parallel.get_cuda_rng_tracker().set_states(state["tracker"])
+    if "cuda" in state:
+        torch.cuda.set_rng_state(state["cuda"])
+
+
+def _sharded_state(model, optimizer, rl_state: Optional[dict], rng: Optional[dict],
+                   is_loading: bool) -> dict:
+    model_sd = model.sharded_state_dict()
+    state = {"model": model_sd, "rl_state": rl_state,
+             "rng_state": ShardedObject("rng_state", rng, (_world(),), (_rank(),), replica_id=0)}
+    if optimizer is not None:
+        state["optimizer"] = optimizer.sharded_state_dict(model_sd, is_loading=is_loading)
+    return state
+
+
+def save_checkpoint(root: str, step: int, model, optimizer, rl_state: dict, rng: dict) -> str:
+    """model: the unwrapped GPTModel; returns the checkpoint folder."""
+    final, tmp = step_dir(root, step), step_dir(root, step) + ".tmp"
+    if _rank() == 0:
+        os.makedirs(root, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)  # a crashed earlier attempt at this step
+        os.makedirs(tmp)
+    _barrier()
+    dist_checkpointing.save(_sharded_state(model, optimizer, rl_state, rng, False), tmp)
+    _barrier()
+    if _rank() == 0:
+        if os.path.exists(final):  # re-running a step after a resume: replace it whole
+            shutil.move(final, final + ".old")
+        os.rename(tmp, final)
+        shutil.rmtree(final + ".old", ignore_errors=True)
+        tracker = os.path.join(root, TRACKER)
+        with open(tracker + ".tmp", "w") as f:
+            f.write(str(step))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tracker + ".tmp", tracker)
+    _barrier()
+    return final
+
+
+def load_checkpoint(root: str, step: Optional[int], model, optimizer):
+    """Load into model/optimizer in place; returns (step, rl_state, this rank's rng state)."""
+    step = latest_step(root) if step is None else step
+    folder = step_dir(root, step)
+    template = _sharded_state(model, optimizer, None, None, True)
+    try:
+        loaded = dist_checkpointing.load(template, folder)
+        model.load_state_dict(loaded["model"])
+        if optimizer is not None:
+            optimizer.load_state_dict(loaded["optimizer"])
+    # torch's DCP raises CheckpointException, a BaseException, for unreadable shards.
+    except (Exception, DCPCheckpointException) as err:  # noqa: BLE001 - the folder is unusable
+        others = [s for s in available_steps(root) if s != step]
+        hint = (f"resume from an earlier one with --ckpt-step {others[-1]} (available: "
+                f"{', '.join(map(str, others))})" if others else "no other checkpoint exists")
+        raise CheckpointError(
+            f"checkpoint {folder} cannot be loaded ({type(err).__name__}: "
+            f"{str(err).splitlines()[0] if str(err) else ''}); it is corrupt, incomplete or "
+            f"from another model/parallel layout. It was left untouched; {hint}"
+        ) from err
+    rl_state = loaded["rl_state"]
+    if not isinstance(rl_state, dict) or rl_state.get("step") != step:
+        raise CheckpointError(f"checkpoint {folder}: RL state is missing or names another step")
+    return step, rl_state, loaded["rng_state"]

@@ -1,0 +1,87 @@
+"""Process groups and Megatron's parallel state, under torchrun or as one plain process.
+
+On a CPU the compat CPU support module patches the few torch.cuda entry points megatron-core
+0.16.1 calls unconditionally (each patch says why); the GPU path patches nothing.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+
+import torch
+import torch.distributed as dist
+from megatron.core import parallel_state, tensor_parallel
+
+from ..compat import apply_megatron_fixes
+
+
+def world_size_from_env() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def init_distributed(args) -> torch.device:
+    if args.device == "cpu":
+        from ..compat.cpu_testing import patch_megatron_for_cpu
+        from .cpu_support import patch_megatron_optimizer_for_cpu
+
+        patch_megatron_for_cpu()
+        patch_megatron_optimizer_for_cpu()
+    apply_megatron_fixes()
+    backend = "nccl" if args.device == "cuda" else "gloo"
+    if args.device == "cuda":
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        if args.quant_kernels == "auto" and importlib.util.find_spec("triton") is not None:
+            from qarl_kernels.register import register_cuda_kernels
+
+            register_cuda_kernels()
+    if not dist.is_initialized():
+        if "RANK" in os.environ:
+            dist.init_process_group(backend)
+        else:
+            dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{_free_port()}",
+                                    rank=0, world_size=1)
+    parallel_state.initialize_model_parallel(
+        tensor_model_parallel_size=args.tensor_model_parallel_size,
+        pipeline_model_parallel_size=1,
+        expert_model_parallel_size=args.expert_model_parallel_size,
+        expert_tensor_parallel_size=args.expert_tensor_parallel_size,
+    )
+    tensor_parallel.model_parallel_cuda_manual_seed(args.seed)
+    torch.manual_seed(args.seed)
+    return torch.device("cuda", torch.cuda.current_device()) if args.device == "cuda" \
+        else torch.device("cpu")
+
+
+def shutdown_distributed() -> None:
+    parallel_state.destroy_model_parallel()
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def dp_rank_and_size():
+    return (parallel_state.get_data_parallel_rank(),
+            parallel_state.get_data_parallel_world_size())
+
+
+def all_reduce_mean(values: dict, device) -> dict:
+    """Mean of scalar metrics over data-parallel ranks (one collective for all keys)."""
+    if not values:
+        return {}
+    keys = sorted(values)
+    t = torch.tensor([float(values[k]) for k in keys], dtype=torch.float64, device=device)
+    group = parallel_state.get_data_parallel_group()
+    dist.all_reduce(t, group=group)
+    t /= dist.get_world_size(group)
+    return dict(zip(keys, t.tolist()))
+
+
+def all_reduce_sum(value: torch.Tensor) -> torch.Tensor:
+    dist.all_reduce(value, group=parallel_state.get_data_parallel_group())
+    return value

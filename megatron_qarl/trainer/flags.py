@@ -1,0 +1,142 @@
+"""The command line: Megatron-LM style flags for model, parallelism, optimizer and
+checkpoints, plus the RL flags (rollout, quantization, loss, data, rewards, warm start).
+
+Parsing only; `validation.py` checks every value before any work starts.
+"""
+from __future__ import annotations
+
+import argparse
+
+from ..quant import SCHEME_NAMES
+from ..rl.data.templates import TEMPLATE_NAMES
+from ..rl.objectives.config import add_policy_loss_args
+from ..rl.rewards import REWARDS
+
+ROLLOUT_ENGINES = ("embedded", "sglang")
+OPTIMIZERS = ("adam", "muon")
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def _model(p):
+    g = p.add_argument_group("model")
+    g.add_argument("--model", default="qwen3-moe-tiny", help="model preset (megatron_qarl.models)")
+    g.add_argument("--num-layers", type=int, help="override the preset's layer count")
+    g.add_argument("--hidden-size", type=int, help="override the preset's hidden size")
+    g.add_argument("--num-experts", type=int, help="override the preset's expert count")
+    g.add_argument("--make-vocab-size-divisible-by", type=int, default=128,
+                   help="pad the tokenizer's vocabulary to a multiple of this times TP")
+    g.add_argument("--bf16", action="store_true", help="bf16 params with fp32 main weights")
+    g.add_argument("--quant-kernels", choices=("auto", "reference"), default="auto",
+                   help="auto: the Triton kernels (qarl_kernels) on CUDA when Triton is "
+                        "installed; reference: the pure-torch ops everywhere")
+    g.add_argument("--quant-targets", default="experts",
+                   help="which linears are quantized: experts, or experts+attention")
+
+
+def _parallel(p):
+    g = p.add_argument_group("parallelism")
+    g.add_argument("--tensor-model-parallel-size", type=int, default=1)
+    g.add_argument("--pipeline-model-parallel-size", type=int, default=1)
+    g.add_argument("--expert-model-parallel-size", type=int, default=1)
+    g.add_argument("--expert-tensor-parallel-size", type=int, default=None,
+                   help="default: the tensor-parallel size, as in Megatron")
+    g.add_argument("--sequence-parallel", action="store_true")
+    g.add_argument("--use-distributed-optimizer", action="store_true")
+    g.add_argument("--device", choices=DEVICES, default="auto",
+                   help="cpu runs Megatron through the CPU support module (slow; tiny runs)")
+
+
+def _training(p):
+    g = p.add_argument_group("training")
+    g.add_argument("--train-iters", type=int, default=20,
+                   help="RL steps; 0 with --sft-iters: warm start only (saved as step 0)")
+    g.add_argument("--micro-batch-size", type=int, default=8, help="responses per forward")
+    g.add_argument("--global-batch-size", type=int, default=64,
+                   help="responses per optimizer step (all data-parallel ranks)")
+    g.add_argument("--max-tokens-per-micro-batch", type=int, default=0,
+                   help="bucket responses by length into micro-batches of at most this many "
+                        "(padded) tokens instead of --micro-batch-size responses; 0: off")
+    g.add_argument("--seq-length", type=int, default=64, help="max prompt + response tokens")
+    g.add_argument("--optimizer", choices=OPTIMIZERS, default="adam")
+    g.add_argument("--lr", type=float, default=1e-5)
+    g.add_argument("--weight-decay", type=float, default=0.0)
+    g.add_argument("--adam-beta1", type=float, default=0.9)
+    g.add_argument("--adam-beta2", type=float, default=0.98)
+    g.add_argument("--adam-eps", type=float, default=1e-8)
+    g.add_argument("--clip-grad", type=float, default=1.0)
+    g.add_argument("--seed", type=int, default=1234)
+
+
+def _warm_start(p):
+    g = p.add_argument_group("warm start (SFT before RL, only when not resuming)")
+    g.add_argument("--sft-iters", type=int, default=0)
+    g.add_argument("--sft-lr", type=float, default=1e-3)
+    g.add_argument("--sft-batch-size", type=int, default=64)
+
+
+def _rollout(p):
+    g = p.add_argument_group("rollout")
+    g.add_argument("--rollout-engine", choices=ROLLOUT_ENGINES, default="embedded")
+    g.add_argument("--rollout-quant", choices=SCHEME_NAMES, default="none",
+                   help="the sampler's weight format")
+    g.add_argument("--aligned-learner", action=argparse.BooleanOptionalAction, default=True,
+                   help="learner forwards with the rollout's quantized weights (QaRL); "
+                        "--no-aligned-learner trains and recomputes logprobs in full precision")
+    g.add_argument("--rollout-batch-size", type=int, default=8, help="prompts per RL step")
+    g.add_argument("--n-samples-per-prompt", type=int, default=8)
+    g.add_argument("--rollout-temperature", type=float, default=1.0)
+    g.add_argument("--rollout-top-p", type=float, default=1.0)
+    g.add_argument("--rollout-top-k", type=int, default=-1)
+    g.add_argument("--rollout-max-new-tokens", type=int, default=16)
+    g.add_argument("--rollout-max-batch", type=int, default=256,
+                   help="embedded engine: sequences decoded together (KV cache rows)")
+    g.add_argument("--advantage-std-norm", action=argparse.BooleanOptionalAction, default=True)
+
+
+def _data(p):
+    g = p.add_argument_group("data and rewards")
+    g.add_argument("--prompt-data", default="synthetic:arithmetic",
+                   help=".jsonl or .parquet file, or synthetic:arithmetic")
+    g.add_argument("--eval-prompt-data", default=None,
+                   help="held-out prompts (default for synthetic data: a disjoint seed)")
+    g.add_argument("--eval-num-prompts", type=int, default=64)
+    g.add_argument("--eval-interval", type=int, default=0, help="RL steps; 0: before/after only")
+    g.add_argument("--prompt-key", default="prompt")
+    g.add_argument("--answer-key", default="answer")
+    g.add_argument("--prompt-template", default="plain",
+                   help=f"one of {', '.join(TEMPLATE_NAMES)} or a format string with {{prompt}}")
+    g.add_argument("--reward", choices=tuple(REWARDS), default="arithmetic")
+    g.add_argument("--tokenizer-type", choices=("char", "hf"), default="char")
+    g.add_argument("--tokenizer-model", default=None, help="local HF tokenizer folder")
+    g.add_argument("--synthetic-num-prompts", type=int, default=2000)
+    g.add_argument("--synthetic-digits", type=int, default=2)
+
+
+def _checkpoint_and_logging(p):
+    g = p.add_argument_group("checkpoints and logging")
+    g.add_argument("--save", default=None, help="checkpoint folder (also holds metrics.jsonl)")
+    g.add_argument("--load", default=None, help="resume from this checkpoint folder")
+    g.add_argument("--ckpt-step", type=int, default=None,
+                   help="load this step instead of the latest")
+    g.add_argument("--save-interval", type=int, default=0, help="RL steps; 0: only at the end")
+    g.add_argument("--exit-interval", type=int, default=0,
+                   help="stop (after saving) once this step is done, as Megatron's flag")
+    g.add_argument("--metrics-path", default=None, help="default: <save>/metrics.jsonl")
+    g.add_argument("--log-interval", type=int, default=1)
+    g.add_argument("--no-progress-bar", action="store_true")
+    g.add_argument("--wandb-project", default=None, help="log to wandb (offline unless "
+                   "WANDB_MODE=online or an API key is configured)")
+    g.add_argument("--wandb-exp-name", default=None)
+    g.add_argument("--wandb-save-dir", default=None)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m megatron_qarl.train",
+        description="QaRL: RL for Megatron-Core MoE models with quantized rollouts",
+    )
+    for add in (_model, _parallel, _training, _warm_start, _rollout, _data,
+                _checkpoint_and_logging):
+        add(p)
+    add_policy_loss_args(p)
+    return p

@@ -1,0 +1,27 @@
+"""Per-response-token log-probabilities of the temperature-scaled policy from one forward of
+the learner's Megatron model: the same quantity the rollout engine reports, so the
+learner/sampler difference measures only weight format and kernel numerics."""
+from __future__ import annotations
+
+import torch
+
+from ..rollout.embedded.generate import causal_mask
+from .batches import ResponseBatch
+
+
+def response_logprobs(model, batch: ResponseBatch, temperature: float,
+                      length_multiple: int = 1) -> torch.Tensor:
+    """[B, R] fp32, differentiable when grad is enabled; 0 outside batch.mask.
+
+    length_multiple: the TP size under sequence parallelism; the right padding it adds is
+    never attended to by the real positions (causal) and never read."""
+    pad = (-batch.input_ids.shape[1]) % length_multiple
+    ids = torch.nn.functional.pad(batch.input_ids, (0, pad))
+    length = ids.shape[1]
+    positions = torch.arange(length, device=ids.device).expand_as(ids)
+    logits = model(ids, positions, causal_mask(length, ids.device), runtime_gather_output=True)
+    vocab = logits.shape[-1]
+    picked = logits.gather(1, batch.predict_pos[..., None].expand(-1, -1, vocab))
+    logprobs = torch.log_softmax(picked.float() / temperature, dim=-1)
+    token_lp = logprobs.gather(-1, batch.targets[..., None]).squeeze(-1)
+    return torch.where(batch.mask, token_lp, 0.0)

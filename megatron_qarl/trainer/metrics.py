@@ -1,0 +1,86 @@
+"""Where numbers go: a JSONL file (one object per event, flushed at once so a crash loses
+nothing written), wandb when --wandb-project is given (offline unless configured), and a
+one-line console summary beside the progress bar."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from contextlib import contextmanager
+from typing import Dict, Optional
+
+import torch
+
+
+def _plain(value):
+    if isinstance(value, torch.Tensor):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # JSON has no NaN/inf; keep them visible rather than dropping them
+    return value
+
+
+class PhaseTimer:
+    """Seconds per named phase (rollout, old_logprobs, train, publish) of one step."""
+
+    def __init__(self):
+        self.seconds: Dict[str, float] = {}
+
+    @contextmanager
+    def phase(self, name: str):
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            if torch.cuda.is_available() and torch.cuda.is_initialized():
+                torch.cuda.synchronize()
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+
+    def metrics(self) -> Dict[str, float]:
+        return {f"time/{k}": v for k, v in self.seconds.items()}
+
+
+class MetricsLogger:
+    def __init__(self, path: str, *, enabled: bool, wandb_project: Optional[str] = None,
+                 wandb_name: Optional[str] = None, wandb_dir: Optional[str] = None,
+                 config: Optional[dict] = None):
+        """Only the rank that logs (enabled) opens files or wandb."""
+        self.path, self.enabled, self.wandb = path, enabled, None
+        if not enabled:
+            return
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.file = open(path, "a", encoding="utf-8")
+        if wandb_project:
+            import wandb  # optional extra: megatron-qarl[wandb]
+
+            configured = os.environ.get("WANDB_MODE") or os.environ.get("WANDB_API_KEY")
+            self.wandb = wandb.init(project=wandb_project, name=wandb_name, dir=wandb_dir,
+                                    config=config, mode=None if configured else "offline")
+
+    def log(self, event: str, step: int, values: Dict[str, object]) -> None:
+        if not self.enabled:
+            return
+        record = {"event": event, "step": step, "time": time.time(),
+                  **{k: _plain(v) for k, v in values.items()}}
+        self.file.write(json.dumps(record) + "\n")
+        self.file.flush()
+        if self.wandb is not None:
+            numeric = {f"{event}/{k}": v for k, v in record.items()
+                       if isinstance(v, (int, float)) and k not in ("step", "time")}
+            self.wandb.log(numeric, step=step)
+
+    def close(self) -> None:
+        if self.enabled:
+            self.file.close()
+            if self.wandb is not None:
+                self.wandb.finish()
+
+
+def console_line(step: int, values: Dict[str, object]) -> str:
+    keys = ("reward_mean", "response_length_mean", "pg_loss", "mismatch_abs_log_w_token",
+            "error_resp_frac", "tokens_per_s")
+    shown = [f"{k}={_plain(values[k]):.4g}" for k in keys if k in values]
+    return f"step {step}: " + " ".join(shown)

@@ -1,0 +1,49 @@
+"""The learner (Megatron DDP around the QaRL GPTModel) and, when the rollout scheme differs
+from the learner's, the rollout engine's own model of the same config."""
+from __future__ import annotations
+
+import torch
+from megatron.core.transformer.module import Float16Module
+
+from ..layers import parse_targets, validate_model
+from ..models import build_model, get_preset
+from ..quant import get_scheme
+
+
+def padded_vocab(vocab_size: int, divisible_by: int, tp: int) -> int:
+    multiple = divisible_by * tp
+    return -(-vocab_size // multiple) * multiple
+
+
+def model_config(args, *, use_cpu_initialization: bool):
+    """(preset, TransformerConfig) from --model and its overrides."""
+    preset = get_preset(args.model)
+    overrides = {k: getattr(args, k) for k in ("num_layers", "hidden_size", "num_experts")
+                 if getattr(args, k) is not None}
+    preset = preset.replace(**overrides)
+    config = preset.transformer_config(
+        tp=args.tensor_model_parallel_size, ep=args.expert_model_parallel_size,
+        etp=args.expert_tensor_parallel_size,
+        params_dtype=torch.bfloat16 if args.bf16 else torch.float32,
+        use_cpu_initialization=use_cpu_initialization,
+        sequence_parallel=args.sequence_parallel,
+    )
+    return preset, config
+
+
+def check_model_flags(args) -> None:
+    """Layout errors (W4A16 groups vs TP shards, experts vs EP) before any process starts."""
+    _, config = model_config(args, use_cpu_initialization=True)
+    targets = parse_targets(args.quant_targets)
+    if args.rollout_quant != "none":
+        validate_model(config, get_scheme(args.rollout_quant), targets)
+
+
+def build_policy(args, scheme: str, vocab_size: int, device):
+    preset, config = model_config(args, use_cpu_initialization=device.type == "cpu")
+    model = build_model(config, scheme, vocab_size=vocab_size,
+                        max_sequence_length=max(args.seq_length, 1),
+                        rotary_base=preset.rope_theta, targets=args.quant_targets).to(device)
+    if args.bf16:
+        model = Float16Module(config, model)
+    return model, config

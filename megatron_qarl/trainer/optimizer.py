@@ -1,0 +1,40 @@
+"""Megatron's DDP wrapper and optimizer, as Megatron-LM builds them: Adam (optionally the
+distributed optimizer, which shards optimizer state over data-parallel ranks) or Muon when
+`emerging_optimizers` is installed (Megatron's Muon refuses the distributed optimizer)."""
+from __future__ import annotations
+
+import torch
+from megatron.core.distributed import (
+    DistributedDataParallel,
+    DistributedDataParallelConfig,
+)
+from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
+
+from ..layers import install_quant_refresh_hook
+
+
+def wrap_ddp(model, config, use_distributed_optimizer: bool) -> DistributedDataParallel:
+    ddp_config = DistributedDataParallelConfig(
+        grad_reduce_in_fp32=True, overlap_grad_reduce=False,
+        use_distributed_optimizer=use_distributed_optimizer,
+    )
+    return DistributedDataParallel(config=config, ddp_config=ddp_config, module=model)
+
+
+def build_optimizer(args, ddp_model: DistributedDataParallel, lr: float):
+    """The optimizer for `ddp_model`, with the quantized-weight cache refresh installed."""
+    config = OptimizerConfig(
+        optimizer="adam", lr=lr, min_lr=lr, weight_decay=args.weight_decay,
+        adam_beta1=args.adam_beta1, adam_beta2=args.adam_beta2, adam_eps=args.adam_eps,
+        clip_grad=args.clip_grad, bf16=args.bf16,
+        params_dtype=torch.bfloat16 if args.bf16 else torch.float32,
+        use_distributed_optimizer=args.use_distributed_optimizer,
+    )
+    if args.optimizer == "muon":
+        from megatron.core.optimizer.muon import get_megatron_muon_optimizer
+
+        optimizer = get_megatron_muon_optimizer(config, [ddp_model])
+    else:
+        optimizer = get_megatron_optimizer(config, [ddp_model])
+    install_quant_refresh_hook(optimizer, ddp_model)
+    return optimizer

@@ -1,0 +1,278 @@
+"""The RL trainer, readable top to bottom: set-up, then `run` (warm start, the RL steps,
+the summary), then one `rl_step` (rollout -> rewards -> advantages -> old logprobs ->
+mini-batch updates -> publish), then evaluation and checkpoints.
+
+Data parallelism: each DP rank samples its own slice of the step's prompts (whole groups),
+trains on its responses, and Megatron's DDP averages gradients. TP ranks of one DP rank
+sample identically (same seed, gathered logits).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Dict
+
+import torch
+from megatron.core import parallel_state
+from megatron.core.utils import unwrap_model
+from tqdm import tqdm
+
+from ..layers import invalidate_quantized_weights
+from ..rl.data import PromptOrder, build_prompts, build_tokenizer, read_rows
+from ..rl.data.arithmetic import SYNTHETIC_PREFIX
+from ..rl.objectives.advantages import group_normalized_advantages
+from ..rl.objectives.aggregation import local_normalizer
+from ..rl.objectives.config import PolicyLossConfig
+from ..rl.objectives.diagnostics import mismatch_stats
+from ..rl.objectives.error_tokens import error_token_metrics
+from ..rl.objectives.policy_loss import compute_policy_loss
+from ..rl.rewards import get_reward
+from ..rollout.base import SamplingParams
+from ..rollout.embedded import EmbeddedEngine
+from .batches import collate, select
+from .checkpoint_paths import latest_step
+from .checkpointing import (
+    load_checkpoint,
+    restore_rng_state,
+    rng_state,
+    save_checkpoint,
+)
+from .distributed import all_reduce_mean, dp_rank_and_size, init_distributed
+from .logprobs import response_logprobs
+from .metrics import MetricsLogger, PhaseTimer, console_line
+from .models import build_policy, padded_vocab
+from .optimizer import build_optimizer, wrap_ddp
+from .updates import optimizer_step
+from .warm_start import warm_start
+
+
+class RLTrainer:
+    def __init__(self, args):
+        self.args = args
+        self.device = init_distributed(args)
+        self.is_logger = torch.distributed.get_rank() == 0
+        self.tokenizer = build_tokenizer(args.tokenizer_type, args.tokenizer_model)
+        self.train_rows = self._prompts(args.prompt_data, args.synthetic_num_prompts, args.seed)
+        eval_source = args.eval_prompt_data or (args.prompt_data if args.prompt_data.startswith(
+            SYNTHETIC_PREFIX) else None)
+        self.eval_rows = (self._prompts(eval_source, args.eval_num_prompts, args.seed + 10_000)
+                          [:args.eval_num_prompts] if eval_source else [])
+        self.order = PromptOrder(len(self.train_rows), args.seed)
+        self.reward_fn = get_reward(args.reward)
+        self.loss_cfg = PolicyLossConfig.from_flags(args)
+        self.sampling = SamplingParams(
+            args.rollout_temperature, args.rollout_top_p, args.rollout_top_k,
+            args.rollout_max_new_tokens, (self.tokenizer.eos_id,), args.n_samples_per_prompt)
+
+        vocab = padded_vocab(self.tokenizer.vocab_size, args.make_vocab_size_divisible_by,
+                             args.tensor_model_parallel_size)
+        policy, self.config = build_policy(args, args.learner_quant, vocab, self.device)
+        self.model = wrap_ddp(policy, self.config, args.use_distributed_optimizer)
+        if args.learner_quant == args.rollout_quant:
+            rollout_model, refresh = self.model, None  # QaRL / bf16: one model, one cache
+        else:
+            rollout_model, _ = build_policy(args, args.rollout_quant, vocab, self.device)
+            refresh = invalidate_quantized_weights
+        dp_rank, _ = dp_rank_and_size()
+        self.engine = EmbeddedEngine(rollout_model, pad_id=self.tokenizer.pad_id,
+                                     max_batch=args.rollout_max_batch, seed=args.seed + dp_rank,
+                                     device=self.device, on_weights_loaded=refresh,
+                                     window_multiple=self._sequence_multiple(),
+                                     sync_group=parallel_state.get_data_parallel_group()
+                                     if args.expert_model_parallel_size > 1 else None)
+        self.optimizer = None
+        self.step, self.sft_done, self.reward_before = 0, args.sft_iters == 0, None
+        if args.load:
+            self._resume()
+        self.engine.publish_weights(self.model, self.step)
+        metrics_path = args.metrics_path or os.path.join(args.save, "metrics.jsonl")
+        self.logger = MetricsLogger(metrics_path, enabled=self.is_logger,
+                                    wandb_project=args.wandb_project,
+                                    wandb_name=args.wandb_exp_name,
+                                    wandb_dir=args.wandb_save_dir, config=vars(args))
+
+    def _sequence_multiple(self) -> int:
+        """Under sequence parallelism every forward's length is a multiple of the TP size."""
+        return self.args.tensor_model_parallel_size if self.config.sequence_parallel else 1
+
+    def _prompts(self, source, synthetic_rows, seed):
+        rows = read_rows(source, self.args.prompt_key, self.args.answer_key,
+                         synthetic_rows=synthetic_rows,
+                         synthetic_digits=self.args.synthetic_digits, seed=seed)
+        budget = self.args.seq_length - self.args.rollout_max_new_tokens
+        return build_prompts(rows, self.args.prompt_template, self.tokenizer, budget, source)
+
+    # ---------------------------------------------------------------- the run
+    def run(self) -> Dict[str, float]:
+        args = self.args
+        if not self.sft_done:
+            self._warm_start()
+        if self.reward_before is None:
+            self.reward_before = self.evaluate()
+            self.logger.log("eval", self.step, {"eval_reward": self.reward_before})
+        bar = tqdm(range(self.step + 1, args.train_iters + 1), desc="RL",
+                   disable=args.no_progress_bar or not self.is_logger)
+        for step in bar:
+            metrics = self.rl_step(step)
+            self.step = step
+            if args.eval_interval and step % args.eval_interval == 0:
+                metrics["eval_reward"] = self.evaluate()
+            self.logger.log("train", step, metrics)
+            if self.is_logger and step % args.log_interval == 0:
+                bar.write(console_line(step, metrics))
+            done = step == args.train_iters or step == args.exit_interval
+            if args.save and (done or (args.save_interval and step % args.save_interval == 0)):
+                self.save()
+            if step == args.exit_interval:
+                return {"exited_at": step}
+        reward_after = self.evaluate()
+        self.logger.log("eval", self.step, {"eval_reward": reward_after})
+        summary = {"reward_before": self.reward_before, "reward_after": reward_after}
+        self.logger.log("summary", self.step, summary)
+        self.logger.close()
+        return summary
+
+    def _warm_start(self) -> None:
+        sft_optimizer = build_optimizer(self.args, self.model, self.args.sft_lr)
+        bar = tqdm(total=self.args.sft_iters, desc="warm start (SFT)",
+                   disable=self.args.no_progress_bar or not self.is_logger)
+
+        def on_step(it, metrics):
+            bar.update()
+            bar.set_postfix(loss=f"{metrics['sft_loss']:.3f}")
+            self.logger.log("sft", it, metrics)
+
+        warm_start(self.model, sft_optimizer, self.train_rows, self.tokenizer, self.args,
+                   self.device, self._sequence_multiple(), on_step)
+        bar.close()
+        self.sft_done = True
+        self.engine.publish_weights(self.model, self.step)
+        if self.args.save:
+            self.save()
+
+    def _rl_optimizer(self):
+        """Built after the warm start: a mixed-precision optimizer copies the params at
+        construction, and RL starts with fresh Adam moments."""
+        if self.optimizer is None:
+            self.optimizer = build_optimizer(self.args, self.model, self.args.lr)
+        return self.optimizer
+
+    # ---------------------------------------------------------------- one RL step
+    def rl_step(self, step: int) -> Dict[str, float]:
+        args, timer, tok = self.args, PhaseTimer(), self.tokenizer
+        optimizer = self._rl_optimizer()
+        indices = self.order.next_indices(args.rollout_batch_size)
+        dp_rank, dp = dp_rank_and_size()
+        per_rank = args.rollout_batch_size // dp
+        rows = [self.train_rows[i] for i in indices[dp_rank * per_rank:(dp_rank + 1) * per_rank]]
+
+        with timer.phase("rollout"):
+            groups = self.engine.generate([r.prompt_ids for r in rows], self.sampling)
+        samples = [s for g in groups for s in g]
+        texts = [tok.decode(s.response_ids) for s in samples]
+        answers = [r.answer for r in rows for _ in range(args.n_samples_per_prompt)]
+        rewards = torch.tensor([self.reward_fn(t, a) for t, a in zip(texts, answers)])
+        advantages = group_normalized_advantages(rewards, args.n_samples_per_prompt,
+                                                 args.advantage_std_norm)
+        batch = collate(samples, advantages, tok.pad_id, self.device)
+
+        with timer.phase("old_logprobs"), torch.no_grad():
+            batch.old_logprobs = self._logprobs(batch)
+        with timer.phase("train"):
+            train = self._train(batch, optimizer)
+        with timer.phase("publish"):
+            self.engine.publish_weights(self.model, step)
+
+        lengths = torch.tensor([float(len(s.response_ids)) for s in samples])
+        local = {
+            "reward_mean": rewards.mean(), "response_length_mean": lengths.mean(),
+            "response_stop_frac": sum(s.finish_reason == "stop" for s in samples) / len(samples),
+            **mismatch_stats(batch.old_logprobs, batch.sampler_logprobs, batch.mask),
+            **error_token_metrics([s.response_ids for s in samples], tok.decode),
+            **train, **timer.metrics(),
+        }
+        metrics = all_reduce_mean({k: float(v) for k, v in local.items()}, self.device)
+        tokens = sum(len(s.prompt_ids) + len(s.response_ids) for s in samples) * dp
+        metrics["tokens_per_s"] = tokens / max(sum(timer.seconds.values()), 1e-9)
+        metrics["prompt_indices"] = indices
+        metrics["rollout_sha1"] = hashlib.sha1(repr(
+            [(s.prompt_ids, s.response_ids) for s in samples]).encode()).hexdigest()
+        return metrics
+
+    def _logprobs(self, batch) -> torch.Tensor:
+        """Old logprobs: the aligned learner forward on the rollout's weight version."""
+        out = torch.zeros_like(batch.sampler_logprobs)
+        step = self.args.micro_batch_size
+        for start in range(0, batch.mask.shape[0], step):
+            rows = list(range(start, min(start + step, batch.mask.shape[0])))
+            part = response_logprobs(self.model, select(batch, rows),
+                                     self.args.rollout_temperature, self._sequence_multiple())
+            out[rows, :part.shape[1]] = part
+        return out
+
+    def _train(self, batch, optimizer) -> Dict[str, float]:
+        args, cfg = self.args, self.loss_cfg
+        _, dp = dp_rank_and_size()
+        per_update = args.global_batch_size // dp
+        order = torch.randperm(batch.mask.shape[0]).tolist()
+
+        def loss_fn(micro, normalizer):
+            logprobs = response_logprobs(self.model, micro, args.rollout_temperature,
+                                         self._sequence_multiple())
+            return compute_policy_loss(cfg, logprobs, micro.old_logprobs, micro.advantages,
+                                       micro.mask, micro.sampler_logprobs,
+                                       normalizer=normalizer)
+
+        sums: Dict[str, float] = {}
+        updates = [order[i:i + per_update] for i in range(0, len(order), per_update)]
+        for rows in updates:
+            metrics = optimizer_step(
+                self.model, optimizer, batch, rows, micro_batch_size=args.micro_batch_size,
+                max_tokens=args.max_tokens_per_micro_batch, loss_fn=loss_fn,
+                normalizer=lambda mask: local_normalizer(mask, cfg.loss_agg_mode))
+            for k, v in metrics.items():
+                sums[k] = sums.get(k, 0.0) + v / len(updates)
+        return sums
+
+    # ---------------------------------------------------------------- evaluation
+    def evaluate(self) -> float:
+        """Greedy (top-k 1) accuracy on the held-out prompts, averaged over DP ranks.
+
+        Uses its own sampler generator so evaluating never shifts the training samples."""
+        if not self.eval_rows:
+            return float("nan")
+        dp_rank, dp = dp_rank_and_size()
+        usable = len(self.eval_rows) - len(self.eval_rows) % dp  # equal shares (EP lockstep)
+        rows = self.eval_rows[:usable][dp_rank::dp]
+        greedy = SamplingParams(1.0, 1.0, 1, self.args.rollout_max_new_tokens,
+                                (self.tokenizer.eos_id,), 1)
+        saved = self.engine.generator.get_state()
+        try:
+            groups = self.engine.generate([r.prompt_ids for r in rows], greedy)
+        finally:
+            self.engine.generator.set_state(saved)
+        rewards = [self.reward_fn(self.tokenizer.decode(g[0].response_ids), r.answer)
+                   for g, r in zip(groups, rows)]
+        return all_reduce_mean({"r": sum(rewards) / max(len(rewards), 1)}, self.device)["r"]
+
+    # ---------------------------------------------------------------- checkpoints
+    def save(self) -> None:
+        rl_state = {"step": self.step, "order": self.order.state_dict(),
+                    "sft_done": self.sft_done, "reward_before": self.reward_before}
+        rng = rng_state({"engine": self.engine.state_dict()})
+        optimizer = self.optimizer if self.step > 0 else None
+        save_checkpoint(self.args.save, self.step, unwrap_model(self.model), optimizer,
+                        rl_state, rng)
+
+    def _resume(self) -> None:
+        step = self.args.ckpt_step
+        step = latest_step(self.args.load) if step is None else step
+        optimizer = self._rl_optimizer() if step > 0 else None
+        step, rl_state, rng = load_checkpoint(self.args.load, step,
+                                              unwrap_model(self.model), optimizer)
+        invalidate_quantized_weights(self.model)
+        self.step, self.sft_done = step, rl_state["sft_done"]
+        self.reward_before = rl_state["reward_before"]
+        self.order.load_state_dict(rl_state["order"])
+        restore_rng_state(rng)
+        self.engine.load_state_dict(rng["engine"])

@@ -1,0 +1,45 @@
+"""One optimizer step on a mini-batch: micro-batch forwards and backwards with the chosen
+objective, Megatron's gradient finalisation (DP all-reduce, sequence-parallel norm grads),
+the optimizer step (which invalidates the quantized-weight caches through its hook)."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable, Dict, List
+
+import torch
+from megatron.core import parallel_state
+from megatron.core.distributed import finalize_model_grads
+
+from .batches import ResponseBatch, micro_batch_rows, select
+from .distributed import all_reduce_sum
+
+
+def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
+                   micro_batch_size: int, max_tokens: int,
+                   loss_fn: Callable[[ResponseBatch, torch.Tensor], tuple],
+                   normalizer: Callable[[torch.Tensor], torch.Tensor]) -> Dict[str, float]:
+    """loss_fn(micro_batch, global_normalizer) -> (loss, metrics); normalizer(mask) is this
+    rank's count, summed over data-parallel ranks here so every rank divides by the same."""
+    dp = parallel_state.get_data_parallel_world_size()
+    model.zero_grad_buffer()
+    optimizer.zero_grad()
+    sub = select(batch, rows)
+    total = all_reduce_sum(normalizer(sub.mask).to(sub.mask.device).float().clone())
+    lengths = sub.lengths.tolist()
+    sums: Dict[str, float] = defaultdict(float)
+    micro = micro_batch_rows(lengths, micro_batch_size, max_tokens,
+                             parallel_state.get_data_parallel_group())
+    for part in micro:
+        loss, metrics = loss_fn(select(sub, part), total)
+        # DDP averages gradients over DP ranks; each rank's loss is its share of the global
+        # mean, so scale back by DP (see rl/objectives/aggregation.py).
+        (loss * dp).backward()
+        for key, value in metrics.items():
+            sums[key] += float(value) / len(micro)
+    finalize_model_grads([model])
+    ok, grad_norm, _ = optimizer.step()
+    if not ok:
+        raise FloatingPointError("the optimizer skipped its step (non-finite gradients); lower "
+                                 "--lr or check the data")
+    sums["grad_norm"] = float(grad_norm) if grad_norm is not None else float("nan")
+    return dict(sums)

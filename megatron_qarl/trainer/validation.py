@@ -1,0 +1,206 @@
+"""Every flag checked before any work starts (no model built, no process group joined):
+each error names the flag and the fix."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+
+import torch
+
+from ..quant import get_scheme
+from ..rl.data.arithmetic import SYNTHETIC_PREFIX
+from ..rl.data.templates import check_template
+from ..rl.objectives.config import PolicyLossConfig
+from ..rollout.base import SamplingParams
+from .checkpoint_paths import available_steps
+
+
+class FlagError(ValueError):
+    """A command-line value that cannot work; the message says which flag and how to fix it."""
+
+
+def _positive(args, *names):
+    for name in names:
+        value = getattr(args, name)
+        if value is None or value < 1:
+            raise FlagError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+
+
+def _non_negative(args, *names):
+    for name in names:
+        value = getattr(args, name)
+        if value < 0:
+            raise FlagError(f"--{name.replace('_', '-')} must be >= 0, got {value}")
+
+
+def _parallel(args, world_size: int) -> int:
+    """Returns the data-parallel size."""
+    _positive(args, "tensor_model_parallel_size", "expert_model_parallel_size",
+              "pipeline_model_parallel_size")
+    if args.expert_tensor_parallel_size is None:
+        args.expert_tensor_parallel_size = args.tensor_model_parallel_size
+    _positive(args, "expert_tensor_parallel_size")
+    if args.pipeline_model_parallel_size != 1:
+        raise FlagError("--pipeline-model-parallel-size must be 1: the RL loop does not run "
+                        "pipeline schedules; use tensor/expert parallelism for large models")
+    tp, ep, etp = (args.tensor_model_parallel_size, args.expert_model_parallel_size,
+                   args.expert_tensor_parallel_size)
+    if world_size % tp:
+        raise FlagError(f"--tensor-model-parallel-size {tp} does not divide the {world_size} "
+                        f"processes; launch a multiple of {tp} (torchrun --nproc-per-node)")
+    if world_size % (ep * etp):
+        raise FlagError(f"--expert-model-parallel-size {ep} x --expert-tensor-parallel-size "
+                        f"{etp} does not divide the {world_size} processes")
+    if tp > 1 and not args.sequence_parallel:
+        raise FlagError("--tensor-model-parallel-size > 1 needs --sequence-parallel (Megatron "
+                        "requires it for MoE, and every preset is MoE)")
+    if args.optimizer == "muon":
+        if importlib.util.find_spec("emerging_optimizers") is None:
+            raise FlagError("--optimizer muon needs the emerging_optimizers package "
+                            "(pip install megatron-qarl[muon]); or use --optimizer adam")
+        if args.use_distributed_optimizer:
+            raise FlagError("--optimizer muon cannot be combined with "
+                            "--use-distributed-optimizer (Megatron's Muon refuses it); drop it")
+    return world_size // tp
+
+
+def _batches(args, dp: int):
+    _positive(args, "micro_batch_size", "global_batch_size", "seq_length",
+              "rollout_batch_size", "n_samples_per_prompt", "rollout_max_batch",
+              "make_vocab_size_divisible_by", "log_interval", "synthetic_num_prompts",
+              "eval_num_prompts", "sft_batch_size")
+    _non_negative(args, "train_iters", "max_tokens_per_micro_batch", "sft_iters", "save_interval",
+                  "exit_interval", "eval_interval")
+    if args.n_samples_per_prompt < 2:
+        raise FlagError("--n-samples-per-prompt must be >= 2: advantages are normalised within "
+                        "each prompt's group of responses")
+    if args.rollout_batch_size % dp:
+        raise FlagError(f"--rollout-batch-size {args.rollout_batch_size} must be a multiple of "
+                        f"the data-parallel size {dp} (each rank samples whole groups)")
+    responses = args.rollout_batch_size * args.n_samples_per_prompt
+    if responses % args.global_batch_size:
+        raise FlagError(f"--global-batch-size {args.global_batch_size} must divide the "
+                        f"{responses} responses per step (--rollout-batch-size x "
+                        f"--n-samples-per-prompt); each divides into optimizer steps")
+    for flag in ("sft_batch_size", "eval_num_prompts"):
+        if getattr(args, flag) % dp:
+            raise FlagError(f"--{flag.replace('_', '-')} {getattr(args, flag)} must be a multiple "
+                            f"of the data-parallel size {dp} (ranks take equal shares)")
+    if args.global_batch_size % dp:
+        raise FlagError(f"--global-batch-size {args.global_batch_size} must be a multiple of "
+                        f"the data-parallel size {dp}")
+    per_rank = args.global_batch_size // dp
+    if not args.max_tokens_per_micro_batch and per_rank % args.micro_batch_size:
+        raise FlagError(f"--micro-batch-size {args.micro_batch_size} must divide the "
+                        f"{args.global_batch_size // dp} responses per rank per optimizer step "
+                        f"(--global-batch-size / data-parallel size), or set "
+                        f"--max-tokens-per-micro-batch")
+    if args.max_tokens_per_micro_batch and args.max_tokens_per_micro_batch < args.seq_length:
+        raise FlagError(f"--max-tokens-per-micro-batch {args.max_tokens_per_micro_batch} is "
+                        f"below --seq-length {args.seq_length}: a full-length response would "
+                        f"not fit; raise it to at least {args.seq_length}")
+    if args.rollout_max_new_tokens >= args.seq_length:
+        raise FlagError(f"--rollout-max-new-tokens {args.rollout_max_new_tokens} leaves no room "
+                        f"for the prompt in --seq-length {args.seq_length}; raise --seq-length")
+
+
+def _numbers(args):
+    for name in ("lr", "sft_lr", "adam_eps"):
+        if not getattr(args, name) > 0:
+            raise FlagError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+    for name in ("adam_beta1", "adam_beta2"):
+        if not 0 <= getattr(args, name) < 1:
+            raise FlagError(f"--{name.replace('_', '-')} must be in [0, 1)")
+    _non_negative(args, "weight_decay", "clip_grad")
+    try:
+        SamplingParams(args.rollout_temperature, args.rollout_top_p, args.rollout_top_k,
+                       args.rollout_max_new_tokens, (), args.n_samples_per_prompt)
+        PolicyLossConfig.from_flags(args)
+    except ValueError as err:
+        raise FlagError(str(err)) from None
+
+
+def _quant(args):
+    try:
+        get_scheme(args.rollout_quant)
+    except ValueError as err:
+        raise FlagError(f"--rollout-quant: {err}") from None
+    if args.quant_targets not in ("experts", "experts+attention"):
+        raise FlagError(f"--quant-targets must be 'experts' or 'experts+attention', got "
+                        f"{args.quant_targets!r}")
+
+
+def _data(args):
+    for flag, source in (("--prompt-data", args.prompt_data),
+                         ("--eval-prompt-data", args.eval_prompt_data)):
+        if source is None or source.startswith(SYNTHETIC_PREFIX):
+            continue
+        if not os.path.isfile(source):
+            raise FlagError(f"{flag} {source!r}: no such file (use a .jsonl/.parquet path or "
+                            f"synthetic:arithmetic)")
+    if args.tokenizer_type == "hf" and not args.tokenizer_model:
+        raise FlagError("--tokenizer-type hf needs --tokenizer-model PATH (a local folder)")
+    if args.tokenizer_model and not os.path.isdir(args.tokenizer_model):
+        raise FlagError(f"--tokenizer-model {args.tokenizer_model!r} is not a directory")
+    if args.synthetic_digits < 1:
+        raise FlagError("--synthetic-digits must be >= 1")
+    try:
+        check_template(args.prompt_template, args.tokenizer_type)
+    except ValueError as err:
+        raise FlagError(str(err)) from None
+
+
+def _checkpoints(args):
+    if args.save is not None and os.path.exists(args.save) and not os.path.isdir(args.save):
+        raise FlagError(f"--save {args.save!r} exists and is not a directory")
+    if args.load is not None:
+        steps = available_steps(args.load)
+        if not steps:
+            raise FlagError(f"--load {args.load!r} holds no checkpoint (no iter_* folder); "
+                            f"check the path, or drop --load to start fresh")
+        if args.ckpt_step is not None and args.ckpt_step not in steps:
+            raise FlagError(f"--ckpt-step {args.ckpt_step} is not in --load {args.load!r} "
+                            f"(available: {', '.join(map(str, steps))})")
+    elif args.ckpt_step is not None:
+        raise FlagError("--ckpt-step needs --load")
+    if args.save is None and args.metrics_path is None:
+        raise FlagError("give --save DIR (checkpoints and metrics) or at least --metrics-path")
+
+
+def _engine_and_device(args):
+    if args.rollout_engine == "sglang" and importlib.util.find_spec("sglang") is None:
+        raise FlagError("--rollout-engine sglang needs the sglang package "
+                        "(pip install megatron-qarl[sglang]); or use --rollout-engine embedded")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise FlagError("--device cuda but no CUDA device is visible; use --device cpu")
+    if args.device == "auto":
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.device == "cpu" and args.use_distributed_optimizer:
+        raise FlagError("--use-distributed-optimizer needs CUDA (megatron-core's distributed "
+                        "optimizer only wraps torch.cuda tensors); drop it for --device cpu")
+
+
+def _model(args):
+    from .models import (
+        check_model_flags,  # imports Megatron; flags above are checked first
+    )
+
+    try:
+        check_model_flags(args)
+    except ValueError as err:
+        raise FlagError(str(err)) from None
+
+
+def validate(args: argparse.Namespace, world_size: int) -> argparse.Namespace:
+    """Check and complete `args` in place (derived values: data_parallel_size, device)."""
+    _engine_and_device(args)
+    args.data_parallel_size = _parallel(args, world_size)
+    _batches(args, args.data_parallel_size)
+    _numbers(args)
+    _quant(args)
+    _data(args)
+    _checkpoints(args)
+    _model(args)
+    args.learner_quant = args.rollout_quant if args.aligned_learner else "none"
+    return args

@@ -1,0 +1,83 @@
+"""Datasets, tokenizer, prompt order and rewards: the pieces a run reads before any model."""
+import json
+
+import pytest
+
+from megatron_qarl.rl.data import (
+    CharTokenizer,
+    DatasetError,
+    PromptOrder,
+    arithmetic_rows,
+    build_prompts,
+    read_rows,
+)
+from megatron_qarl.rl.rewards import (
+    arithmetic_reward,
+    boxed_match_reward,
+    last_boxed,
+    math_verify_reward,
+)
+
+
+def test_jsonl_malformed_row_names_file_and_line(tmp_path):
+    path = tmp_path / "prompts.jsonl"
+    path.write_text(json.dumps({"prompt": "1+1=", "answer": "2"}) + "\n" + "{not json\n")
+    with pytest.raises(DatasetError, match=rf"{path}:2: not valid JSON"):
+        read_rows(str(path))
+    path.write_text(json.dumps({"prompt": "1+1=", "answer": "2"}) + "\n\n"
+                    + json.dumps({"question": "x"}) + "\n")
+    with pytest.raises(DatasetError, match=rf"{path}:3: no field 'prompt'.*--prompt-key"):
+        read_rows(str(path))
+
+
+def test_jsonl_rows_with_custom_keys_and_template(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"q": "2+3=", "a": 5}) + "\n")
+    rows = read_rows(str(path), prompt_key="q", answer_key="a")
+    assert rows == [{"prompt": "2+3=", "answer": "5"}]
+    tok = CharTokenizer()
+    (row,) = build_prompts(rows, "qa", tok, max_prompt_tokens=64, source=str(path))
+    assert row.prompt_text == "Question: 2+3=\nAnswer: "
+    assert tok.decode(row.prompt_ids) == row.prompt_text
+    with pytest.raises(DatasetError, match="row 0 has a 23-token prompt"):
+        build_prompts(rows, "qa", tok, max_prompt_tokens=10, source=str(path))
+
+
+def test_char_tokenizer_roundtrip_and_unknown_ids():
+    tok = CharTokenizer()
+    ids = tok.encode("12+34=46\n")
+    assert tok.decode(ids + [tok.eos_id]) == "12+34=46\n"
+    assert tok.decode([tok.vocab_size + 3]) == "\ufffd"
+    with pytest.raises(ValueError, match="not in the built-in character tokenizer"):
+        tok.encode("é")
+
+
+def test_arithmetic_rows_are_deterministic_sums():
+    rows = arithmetic_rows(50, 3, seed=7)
+    assert rows == arithmetic_rows(50, 3, seed=7) and rows != arithmetic_rows(50, 3, seed=8)
+    for row in rows:
+        a, b = row["prompt"].rstrip("=").split("+")
+        assert int(row["answer"]) == int(a) + int(b) and max(int(a), int(b)) < 1000
+
+
+def test_prompt_order_resumes_exactly_across_epochs():
+    full = PromptOrder(10, seed=3)
+    expected = [full.next_indices(4) for _ in range(5)]
+    assert sorted(expected[0] + expected[1] + expected[2][:2]) == list(range(10))
+    first = PromptOrder(10, seed=3)
+    seen = [first.next_indices(4) for _ in range(2)]
+    resumed = PromptOrder(10, seed=3)
+    resumed.load_state_dict(first.state_dict())
+    assert seen + [resumed.next_indices(4) for _ in range(3)] == expected
+    with pytest.raises(ValueError, match="same --prompt-data and --seed"):
+        PromptOrder(11, seed=3).load_state_dict(first.state_dict())
+
+
+def test_rewards():
+    assert last_boxed(r"x \boxed{\frac{1}{2}} then \boxed{3^{2}}") == "3^{2}"
+    assert last_boxed(r"\boxed{unfinished") is None
+    assert boxed_match_reward(r"so \boxed{ 42 }.", "42") == 1.0
+    assert boxed_match_reward("42", "42") == 0.0
+    assert math_verify_reward(r"thus \boxed{\frac{1}{2}}", "0.5") == 1.0
+    assert math_verify_reward(r"thus \boxed{\frac{1}{3}}", "0.5") == 0.0
+    assert arithmetic_reward("46", "46") == 1.0 and arithmetic_reward("46 47", "46") == 0.0

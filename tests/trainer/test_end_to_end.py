@@ -1,0 +1,118 @@
+"""End to end on CPU: a short QaRL-TBPO W4A16 run, kill-and-resume, and the failures a user
+meets (bad flags, a malformed dataset row, a corrupted checkpoint)."""
+import hashlib
+import json
+import math
+import os
+
+import pytest
+import torch
+from trainer_runs import TINY, checkpoint_tensors, records, train
+
+from megatron_qarl.train import main
+
+
+def _digest(folder):
+    h = hashlib.sha1()
+    for name in sorted(os.listdir(folder)):
+        h.update(name.encode() + open(os.path.join(folder, name), "rb").read())
+    return h.hexdigest()
+
+
+def test_smoke_run_trains_and_writes_metrics(tmp_path):
+    save = tmp_path / "run"
+    proc = train("--save", str(save), "--train-iters", "2", "--save-interval", "1")
+    assert "reward (greedy" in proc.stdout and str(save) in proc.stdout
+    steps = records(save / "metrics.jsonl")
+    assert [r["step"] for r in steps] == [1, 2]
+    for r in steps:
+        for key in ("pg_loss", "grad_norm", "reward_mean", "response_length_mean",
+                    "mismatch_abs_log_w_token", "mismatch_k3_kl", "error_resp_frac",
+                    "time/rollout", "time/old_logprobs", "time/train", "time/publish",
+                    "tokens_per_s"):
+            assert isinstance(r[key], float) and math.isfinite(r[key]), key
+    assert records(save / "metrics.jsonl", "summary")
+    after_sft = checkpoint_tensors(str(save / "iter_0000000"), tmp_path)
+    final = checkpoint_tensors(str(save / "iter_0000002"), tmp_path)
+    changed = [k for k, v in after_sft.items() if k.startswith(("embedding", "decoder"))
+               and not torch.equal(v, final[k])]
+    assert len(changed) >= 8, changed
+    assert any("experts" in k for k in changed)  # the W4A16 experts' masters trained by STE
+
+
+def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path):
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    train("--save", str(full), "--train-iters", "3")
+    train("--save", str(cut), "--train-iters", "3", "--exit-interval", "2")
+    assert not (cut / "iter_0000003").exists() and (cut / "iter_0000002").is_dir()
+    train("--save", str(cut), "--load", str(cut), "--train-iters", "3")
+    step3 = {name: [r for r in records(d / "metrics.jsonl") if r["step"] == 3]
+             for name, d in (("full", full), ("cut", cut))}
+    assert len(step3["cut"]) == 1
+    for key in ("prompt_indices", "rollout_sha1", "reward_mean"):
+        assert step3["full"][0][key] == step3["cut"][0][key], key
+    a = checkpoint_tensors(str(full / "iter_0000003"), tmp_path / "a")
+    b = checkpoint_tensors(str(cut / "iter_0000003"), tmp_path / "b")
+    assert a.keys() == b.keys() and any(k.startswith("optimizer") for k in a)
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def test_expert_parallel_ranks_decode_in_lockstep(tmp_path):
+    """EP=2 over 2 processes: ranks sample different prompts, finish decoding at different
+    steps, and must still meet in every all-to-all (this hung before the lockstep)."""
+    save = tmp_path / "ep2"
+    train("--save", str(save), "--train-iters", "2", "--expert-model-parallel-size", "2",
+          "--max-tokens-per-micro-batch", "64", nproc=2)
+    steps = records(save / "metrics.jsonl")
+    assert [r["step"] for r in steps] == [1, 2]
+    assert all(math.isfinite(r["pg_loss"]) and r["mismatch_abs_log_w_token"] < 1e-3
+               for r in steps)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--global-batch-size", "5"], "--global-batch-size 5 must divide the 16 responses"),
+    (["--n-samples-per-prompt", "1", "--global-batch-size", "4"],
+     "--n-samples-per-prompt must be >= 2"),
+    (["--rollout-max-new-tokens", "16"], "--rollout-max-new-tokens 16 leaves no room"),
+    (["--tensor-model-parallel-size", "2"], "--tensor-model-parallel-size 2 does not divide"),
+    (["--loss", "tbpo", "--mismatch-correction", "tis"], "cannot be combined with --loss tbpo"),
+    (["--neg-seq-clip-ratio-low", "1.5"], "--neg-seq-clip-ratio-low must be in [0, 1)"),
+    (["--rollout-top-p", "0"], "--rollout-top-p must be in (0, 1]"),
+    (["--optimizer", "muon"], "--optimizer muon needs the emerging_optimizers package"),
+    (["--prompt-template", "no placeholder"], "--prompt-template 'no placeholder'"),
+    (["--load", "/nonexistent"], "--load '/nonexistent' holds no checkpoint"),
+    (["--use-distributed-optimizer"], "--use-distributed-optimizer needs CUDA"),
+])
+def test_bad_flags_fail_before_any_work(tmp_path, capsys, flags, message):
+    save = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_info:
+        main([*TINY, "--save", str(save), *flags])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not save.exists()  # nothing started, nothing written
+
+
+def test_malformed_dataset_row_is_named(tmp_path):
+    data = tmp_path / "prompts.jsonl"
+    data.write_text(json.dumps({"prompt": "1+2=", "answer": "3"}) + "\n"
+                    + json.dumps({"prompt": "4+4="}) + "\n")
+    proc = train("--save", str(tmp_path / "run"), "--prompt-data", str(data), check=False)
+    assert proc.returncode == 1
+    assert f"{data}:2: no field 'answer'" in proc.stderr
+
+
+def test_corrupted_checkpoint_is_reported_and_nothing_saved_is_lost(tmp_path):
+    save = tmp_path / "run"
+    train("--save", str(save), "--train-iters", "2", "--save-interval", "1")
+    latest = save / "iter_0000002"
+    shard = sorted(p for p in latest.iterdir() if p.suffix == ".distcp")[0]
+    shard.write_bytes(shard.read_bytes()[:100])  # a torn write
+    before = {d: _digest(save / d) for d in ("iter_0000000", "iter_0000001", "iter_0000002")}
+    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3", check=False)
+    assert proc.returncode == 1
+    assert f"checkpoint {latest} cannot be loaded" in proc.stderr
+    assert "--ckpt-step 1" in proc.stderr
+    assert {d: _digest(save / d) for d in before} == before
+    train("--save", str(save), "--load", str(save), "--ckpt-step", "1", "--train-iters", "2")
+    assert records(save / "metrics.jsonl")[-1]["step"] == 2

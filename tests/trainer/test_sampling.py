@@ -1,0 +1,25 @@
+"""The sampler: truncation by top-k/top-p, and the logprob it reports (temperature-scaled,
+before truncation, as SGLang reports it)."""
+import torch
+
+from megatron_qarl.rollout.base import SamplingParams
+from megatron_qarl.rollout.embedded import sample_next
+
+
+def test_top_k_one_is_greedy_and_logprob_is_temperature_scaled():
+    logits = torch.tensor([[0.0, 2.0, 1.0, -1.0], [3.0, 0.0, 0.0, 2.9]])
+    params = SamplingParams(temperature=0.5, top_k=1)
+    tokens, logprobs = sample_next(logits, params, torch.Generator().manual_seed(0))
+    assert tokens.tolist() == [1, 0]
+    expected = torch.log_softmax(logits / 0.5, dim=-1).gather(-1, tokens[:, None]).squeeze(-1)
+    torch.testing.assert_close(logprobs, expected)
+
+
+def test_top_p_never_samples_outside_the_nucleus():
+    probs = torch.tensor([[0.5, 0.3, 0.15, 0.05]])
+    params = SamplingParams(top_p=0.75)  # nucleus {0, 1}: 0.5 < 0.75 <= 0.8
+    gen = torch.Generator().manual_seed(0)
+    drawn = {int(sample_next(probs.log(), params, gen)[0]) for _ in range(300)}
+    assert drawn == {0, 1}
+    drawn_k = {int(sample_next(probs.log(), SamplingParams(top_k=3), gen)[0]) for _ in range(300)}
+    assert drawn_k == {0, 1, 2}

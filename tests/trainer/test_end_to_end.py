@@ -4,12 +4,16 @@ import hashlib
 import json
 import math
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
 from trainer_runs import TINY, checkpoint_tensors, records, train
 
 from megatron_qarl.train import main
+from megatron_qarl.trainer.checkpoint_paths import TRACKER
 
 
 def _digest(folder):
@@ -40,15 +44,34 @@ def test_smoke_run_trains_and_writes_metrics(tmp_path):
     assert any("experts" in k for k in changed)  # the W4A16 experts' masters trained by STE
 
 
+def _run_until_checkpoint_then_kill(save, step: int) -> None:
+    """SIGKILL the trainer as soon as checkpoint `step` is committed (its tracker file names
+    it), i.e. in the middle of step + 1: nothing after the commit may leak into the resume."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.Popen([sys.executable, "-m", "megatron_qarl.train", *TINY, "--save",
+                             str(save), "--train-iters", "4", "--save-interval", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    tracker = save / TRACKER
+    deadline = time.time() + 240
+    try:
+        while not (tracker.exists() and tracker.read_text() == str(step)):
+            assert proc.poll() is None, "the trainer ended before it could be killed"
+            assert time.time() < deadline, "no checkpoint within 240 s"
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path):
     full, cut = tmp_path / "full", tmp_path / "cut"
     train("--save", str(full), "--train-iters", "3")
-    train("--save", str(cut), "--train-iters", "3", "--exit-interval", "2")
+    _run_until_checkpoint_then_kill(cut, 2)
     assert not (cut / "iter_0000003").exists() and (cut / "iter_0000002").is_dir()
     train("--save", str(cut), "--load", str(cut), "--train-iters", "3")
     step3 = {name: [r for r in records(d / "metrics.jsonl") if r["step"] == 3]
              for name, d in (("full", full), ("cut", cut))}
-    assert len(step3["cut"]) == 1
+    assert len(step3["cut"]) == 1  # the killed run never logged step 3
     for key in ("prompt_indices", "rollout_sha1", "reward_mean"):
         assert step3["full"][0][key] == step3["cut"][0][key], key
     a = checkpoint_tensors(str(full / "iter_0000003"), tmp_path / "a")

@@ -28,7 +28,10 @@ def main(argv: Optional[List[str]] = None) -> dict:
 
     try:
         trainer = RLTrainer(args)
-        summary = trainer.run()
+        try:
+            summary = trainer.run()
+        finally:
+            trainer.engine.shutdown()  # stops SGLang servers the engine launched
     except (DatasetError, CheckpointError) as err:
         sys.stderr.write(f"{parser.prog}: error: {err}\n")
         raise SystemExit(1) from None

@@ -1,5 +1,6 @@
 """megatron-core 0.16.1 fixes (`megatron_fixes`, `torch_norm`) and the CPU test support
-(`cpu_testing`, imported explicitly by tests only: it patches torch.cuda)."""
+(`cpu_testing`, imported explicitly by tests and `--device cpu` runs only: it patches
+torch.cuda)."""
 from .megatron_fixes import (
     HAVE_APEX, HAVE_TE, apply_megatron_fixes, disable_unavailable_fusions,
 )

@@ -1,8 +1,9 @@
-"""Run Megatron-Core on CPU over gloo, for tests: process-group set-up for world size 1 or 2
-with TP/EP/expert-TP, the targeted patches megatron-core 0.16.1 needs off-GPU (each with its
-reason), and a helper that runs a function in 2 gloo processes.
+"""Run Megatron-Core on CPU over gloo, for tests and `--device cpu` runs: process-group set-up
+for world size 1 or 2 with TP/EP/expert-TP, the targeted patches megatron-core 0.16.1 needs
+off-GPU (each with its reason), and a helper that runs a function in 2 gloo processes.
 
-Only tests import this module: it replaces `torch.cuda.*` entry points in the process.
+Only tests and the trainer under --device cpu import this module: it replaces `torch.cuda.*`
+entry points in the process.
 """
 from __future__ import annotations
 
@@ -65,7 +66,12 @@ class CpuRNGStatesTracker:
 
 class _NoStream:
     """Stand-in for a CUDA stream: the alltoall dispatcher overlaps its device-to-host copy
-    of the split sizes on a side stream; on CPU there is nothing to overlap."""
+    of the split sizes on a side stream; on CPU there is nothing to overlap. A class, not a
+    function, so annotations such as `torch.cuda.Stream | None` in modules imported later
+    (transformers, sglang) still evaluate."""
+
+    def __init__(self, *_args, **_kwargs):
+        pass
 
     def wait_stream(self, _other):
         pass
@@ -95,12 +101,46 @@ def _move_to_host(tensor, as_numpy: bool = False, record_stream: bool = False):
     return tensor
 
 
+_FACTORIES = ("tensor", "zeros", "ones", "empty", "full")
+
+
+class _CpuTorch:
+    """`torch` for modules that create bookkeeping tensors with a hard-coded device='cuda':
+    its tensor factories send 'cuda' to the CPU; every other attribute is the real torch."""
+
+    def __getattr__(self, name):
+        attr = getattr(torch, name)
+        if name not in _FACTORIES:
+            return attr
+
+        def on_cpu(*args, device=None, **kwargs):
+            if device is not None and torch.device(device).type == "cuda":
+                device = "cpu"
+            return attr(*args, device=device, **kwargs)
+        return on_cpu
+
+
+@torch.no_grad()
+def _clip_grad_by_total_norm_cpu(parameters, max_norm, total_norm, use_decoupled_grad=False):
+    """clip_grads.clip_grad_by_total_norm_fp32 asserts grad.type() == 'torch.cuda.FloatTensor';
+    this is the same scaling without the device assertion."""
+    coeff = max_norm / (total_norm + 1.0e-6)
+    if coeff >= 1.0:
+        return
+    for param in parameters:
+        grad = param.decoupled_grad if use_decoupled_grad else param.grad
+        if grad is not None:
+            grad.mul_(coeff)
+
+
 def patch_megatron_for_cpu() -> None:
     """Apply every CPU patch once per process (see megatron.md "Running Megatron on a CPU")."""
     global _PATCHED
     if _PATCHED:
         return
+    from megatron.core import utils
     from megatron.core.fusions import fused_softmax
+    from megatron.core.optimizer import clip_grads, optimizer
     from megatron.core.tensor_parallel import random as mp_random
     from megatron.core.transformer import utils as transformer_utils
     from megatron.core.transformer.moe import moe_utils, token_dispatcher
@@ -118,13 +158,17 @@ def patch_megatron_for_cpu() -> None:
     # 5. (TP>1 norms under sequence parallelism) is compat.TorchNorm, used by the model specs.
     # 6. the alltoall dispatcher's side stream and host copies of split sizes.
     stream = _NoStream()
-    torch.cuda.Stream = lambda *a, **k: stream
+    torch.cuda.Stream = _NoStream
     torch.cuda.current_stream = lambda *a, **k: stream
     torch.cuda.stream = lambda _s: contextlib.nullcontext()
     moe_utils.maybe_move_tensor_to_cpu = _move_to_host
     token_dispatcher.maybe_move_tensor_to_cpu = _move_to_host
     # Saving a distributed checkpoint synchronises the device.
     torch.cuda.synchronize = lambda *a, **k: None
+    # 7. the FP32 optimizer, grad clipping and the local multi-tensor l2 norm create their
+    #    loss-scale and grad-norm buffers with device='cuda', and clipping asserts CUDA grads.
+    optimizer.torch = clip_grads.torch = utils.torch = _CpuTorch()
+    optimizer.clip_grad_by_total_norm_fp32 = _clip_grad_by_total_norm_cpu
     _PATCHED = True
 
 

@@ -1,7 +1,7 @@
 """Shard-alignment rules: a rank may quantize its own shard only if every quantization group
 SGLang forms on the full weight lies inside one shard (and inside one HF tensor).
 
-Quantization groups have a size along the input dim (W4A16: --quant-group-size; FP8: 128;
+Quantization groups have a size along the input dim (W4A16: the -gNN of --rollout-quant; FP8: 128;
 INT8: the whole row, its per-channel scale) and along the output dim (FP8: 128 rows; others:
 one row). A sharded dim's per-rank size, and the sub-tensors fused along the output dim (the
 [gate; up] halves of fc1, the per-head q/k/v rows of linear_qkv), must be multiples of them.
@@ -15,11 +15,11 @@ from typing import List, Optional
 
 from ..quant import FP8Block, Int8W8A8, NoQuant, QuantizationError, QuantScheme, W4A16
 from ..quant.fp8_block import BLOCK as FP8_BLOCK
+from ..quant.w4a16 import SCHEME_FLAG
 
 TP_FLAG = "--tensor-model-parallel-size"
 ETP_FLAG = "--expert-tensor-parallel-size"
 EP_FLAG = "--expert-model-parallel-size"
-GROUP_FLAG = "--quant-group-size"
 TARGETS_FLAG = "--quant-targets"
 KV_CHANNELS_FLAG = "--kv-channels"
 
@@ -73,13 +73,14 @@ def check_layout(scheme: QuantScheme, layout: LinearLayout) -> None:
                 f"columns, not a multiple of the quantization group {g_in}, so a group would "
                 f"straddle two ranks. Fix: lower {layout.split_flag} so that "
                 f"{layout.in_full}/size is a multiple of {g_in}"
-                + (f", or a smaller {GROUP_FLAG} (64, 32)" if isinstance(scheme, W4A16) else "")
+                + (f", or a smaller W4A16 group ({SCHEME_FLAG} w4a16-g64 or w4a16-g32)"
+                   if isinstance(scheme, W4A16) else "")
                 + (f", or use expert parallelism ({EP_FLAG}) instead"
                    if layout.split_flag == ETP_FLAG else "")
             )
         raise QuantizationError(
             f"{what}: {layout.in_per_rank} input columns are not a multiple of the "
-            f"quantization group {g_in}. Fix: a {GROUP_FLAG} that divides it, or leave this "
+            f"quantization group {g_in}. Fix: a {SCHEME_FLAG} group that divides it, or leave this "
             f"module out of {TARGETS_FLAG}"
         )
     segmented = layout.out_segment != layout.out_per_rank

@@ -13,6 +13,8 @@ from .base import QuantizedWeight, QuantScheme
 from .errors import QuantizationError, check_divisible, check_master_weight
 
 GROUP_SIZES = (32, 64, 128)
+#: the group size is part of the scheme name the user passes: --rollout-quant w4a16-g64
+SCHEME_FLAG = "--rollout-quant"
 PACK = 8  # int4 codes per int32 word
 QMIN, QMAX = -8, 7
 # Scales multiply by the fp32 reciprocal rather than divide: CUDA torch turns a division by a
@@ -57,7 +59,7 @@ class W4A16(QuantScheme):
         if group_size not in GROUP_SIZES:
             raise QuantizationError(
                 f"W4A16 group size {group_size} is not supported; use one of {GROUP_SIZES} "
-                f"(--quant-group-size)"
+                f"({SCHEME_FLAG} w4a16-g32, w4a16-g64 or w4a16-g128)"
             )
         self.group_size = group_size
         self.name = f"w4a16-g{group_size}"
@@ -65,7 +67,7 @@ class W4A16(QuantScheme):
     def validate_shape(self, name: str, out_features: int, in_features: int) -> None:
         check_divisible(
             name, "in_features", in_features, self.group_size,
-            f"use a W4A16 group size that divides it (--quant-group-size 64 or 32), fewer "
+            f"use a W4A16 group size that divides it ({SCHEME_FLAG} w4a16-g64 or w4a16-g32), fewer "
             f"tensor-parallel ranks, or keep this layer unquantized",
         )
 

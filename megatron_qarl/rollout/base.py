@@ -66,3 +66,11 @@ class RolloutEngine(abc.ABC):
 
     def shutdown(self) -> None:
         """Stop servers/threads this engine started."""
+
+    def state_dict(self) -> dict:
+        """Sampler state held in this process, checkpointed with the run (the embedded
+        engine's RNG); remote engines hold none."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore what state_dict returned."""

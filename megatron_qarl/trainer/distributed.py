@@ -29,10 +29,8 @@ def _free_port() -> int:
 def init_distributed(args) -> torch.device:
     if args.device == "cpu":
         from ..compat.cpu_testing import patch_megatron_for_cpu
-        from .cpu_support import patch_megatron_optimizer_for_cpu
 
         patch_megatron_for_cpu()
-        patch_megatron_optimizer_for_cpu()
     apply_megatron_fixes()
     backend = "nccl" if args.device == "cuda" else "gloo"
     if args.device == "cuda":

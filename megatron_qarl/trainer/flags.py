@@ -11,6 +11,7 @@ from ..quant import SCHEME_NAMES
 from ..rl.data.templates import TEMPLATE_NAMES
 from ..rl.objectives.config import add_policy_loss_args
 from ..rl.rewards import REWARDS
+from .sglang_flags import add_sglang_args
 
 ROLLOUT_ENGINES = ("embedded", "sglang")
 OPTIMIZERS = ("adam", "muon")
@@ -138,5 +139,6 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_model, _parallel, _training, _warm_start, _rollout, _data,
                 _checkpoint_and_logging):
         add(p)
+    add_sglang_args(p)
     add_policy_loss_args(p)
     return p

@@ -13,7 +13,6 @@ import os
 from typing import Dict
 
 import torch
-from megatron.core import parallel_state
 from megatron.core.utils import unwrap_model
 from tqdm import tqdm
 
@@ -28,7 +27,6 @@ from ..rl.objectives.error_tokens import error_token_metrics
 from ..rl.objectives.policy_loss import compute_policy_loss
 from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
-from ..rollout.embedded import EmbeddedEngine
 from .batches import collate, select
 from .checkpoint_paths import latest_step
 from .checkpointing import (
@@ -42,6 +40,7 @@ from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
 from .models import build_policy, padded_vocab
 from .optimizer import build_optimizer, wrap_ddp
+from .rollout_engine import build_rollout_engine
 from .updates import optimizer_step
 from .warm_start import warm_start
 
@@ -68,18 +67,8 @@ class RLTrainer:
                              args.tensor_model_parallel_size)
         policy, self.config = build_policy(args, args.learner_quant, vocab, self.device)
         self.model = wrap_ddp(policy, self.config, args.use_distributed_optimizer)
-        if args.learner_quant == args.rollout_quant:
-            rollout_model, refresh = self.model, None  # QaRL / bf16: one model, one cache
-        else:
-            rollout_model, _ = build_policy(args, args.rollout_quant, vocab, self.device)
-            refresh = invalidate_quantized_weights
-        dp_rank, _ = dp_rank_and_size()
-        self.engine = EmbeddedEngine(rollout_model, pad_id=self.tokenizer.pad_id,
-                                     max_batch=args.rollout_max_batch, seed=args.seed + dp_rank,
-                                     device=self.device, on_weights_loaded=refresh,
-                                     window_multiple=self._sequence_multiple(),
-                                     sync_group=parallel_state.get_data_parallel_group()
-                                     if args.expert_model_parallel_size > 1 else None)
+        self.engine = build_rollout_engine(args, self.model, self.tokenizer, vocab, self.device,
+                                           self._sequence_multiple())
         self.optimizer = None
         self.step, self.sft_done, self.reward_before = 0, args.sft_iters == 0, None
         if args.load:
@@ -187,6 +176,7 @@ class RLTrainer:
         local = {
             "reward_mean": rewards.mean(), "response_length_mean": lengths.mean(),
             "response_stop_frac": sum(s.finish_reason == "stop" for s in samples) / len(samples),
+            "sampler_logprob_mean": batch.sampler_logprobs[batch.mask].mean(),
             **mismatch_stats(batch.old_logprobs, batch.sampler_logprobs, batch.mask),
             **error_token_metrics([s.response_ids for s in samples], tok.decode),
             **train, **timer.metrics(),
@@ -238,7 +228,7 @@ class RLTrainer:
     def evaluate(self) -> float:
         """Greedy (top-k 1) accuracy on the held-out prompts, averaged over DP ranks.
 
-        Uses its own sampler generator so evaluating never shifts the training samples."""
+        Restores the engine's sampler state so evaluating never shifts the training samples."""
         if not self.eval_rows:
             return float("nan")
         dp_rank, dp = dp_rank_and_size()
@@ -246,11 +236,11 @@ class RLTrainer:
         rows = self.eval_rows[:usable][dp_rank::dp]
         greedy = SamplingParams(1.0, 1.0, 1, self.args.rollout_max_new_tokens,
                                 (self.tokenizer.eos_id,), 1)
-        saved = self.engine.generator.get_state()
+        saved = self.engine.state_dict()
         try:
             groups = self.engine.generate([r.prompt_ids for r in rows], greedy)
         finally:
-            self.engine.generator.set_state(saved)
+            self.engine.load_state_dict(saved)
         rewards = [self.reward_fn(self.tokenizer.decode(g[0].response_ids), r.answer)
                    for g, r in zip(groups, rows)]
         return all_reduce_mean({"r": sum(rewards) / max(len(rewards), 1)}, self.device)["r"]

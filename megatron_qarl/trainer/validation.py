@@ -14,6 +14,7 @@ from ..rl.data.templates import check_template
 from ..rl.objectives.config import PolicyLossConfig
 from ..rollout.base import SamplingParams
 from .checkpoint_paths import available_steps
+from .sglang_flags import check_sglang_flags
 
 
 class FlagError(ValueError):
@@ -172,6 +173,10 @@ def _engine_and_device(args):
     if args.rollout_engine == "sglang" and importlib.util.find_spec("sglang") is None:
         raise FlagError("--rollout-engine sglang needs the sglang package "
                         "(pip install megatron-qarl[sglang]); or use --rollout-engine embedded")
+    try:
+        check_sglang_flags(args)
+    except ValueError as err:
+        raise FlagError(str(err)) from None
     if args.device == "cuda" and not torch.cuda.is_available():
         raise FlagError("--device cuda but no CUDA device is visible; use --device cpu")
     if args.device == "auto":

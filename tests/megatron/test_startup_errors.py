@@ -17,7 +17,7 @@ def build_30b(scheme, targets="experts", **parallel):
 def test_w4a16_group_straddling_expert_tp_shards_is_rejected_before_allocation():
     # 768 / 4 = 192 is not a multiple of 128: raised before any 30B weight exists
     with pytest.raises(QuantizationError, match=r"--expert-tensor-parallel-size 4.*192.*"
-                                                 r"--quant-group-size.*--expert-model-parallel"):
+                                                 r"--rollout-quant w4a16-g64.*--expert-model-parallel"):
         build_30b("w4a16", tp=1, ep=1, etp=4)
 
 

@@ -6,12 +6,12 @@ from megatron_qarl.quant import FP8Block, QuantizationError, W4A16, get_scheme, 
 
 
 def test_in_features_not_divisible_by_group():
-    with pytest.raises(QuantizationError, match=r"experts\.0\.down_proj: in_features 192 is not a multiple of 128.*--quant-group-size"):
+    with pytest.raises(QuantizationError, match=r"experts\.0\.down_proj: in_features 192 is not a multiple of 128.*--rollout-quant w4a16-g64"):
         W4A16(128).quantize_weight(torch.randn(8, 192), "experts.0.down_proj")
 
 
 def test_unsupported_group_size():
-    with pytest.raises(QuantizationError, match="group size 100 is not supported.*--quant-group-size"):
+    with pytest.raises(QuantizationError, match="group size 100 is not supported.*--rollout-quant w4a16-g32"):
         W4A16(100)
 
 

@@ -25,6 +25,8 @@ class FakeSGLangServer:
         self.decode_payload = decode_payload  # payload -> [(name, tensor)] (SGLang's classes)
         self.calls: List[str] = []
         self.received: Dict[str, object] = {}
+        self.generated: List[tuple] = []  # (request body, the outputs answered)
+        self.version_updates: List[str] = []
         self.weight_version = "0"
         self.paused = self.in_update = False
         self.die_on: Dict[str, int] = {}  # path -> die at this call number (1-based)
@@ -76,6 +78,7 @@ class FakeSGLangServer:
                     routed = (np.arange(rows * self.num_layers * self.top_k) % 4).astype(np.int32)
                     meta["routed_experts"] = base64.b64encode(routed.tobytes()).decode()
                 outs.append({"text": "", "output_ids": ids, "meta_info": meta})
+        self.generated.append((body, outs))
         return 200, outs
 
     def _pause_generation(self, _):
@@ -111,6 +114,7 @@ class FakeSGLangServer:
 
     def _update_weight_version(self, body):
         self.weight_version = body["new_version"]
+        self.version_updates.append(body["new_version"])
         return 200, {"success": True, "new_version": body["new_version"]}
 
     def _continue_generation(self, _):

@@ -1,0 +1,99 @@
+"""The flags of `--rollout-engine sglang` (names as docs/sglang.md documents them), their
+up-front checks, and the SGLangConfig they make. SGLangConfig and LaunchSpec hold the value
+checks, so validation builds them once before any work starts and the trainer again with the
+served model's dimensions."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from ..checkpoint.hf_config import Qwen3MoeDims
+from ..rollout.sglang import LaunchSpec, SGLangConfig
+from ..rollout.sglang.session import PAUSE_MODES
+from ..rollout.sglang.transfer import IPC, NCCL
+
+
+def add_sglang_args(p) -> None:
+    g = p.add_argument_group("sglang rollout (--rollout-engine sglang; see docs/sglang.md)")
+    g.add_argument("--sglang-urls", default=None,
+                   help="comma-separated URLs of running SGLang servers (one per engine)")
+    g.add_argument("--sglang-model-path", default=None,
+                   help="or launch the servers on this HF checkpoint (the quantized export)")
+    g.add_argument("--sglang-num-engines", type=int, default=1, help="servers to launch")
+    g.add_argument("--sglang-tp-size", type=int, default=1, help="TP size of each launched server")
+    g.add_argument("--sglang-ep-size", type=int, default=1, help="EP size (divides the TP size)")
+    g.add_argument("--sglang-base-gpu-id", type=int, default=0,
+                   help="first GPU of engine 0; engine e starts at base + e x tp size")
+    g.add_argument("--sglang-port", type=int, default=30000, help="engine e listens on port + e")
+    g.add_argument("--sglang-mem-fraction-static", type=float, default=0.5,
+                   help="GPU memory fraction each launched server reserves")
+    g.add_argument("--rollout-weight-transfer", choices=(IPC, NCCL), default=IPC,
+                   help="ipc: servers on the trainer's node (CUDA IPC handles); nccl: "
+                        "servers elsewhere (a broadcast group with the engines)")
+    g.add_argument("--rollout-nccl-master-address", default=None,
+                   help="--rollout-weight-transfer nccl: the sending trainer node's address")
+    g.add_argument("--rollout-nccl-master-port", type=int, default=None)
+    g.add_argument("--rollout-update-bucket-mb", type=float, default=512.0,
+                   help="size of the flattened buckets weights are published in")
+    g.add_argument("--rollout-request-timeout", type=float, default=600.0,
+                   help="seconds for one /generate call")
+    g.add_argument("--rollout-startup-timeout", type=float, default=1800.0,
+                   help="seconds to wait for the servers to become healthy")
+    g.add_argument("--rollout-retries", type=int, default=3,
+                   help="retries per request, across engines")
+    g.add_argument("--rollout-prompts-per-request", type=int, default=16,
+                   help="prompts per /generate call")
+    g.add_argument("--rollout-pause-mode", choices=PAUSE_MODES, default="abort",
+                   help="how generation pauses while weights are published")
+
+
+def sglang_config(args, dims: Optional[Qwen3MoeDims]) -> SGLangConfig:
+    """Raises ValueError naming the flag. `dims` (of the served model) is None when only the
+    flags are checked: no check reads it."""
+    urls = tuple(u.strip() for u in (args.sglang_urls or "").split(",") if u.strip())
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"--sglang-urls: {url!r} is not an http(s):// URL")
+    launch = None
+    if args.sglang_model_path is not None:
+        launch = LaunchSpec(model_path=args.sglang_model_path,
+                            num_engines=args.sglang_num_engines, tp_size=args.sglang_tp_size,
+                            ep_size=args.sglang_ep_size, base_gpu_id=args.sglang_base_gpu_id,
+                            port=args.sglang_port,
+                            mem_fraction_static=args.sglang_mem_fraction_static)
+    if args.rollout_weight_transfer == NCCL and not (args.rollout_nccl_master_address
+                                                     and args.rollout_nccl_master_port):
+        raise ValueError("--rollout-weight-transfer nccl needs --rollout-nccl-master-address "
+                         "and --rollout-nccl-master-port (the sending trainer node)")
+    for flag in ("rollout_request_timeout", "rollout_startup_timeout"):
+        if not getattr(args, flag) > 0:
+            raise ValueError(f"--{flag.replace('_', '-')} must be > 0 seconds")
+    return SGLangConfig(
+        dims=dims, scheme_name=args.rollout_quant, urls=urls, launch=launch,
+        request_timeout_s=args.rollout_request_timeout,
+        startup_timeout_s=args.rollout_startup_timeout, retries=args.rollout_retries,
+        prompts_per_request=args.rollout_prompts_per_request,
+        bucket_mb=args.rollout_update_bucket_mb, transfer=args.rollout_weight_transfer,
+        nccl_master_address=args.rollout_nccl_master_address or "",
+        nccl_master_port=args.rollout_nccl_master_port or 0,
+        pause_mode=args.rollout_pause_mode,
+        log_dir=os.path.join(args.save, "sglang") if args.save else "runs/sglang")
+
+
+def check_sglang_flags(args) -> None:
+    """Raises ValueError naming the flag and the fix."""
+    if args.rollout_engine != "sglang":
+        for flag in ("sglang_urls", "sglang_model_path"):
+            if getattr(args, flag) is not None:
+                raise ValueError(f"--{flag.replace('_', '-')} is for --rollout-engine sglang; "
+                                 f"add it, or drop --{flag.replace('_', '-')}")
+        return
+    if not args.aligned_learner and args.rollout_quant != "none":
+        raise ValueError(f"--rollout-engine sglang with --no-aligned-learner and --rollout-quant "
+                         f"{args.rollout_quant}: the learner holds no {args.rollout_quant} "
+                         f"weights to publish; use --aligned-learner or --rollout-engine "
+                         f"embedded for this ablation")
+    if args.rollout_quant.startswith("w4a16") and args.quant_targets != "experts":
+        raise ValueError("--rollout-engine sglang serves W4A16 on routed experts only (dense "
+                         "layers stay bf16): use --quant-targets experts")
+    sglang_config(args, dims=None)

@@ -1,0 +1,60 @@
+"""`--rollout-engine sglang` flags: each bad combination fails before any work with the flag
+and the fix named, and good values reach SGLangConfig."""
+import pytest
+
+from megatron_qarl.trainer.flags import build_parser
+from megatron_qarl.trainer.sglang_flags import check_sglang_flags, sglang_config
+
+SGLANG = ["--rollout-engine", "sglang"]
+
+
+def _check(*argv):
+    check_sglang_flags(build_parser().parse_args(list(argv)))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (SGLANG, r"--sglang-urls.*--sglang-model-path"),
+    (SGLANG + ["--sglang-urls", "http://a:1", "--sglang-model-path", "/m"],
+     r"either --sglang-urls"),
+    (["--sglang-urls", "http://a:1"], r"--sglang-urls is for --rollout-engine sglang"),
+    (SGLANG + ["--sglang-urls", "a:30000"], r"--sglang-urls: 'a:30000' is not an http"),
+    (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-weight-transfer", "nccl"],
+     r"--rollout-nccl-master-address and --rollout-nccl-master-port"),
+    (SGLANG + ["--sglang-model-path", "/m", "--sglang-tp-size", "2", "--sglang-ep-size", "4"],
+     r"--sglang-tp-size 2 / --sglang-ep-size 4"),
+    (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-update-bucket-mb", "0"],
+     r"--rollout-update-bucket-mb must be > 0"),
+    (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-request-timeout", "0"],
+     r"--rollout-request-timeout must be > 0"),
+    (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-quant", "w4a16",
+               "--no-aligned-learner"], r"--no-aligned-learner.*--aligned-learner"),
+    (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-quant", "w4a16-g64",
+               "--quant-targets", "experts+attention"], r"--quant-targets experts"),
+])
+def test_bad_sglang_flags_name_the_flag(argv, message):
+    with pytest.raises(ValueError, match=message):
+        _check(*argv)
+
+
+def test_flags_reach_the_config():
+    args = build_parser().parse_args(SGLANG + [
+        "--sglang-urls", "http://a:1, http://b:2", "--rollout-weight-transfer", "nccl",
+        "--rollout-nccl-master-address", "node0", "--rollout-nccl-master-port", "29600",
+        "--rollout-update-bucket-mb", "2", "--rollout-pause-mode", "retract",
+        "--rollout-prompts-per-request", "4", "--rollout-quant", "fp8-block"])
+    check_sglang_flags(args)
+    cfg = sglang_config(args, dims=None)
+    assert cfg.urls == ("http://a:1", "http://b:2") and cfg.launch is None
+    assert (cfg.transfer, cfg.nccl_master_address, cfg.nccl_master_port) == \
+        ("nccl", "node0", 29600)
+    assert cfg.bucket_bytes == 2 << 20 and cfg.pause_mode == "retract"
+    assert cfg.prompts_per_request == 4 and cfg.scheme_name == "fp8-block"
+
+
+def test_launch_flags_reach_the_launch_spec():
+    args = build_parser().parse_args(SGLANG + [
+        "--sglang-model-path", "/ckpt", "--sglang-num-engines", "2", "--sglang-tp-size", "4",
+        "--sglang-ep-size", "4", "--sglang-base-gpu-id", "4", "--sglang-port", "31000"])
+    spec = sglang_config(args, dims=None).launch
+    assert (spec.model_path, spec.num_engines, spec.tp_size, spec.ep_size) == ("/ckpt", 2, 4, 4)
+    assert spec.url(1) == "http://127.0.0.1:31001" and spec.base_gpu_id == 4

@@ -25,6 +25,10 @@ def add_sglang_args(p) -> None:
     g.add_argument("--sglang-base-gpu-id", type=int, default=0,
                    help="first GPU of engine 0; engine e starts at base + e x tp size")
     g.add_argument("--sglang-port", type=int, default=30000, help="engine e listens on port + e")
+    g.add_argument("--sglang-colocated", action="store_true",
+                   help="the servers share the trainer's GPUs: launched ones get "
+                        "--enable-memory-saver (running ones must have it), and they free "
+                        "their weights and KV cache while the trainer trains")
     g.add_argument("--sglang-mem-fraction-static", type=float, default=0.5,
                    help="GPU memory fraction each launched server reserves")
     g.add_argument("--rollout-weight-transfer", choices=(IPC, NCCL), default=IPC,
@@ -60,7 +64,8 @@ def sglang_config(args, dims: Optional[Qwen3MoeDims]) -> SGLangConfig:
                             num_engines=args.sglang_num_engines, tp_size=args.sglang_tp_size,
                             ep_size=args.sglang_ep_size, base_gpu_id=args.sglang_base_gpu_id,
                             port=args.sglang_port,
-                            mem_fraction_static=args.sglang_mem_fraction_static)
+                            mem_fraction_static=args.sglang_mem_fraction_static,
+                            colocated=args.sglang_colocated)
     if args.rollout_weight_transfer == NCCL and not (args.rollout_nccl_master_address
                                                      and args.rollout_nccl_master_port):
         raise ValueError("--rollout-weight-transfer nccl needs --rollout-nccl-master-address "
@@ -76,7 +81,7 @@ def sglang_config(args, dims: Optional[Qwen3MoeDims]) -> SGLangConfig:
         bucket_mb=args.rollout_update_bucket_mb, transfer=args.rollout_weight_transfer,
         nccl_master_address=args.rollout_nccl_master_address or "",
         nccl_master_port=args.rollout_nccl_master_port or 0,
-        pause_mode=args.rollout_pause_mode,
+        pause_mode=args.rollout_pause_mode, colocated=args.sglang_colocated,
         log_dir=os.path.join(args.save, "sglang") if args.save else "runs/sglang")
 
 

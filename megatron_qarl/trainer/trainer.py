@@ -157,6 +157,7 @@ class RLTrainer:
 
         with timer.phase("rollout"):
             groups = self.engine.generate([r.prompt_ids for r in rows], self.sampling)
+            self.engine.release_memory()  # colocated engines hand their GPU memory to training
         samples = [s for g in groups for s in g]
         texts = [tok.decode(s.response_ids) for s in samples]
         answers = [r.answer for r in rows for _ in range(args.n_samples_per_prompt)]
@@ -170,6 +171,7 @@ class RLTrainer:
         with timer.phase("train"):
             train = self._train(batch, optimizer)
         with timer.phase("publish"):
+            self.engine.resume_memory()
             self.engine.publish_weights(self.model, step)
 
         lengths = torch.tensor([float(len(s.response_ids)) for s in samples])

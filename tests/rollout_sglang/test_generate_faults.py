@@ -104,11 +104,18 @@ def test_w4a16_refused_on_old_sglang():
 
 
 def test_generate_refused_while_weights_released(servers):
-    engine = _engine(servers)
+    engine = _engine(servers, colocated=True)
     engine.release_memory()
     assert all("/release_memory_occupation" in s.calls for s in servers)
     with pytest.raises(Exception, match="publish_weights"):
         engine.generate(PROMPTS, SamplingParams())
+
+
+def test_servers_on_their_own_gpus_keep_their_memory(servers):
+    engine = _engine(servers)
+    engine.release_memory()
+    engine.resume_memory()
+    assert not any("_memory_occupation" in c for s in servers for c in s.calls)
 
 
 def test_launch_flags():

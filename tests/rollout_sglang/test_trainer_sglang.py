@@ -46,7 +46,8 @@ def test_rl_steps_train_on_the_servers_samples_and_publish_each_version(tmp_path
         save = tmp_path / "run"
         train("--save", str(save), "--train-iters", "2", "--sft-iters", "0",
               "--eval-num-prompts", "4", "--rollout-engine", "sglang",
-              "--sglang-urls", server.url, "--rollout-update-bucket-mb", "0.05")
+              "--sglang-urls", server.url, "--sglang-colocated",
+              "--rollout-update-bucket-mb", "0.05")
     finally:
         server.kill()
     steps = records(save / "metrics.jsonl")
@@ -67,4 +68,12 @@ def test_rl_steps_train_on_the_servers_samples_and_publish_each_version(tmp_path
     assert sessions == [SESSION] * 3
     assert server.calls.count("/update_weights_from_tensor") > 3  # several buckets each
     assert server.version_updates == ["0", "1", "2"]
-    assert server.weight_version == "2"
+    # colocated: each step frees the servers' memory after its rollout and takes the weights
+    # back before publishing; the KV cache returns at the next rollout (or evaluation)
+    memory = [c.split("_")[0] for c in server.calls
+              if c in ("/release_memory_occupation", "/resume_memory_occupation",
+                       "/pause_generation")]
+    assert memory == ["/pause",
+                      "/release", "/resume", "/pause",
+                      "/resume", "/release", "/resume", "/pause",
+                      "/resume"]

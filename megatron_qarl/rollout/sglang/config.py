@@ -28,6 +28,9 @@ class SGLangConfig:
     nccl_master_port: int = 0
     pause_mode: str = "abort"  # --rollout-pause-mode
     routing_replay: bool = False  # --rollout-routing-replay
+    # --sglang-colocated: running servers share the trainer's GPUs (started with
+    # --enable-memory-saver); launched servers take LaunchSpec.colocated instead
+    colocated: bool = False
     top_k: int = 8  # experts per token (for decoding routed experts)
     seed: Optional[int] = None
     log_dir: str = "runs/sglang"

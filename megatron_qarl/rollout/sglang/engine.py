@@ -181,8 +181,15 @@ class SGLangRolloutEngine(RolloutEngine):
         self.weight_version, self._published, self._weights_valid = version, True, True
 
     # -- colocated memory ----------------------------------------------------------------
+    @property
+    def colocated(self) -> bool:
+        """Servers on the trainer's GPUs (memory saver on) free their memory while it trains;
+        servers on their own GPUs keep it."""
+        launch = self.config.launch
+        return launch.colocated if launch is not None else self.config.colocated
+
     def _memory_call(self, path: str, tags) -> None:
-        if self.pool is None or not tags:
+        if self.pool is None or not tags or not self.colocated:
             return
 
         def one(slot):

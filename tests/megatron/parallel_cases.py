@@ -32,6 +32,18 @@ def _full_name(name: str, num_local: int) -> str:
     return EXPERT.sub(to_global, name)
 
 
+def _split_group(name: str):
+    """The group that splits a parameter: expert-TP for experts, TP for the rest."""
+    return ps.get_expert_tensor_parallel_group() if EXPERT.search(name) \
+        else ps.get_tensor_model_parallel_group()
+
+
+@torch.no_grad()
+def load_full_state(model, full_state) -> None:
+    """Give a model built under the current layout this rank's shards of TP=1 EP=1 tensors."""
+    num_local = model.config.num_moe_experts // ps.get_expert_model_parallel_world_size()
+    for n, p in model.named_parameters():
+        p.copy_(_shard(full_state[_full_name(n, num_local)], p, _split_group(n)))
 
 
 def compare_layouts(rank, world_size, scheme, layouts):
@@ -49,13 +61,7 @@ def compare_layouts(rank, world_size, scheme, layouts):
         init_parallel(tp, ep, etp, seed=11)
         model = build_tiny(scheme, moe_aux_loss_coeff=0.0)
         num_local = model.config.num_moe_experts // ep
-        groups = {}
-        with torch.no_grad():
-            for n, p in model.named_parameters():
-                group = ps.get_expert_tensor_parallel_group() if EXPERT.search(n) \
-                    else ps.get_tensor_model_parallel_group()
-                groups[n] = group
-                p.copy_(_shard(ref_state[_full_name(n, num_local)], p, group))
+        load_full_state(model, ref_state)
         dp = ps.get_data_parallel_world_size()
         rows = slice(None) if dp == 1 else slice(ps.get_data_parallel_rank(),
                                                  ps.get_data_parallel_rank() + 1)
@@ -70,7 +76,7 @@ def compare_layouts(rank, world_size, scheme, layouts):
                 dist.all_reduce(grad, group=ps.get_tensor_model_parallel_group())
             if not EXPERT.search(n) and dp > 1:  # DDP's data-parallel reduction (sum)
                 dist.all_reduce(grad, group=ps.get_data_parallel_group())
-            want = _shard(ref_grads[_full_name(n, num_local)], p, groups[n])
+            want = _shard(ref_grads[_full_name(n, num_local)], p, _split_group(n))
             grad_diff = max(grad_diff, ((grad - want).abs().max() / want.abs().max()).item())
         results[name] = (abs(total.item() - ref_loss.item()) / ref_loss.item(), grad_diff)
     return results

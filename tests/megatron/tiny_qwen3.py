@@ -7,8 +7,9 @@ SEQ, BATCH = 16, 2
 
 
 def tiny_config(**overrides):
-    return QWEN3_MOE_TINY.transformer_config(params_dtype=torch.float32,
-                                             use_cpu_initialization=True, **overrides)
+    """fp32 unless `params_dtype` is overridden (the publisher tests want a bf16 learner)."""
+    kwargs = {"params_dtype": torch.float32, "use_cpu_initialization": True, **overrides}
+    return QWEN3_MOE_TINY.transformer_config(**kwargs)
 
 
 def build_tiny(scheme="none", targets="experts+attention", **overrides):

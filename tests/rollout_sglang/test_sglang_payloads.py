@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import _ensure_sglang_path
+from sglang_cpu import ensure_sglang_path
 
 HERE = os.path.dirname(__file__)
 SCENARIOS = ["payload_round_trip", "publish_session_order_and_content",
@@ -19,7 +19,7 @@ SCENARIOS = ["payload_round_trip", "publish_session_order_and_content",
 
 @pytest.fixture(scope="module")
 def outcomes():
-    target = _ensure_sglang_path()
+    target = ensure_sglang_path()
     proc = subprocess.run([sys.executable, os.path.join(HERE, "sglang_scenarios.py"), target],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -8,7 +8,7 @@ import os
 import sys
 
 import pytest
-from conftest import _ensure_sglang_path
+from sglang_cpu import ensure_sglang_path
 from fake_sglang_server import FakeSGLangServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "trainer"))
@@ -21,7 +21,7 @@ SESSION = ["/pause_generation", "/flush_cache", "/begin_weight_update",
 
 @pytest.fixture
 def sglang_on_path(monkeypatch):
-    path = os.pathsep.join(p for p in (_ensure_sglang_path(), os.environ.get("PYTHONPATH")) if p)
+    path = os.pathsep.join(p for p in (ensure_sglang_path(), os.environ.get("PYTHONPATH")) if p)
     monkeypatch.setenv("PYTHONPATH", path)
 
 

@@ -6,6 +6,7 @@ EP8 (16 local experts) and TP2 (N halved), uniform top-8 routing of M tokens.
 """
 import argparse
 import datetime
+import importlib
 import os
 import platform
 
@@ -25,6 +26,8 @@ GROUPED_SHAPES = [("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768),
                   ("W13 EP8", 16, 1536, 2048), ("W2 EP8", 16, 2048, 768),
                   ("W13 TP2", 128, 768, 2048)]
 TOKENS = [1, 8, 64, 256, 1024, 4096, 16384]
+DECODE_SHAPES = GROUPED_SHAPES[:4]  # E128 and EP8, gate+up and down
+DECODE_TOKENS = [1, 8, 64, 256]
 TOP_K = 8
 
 
@@ -84,6 +87,25 @@ def _expert_bytes(touched, n, k, group, x_rows, int4):
     return w + x_rows * k * 2 + x_rows * n * 2
 
 
+def _w4a16_weights(scheme, e, n, k):
+    """Rotated int4 copies of one layer's experts and bf16 [E, K, N] views of as many as the
+    bf16 rotation needs."""
+    master = torch.randn(e, n, k, device="cuda")
+    q0 = w4a16_quantize(master, scheme)
+    int4_bytes = q0.data.numel() * 4 + q0.scale.numel() * 2
+    qws = [q0] + [w4a16_quantize(master + i, scheme) for i in range(1, copies_for(int4_bytes))]
+    bf16_t = [w4a16_dequantize(q).transpose(1, 2) for q in qws[:copies_for(e * n * k * 2)]]
+    return qws, bf16_t
+
+
+def _batch(m, e, k):
+    """counts, rows, experts touched, x, offsets of M tokens routed top-8 over E experts."""
+    counts = route(m, e, TOP_K)
+    x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
+    return (counts, int(counts.sum()), int((counts > 0).sum()), x,
+            torch.cumsum(counts, 0, dtype=torch.int32))
+
+
 def bench_w4a16_grouped(peak, check):
     scheme = get_scheme("w4a16")
     table = Table("W4A16 grouped GEMM (MoE experts, top-8 uniform routing)",
@@ -92,20 +114,9 @@ def bench_w4a16_grouped(peak, check):
                    "dequant+grouped_mm us", "best W4A16 / bf16 speedup",
                    "graph us (M=1)", "bf16 graph us (M=1)"])
     for label, e, n, k in GROUPED_SHAPES:
-        master = torch.randn(e, n, k, device="cuda")
-        q0 = w4a16_quantize(master, scheme)
-        int4_bytes = q0.data.numel() * 4 + q0.scale.numel() * 2
-        qws = [q0] + [w4a16_quantize(master + i, scheme) for i in
-                      range(1, copies_for(int4_bytes))]
-        bf16 = [w4a16_dequantize(q) for q in qws[:copies_for(e * n * k * 2)]]
-        bf16_t = [w.transpose(1, 2) for w in bf16]
-        del master
+        qws, bf16_t = _w4a16_weights(scheme, e, n, k)
         for m in TOKENS:
-            counts = route(m, e, TOP_K)
-            rows = int(counts.sum())
-            touched = int((counts > 0).sum())
-            x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
-            offs = torch.cumsum(counts, 0, dtype=torch.int32)
+            counts, rows, touched, x, offs = _batch(m, e, k)
             y = w4a16_grouped_matmul(x, qws[0], counts)
             if rows <= 2048:
                 check.close(f"w4a16 grouped {label} M={m}", y,
@@ -135,7 +146,43 @@ def bench_w4a16_grouped(peak, check):
                       t_k, 100 * bw_k / peak["copy_GBps"], flops,
                       100 * flops / peak["bf16_TFLOPs"], t_dq, _fmt(t_bf16 / best, ".2f"),
                       g_k, g_bf)
-        del qws, bf16, bf16_t
+        del qws, bf16_t
+    return [table]
+
+
+def bench_w4a16_decode(peak, check, compare):
+    """Decode sizes only: this W4A16 kernel and older versions of it (modules named by
+    --compare, each with a w4a16_grouped_matmul) against bf16 torch._grouped_mm. M=1 is timed
+    in CUDA graphs (without them it is host-bound), the rest with do_bench."""
+    scheme = get_scheme("w4a16")
+    kernels = [("this", w4a16_grouped_matmul)] + [
+        (name.rsplit(".", 1)[-1], importlib.import_module(name).w4a16_grouped_matmul)
+        for name in compare]
+    header = ["shape", "M tokens", "experts touched", "bf16 us", "bf16 %BW"]
+    for name, _ in kernels:
+        header += [f"{name} us", f"{name} %BW", f"{name} / bf16"]
+    table = Table("W4A16 decode (M=1 in CUDA graphs)", header)
+    for label, e, n, k in DECODE_SHAPES:
+        qws, bf16_t = _w4a16_weights(scheme, e, n, k)
+        for m in DECODE_TOKENS:
+            counts, rows, touched, x, offs = _batch(m, e, k)
+            timer = graph_us if m == 1 else median_us
+            t_bf16 = timer([lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in bf16_t])
+            want = scheme.reference_grouped_matmul(x, qws[0], counts.cpu())
+            cells = [label, str(m), str(touched), t_bf16, 100 * _expert_bytes(
+                touched, n, k, 128, rows, False) / t_bf16 / 1e3 / peak["copy_GBps"]]
+            for name, fn in kernels:
+                try:
+                    check.close(f"w4a16 decode {name} {label} M={m}", fn(x, qws[0], counts), want)
+                    t = timer([lambda q=q: fn(x, q, counts) for q in qws])
+                except Exception as err:  # a version this Triton cannot compile or launch
+                    print(f"{name} {label} M={m} failed: {str(err).splitlines()[0][:200]}")
+                    cells += ["failed", "—", "—"]
+                    continue
+                bw = _expert_bytes(touched, n, k, 128, rows, True) / t / 1e3
+                cells += [t, 100 * bw / peak["copy_GBps"], _fmt(t_bf16 / t, ".2f")]
+            table.add(*cells)
+        del qws, bf16_t
     return [table]
 
 
@@ -223,11 +270,11 @@ def _header(peak, floor_us, command):
             f"tokens/expert, the int4 kernel below that.\n")
 
 
-def write_section(path, body):
-    """Replace this benchmark's section of a shared markdown file, keeping the rest."""
-    start, end = "<!-- qarl_kernels.bench: start -->", "<!-- qarl_kernels.bench: end -->"
+def write_section(path, body, key="qarl_kernels.bench", title="Kernels"):
+    """Replace the section `key` of a shared markdown file, keeping the rest."""
+    start, end = f"<!-- {key}: start -->", f"<!-- {key}: end -->"
     text = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
-    section = f"{start}\n## Kernels (`python -m qarl_kernels.bench`)\n\n{body}{end}\n"
+    section = f"{start}\n## {title} (`python -m {key}`)\n\n{body}{end}\n"
     if start in text and end in text:
         text = text[:text.index(start)] + section + text[text.index(end) + len(end) + 1:]
     else:
@@ -243,6 +290,11 @@ def main(argv=None):
     p.add_argument("--sweep", action="store_true",
                    help="also time quantize block sizes (GEMM tiles: python -m qarl_kernels.tune)")
     p.add_argument("--only", choices=["w4a16", "quantize", "fp8"], action="append")
+    p.add_argument("--decode-only", action="store_true",
+                   help="only the W4A16 decode table (M=1..256), into its own doc section")
+    p.add_argument("--compare", action="append", default=[], metavar="MODULE",
+                   help="with --decode-only: also time MODULE.w4a16_grouped_matmul (an older "
+                        "version of the kernel, importable)")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("qarl_kernels.bench needs a CUDA GPU; CPU checks are tests/kernels")
@@ -250,8 +302,8 @@ def main(argv=None):
     check = Checker()
     peak = ceilings()
     floor_us = bench_launch_floor()
-    parts = args.only or ["w4a16", "quantize", "fp8"]
-    tables = []
+    parts = [] if args.decode_only else args.only or ["w4a16", "quantize", "fp8"]
+    tables = bench_w4a16_decode(peak, check, args.compare) if args.decode_only else []
     if "w4a16" in parts:
         tables += bench_w4a16_grouped(peak, check)
     if "quantize" in parts:
@@ -264,7 +316,10 @@ def main(argv=None):
     body += f"\nChecked against the reference before timing: {len(check.checked)} cases passed"
     body += "".join(f"\n- MISMATCH {f}" for f in check.failed) + "\n"
     print(body)
-    write_section(args.doc, body)
+    if args.decode_only:
+        write_section(args.doc, body, "qarl_kernels.bench --decode-only", "W4A16 decode")
+    else:
+        write_section(args.doc, body)
 
 
 if __name__ == "__main__":

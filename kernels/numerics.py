@@ -23,6 +23,10 @@ _E4M3_MIN_NORMAL = tl.constexpr(0.015625)  # 2**-6
 # 2**23 as fp32 bits: OR-ing a nibble n into the mantissa gives the float 2**23 + n
 _TWO_23_BITS = tl.constexpr(0x4B000000)
 _TWO_23_PLUS_8 = tl.constexpr(8388616.0)
+# bf16 128.0 in both halves of a 32-bit word: OR-ing nibbles a, b into bits 0-3 and 16-19 gives
+# the bf16 pair (128 + a, 128 + b), the int -> float conversion of two nibbles in one operation
+_BF16X2_128 = tl.constexpr(0x43004300)
+_NIBBLE_PAIR = tl.constexpr(0x000F000F)
 
 
 def fp32_constant(v: float) -> float:
@@ -93,3 +97,23 @@ def mma(a, b, acc, SOFTWARE: tl.constexpr):
     if SOFTWARE:
         return tl.dot(a.to(tl.float32), b.to(tl.float32), acc)
     return tl.dot(a, b, acc)
+
+
+@triton.jit
+def int4_pair_operand(packed, h, scale, SOFTWARE: tl.constexpr):
+    """Words of 8 nibbles [R, W] int32 and bf16 scales [R, 2W] -> bf16 GEMM operand [R, 2W]
+    whose column 2w + t is bf16((nibble h + 4t of word w - 8) * scale), the engine's operand.
+
+    Per 32-bit lane: a shift and an AND-OR give the bf16 pair (128 + a, 128 + b); splitting the
+    word into its halves is register renaming. On the GPU the subtraction of 136 is exact in
+    bf16 and the bf16 product rounds the exact product once, as the reference's fp32 product
+    then bf16 round: the same bits. The interpreter, whose bf16 arithmetic is not IEEE, takes
+    the same values through fp32.
+    """
+    pair = ((packed >> (4 * h)) & _NIBBLE_PAIR) | _BF16X2_128
+    halves = tl.join(pair.to(tl.int16), (pair >> 16).to(tl.int16))
+    bits = tl.reshape(halves, [packed.shape[0], 2 * packed.shape[1]])
+    if SOFTWARE:
+        value = (bits.to(tl.int32) << 16).to(tl.float32, bitcast=True) - 136.0
+        return to_bf16(value * scale.to(tl.float32), SOFTWARE)
+    return (bits.to(tl.bfloat16, bitcast=True) - 136.0) * scale

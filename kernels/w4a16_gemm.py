@@ -7,10 +7,17 @@ decode batches of a few tokens per expert still use full tensor-core tiles.
 
 Decode streams int4 bytes, so a K step covers BLOCK_K inputs (several quantization groups:
 wide, 128-bit packed loads) and the loop holds tl.dot, which lets Triton keep `num_stages`
-weight tiles in flight. Unpacking is the other bound (a few integer/float instructions per
-weight element): nibble j of every word is handled as its own MMA over inputs 8*word + j
-(x loaded with stride 8), which needs no interleaving reshape of the codes (1.4-1.6x faster
-than the reshape on the H100 decode shapes, docs/benchmarks.md).
+weight and activation tiles in flight. The unpack is ALU-lean (round 3, docs/benchmarks.md):
+nibbles h and h + 4 of a word become a bf16 pair in one 32-bit lane by a shift and an AND-OR
+into the mantissa of 128.0, then one packed bf16x2 subtraction of 136 (exact) and one packed
+bf16x2 multiply by the group scale (one rounding of the exact product: the same bits as the
+reference's fp32 product rounded to bf16, so the operand is unchanged and only the MMA's
+summation order differs from the reference). The sm_90 build's main loop (64x16 tiles,
+BLOCK_K 512) issues 3.4 instructions per weight element, round 2's 6.9. Pair plane h feeds
+one MMA over inputs 8w + h + 4t (column 2w + t); x is loaded once per step as a coalesced
+[BLOCK_K, BLOCK_M] tile and split into the four planes in registers. Scaling after the MMA
+(one multiply per output and group) would halve the unpack again but drops the spec's
+per-element bf16 rounding: on random weights 4-9% of outputs then miss the tests' tolerance.
 """
 from dataclasses import dataclass
 
@@ -21,7 +28,7 @@ import triton.language as tl
 from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import expert_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
-from .numerics import INTERPRETED, int4_value, mma, to_bf16
+from .numerics import INTERPRETED, int4_pair_operand, mma, to_bf16
 from .w4a16_dequantize import w4a16_dequantize
 
 
@@ -76,15 +83,22 @@ def _w4a16_gemm_kernel(
             s_mask = s_mask & (step * GROUPS + groups[None, :] < K // GROUP)
         packed = tl.load(w_rows + step * WORDS + words[None, :], mask=w_mask, other=0)
         scale = tl.load(s_rows + step * GROUPS + groups[None, :], mask=s_mask,
-                        other=0.0).to(tl.float32)  # 0 outside K: those products vanish
-        scale = tl.reshape(tl.broadcast_to(scale[:, :, None], [BLOCK_N, GROUPS, GROUP // 8]),
-                           [BLOCK_N, WORDS])  # the scale of each word's group
-        for j in tl.static_range(8):
-            w = to_bf16(int4_value((packed >> (4 * j)) & 0xF) * scale, SOFTWARE)
-            ks = step * BLOCK_K + words[:, None] * 8 + j
-            x_mask = row_mask[None, :] if EVEN_K else row_mask[None, :] & (ks < K)
-            xt = tl.load(x_rows + ks, mask=x_mask, other=0.0)
-            acc = mma(w, xt, acc, SOFTWARE)
+                        other=0.0)  # 0 outside K: those products vanish
+        scale = tl.reshape(tl.broadcast_to(scale[:, :, None], [BLOCK_N, GROUPS, GROUP // 4]),
+                           [BLOCK_N, 2 * WORDS])  # the scale of each operand column's group
+        # x [BLOCK_K, BLOCK_M] in one coalesced load, split into the four operand planes:
+        # input 8w + 4t + 2a + b feeds column 2w + t of plane h = 2a + b
+        xk = step * BLOCK_K + tl.arange(0, BLOCK_K)
+        x_mask = row_mask[None, :] if EVEN_K else row_mask[None, :] & (xk[:, None] < K)
+        xs = tl.load(x_rows + xk[:, None], mask=x_mask, other=0.0)
+        xs = tl.reshape(tl.trans(xs), [BLOCK_M, 2 * WORDS, 2, 2])
+        x_even, x_odd = tl.split(xs)
+        x0, x2 = tl.split(x_even)
+        x1, x3 = tl.split(x_odd)
+        acc = mma(int4_pair_operand(packed, 0, scale, SOFTWARE), tl.trans(x0), acc, SOFTWARE)
+        acc = mma(int4_pair_operand(packed, 1, scale, SOFTWARE), tl.trans(x1), acc, SOFTWARE)
+        acc = mma(int4_pair_operand(packed, 2, scale, SOFTWARE), tl.trans(x2), acc, SOFTWARE)
+        acc = mma(int4_pair_operand(packed, 3, scale, SOFTWARE), tl.trans(x3), acc, SOFTWARE)
 
     y_ptrs = y_ptr + rows[None, :].to(tl.int64) * stride_ym + offs_n[:, None]
     mask = row_mask[None, :] & n_mask[:, None]
@@ -97,20 +111,22 @@ def _w4a16_gemm_kernel(
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
     """Tiles by tokens per expert: the winners of the H100 sweep (`python -m qarl_kernels.tune`,
     docs/benchmarks.md). With 16 or fewer tokens per expert, 64-row weight tiles while 128-row
-    ones would give under ~1000 programs (few experts touched), 128 rows above."""
+    ones would give under ~1000 programs (few experts touched), 128 rows above. Two stages for
+    the wide token tiles: each stage holds a [BLOCK_K, BLOCK_M] bf16 activation tile, and three
+    of them overflow the H100's 228 KB of shared memory."""
     per_expert = max(1, rows // max(1, num_experts))
     if per_expert <= 16:
         wide = tile_bound(rows, num_experts, 16) * triton.cdiv(n, 128) >= 1024
         return W4A16Config(block_m=16, block_n=128 if wide else 64, block_k=512)
     if per_expert <= 64:
-        return W4A16Config(block_m=64, block_n=128, block_k=512, num_warps=8)
-    return W4A16Config(block_m=128, block_n=128, block_k=256, num_warps=8)
+        return W4A16Config(block_m=64, block_n=128, block_k=512, num_warps=8, num_stages=2)
+    return W4A16Config(block_m=128, block_n=128, block_k=256, num_warps=8, num_stages=2)
 
 
 def block_k_for(k: int, wanted: int) -> int:
     """The largest power of two in [128, wanted] that divides K, else 128 (the kernel then
-    masks a partial last step). Not below 128: each nibble's MMA spans BLOCK_K / 8 inputs,
-    and tl.dot needs 16."""
+    masks a partial last step). Not below 128: each pair plane's MMA spans BLOCK_K / 4
+    inputs, and tl.dot needs 16."""
     block = max(128, wanted)
     while block > 128 and k % block:
         block //= 2

@@ -76,3 +76,13 @@ def test_bad_inputs_name_the_tensor(device):
     with pytest.raises(ValueError, match=r"tokens_per_expert: shape \(3,\)"):
         w4a16_grouped_matmul(torch.randn(3, 64, device=device).bfloat16(), qweight,
                              torch.tensor([1, 1, 1]))
+
+
+@pytest.mark.parametrize("k,group", [(256, 128), (160, 32)])
+def test_operand_is_the_engine_weight_bit_for_bit(k, group, device):
+    """One-hot rows of x read single weight elements back: the in-kernel unpack (pair planes,
+    packed bf16 arithmetic, the split of x) must give bf16((q - 8) * scale) exactly, in the
+    right column."""
+    _, qweight = _setup(1, 48, k, group, device)
+    eye = torch.eye(k, device=device).bfloat16()
+    assert torch.equal(w4a16_linear(eye, qweight[0]), qweight[0].dequantize().bfloat16().t())

@@ -78,3 +78,14 @@ def test_separate_rollout_scheme_gets_published_master_weights(config):
     # same masters, different forward: W4A16 experts in the rollout copy only
     assert not torch.equal(out_l, out_r)
     assert (out_l - out_r).abs().max() < 1.0
+
+
+def test_decoding_builds_no_autograd_graph(config):
+    """The engine decodes with the learner's own (grad-requiring) parameters: without no_grad
+    each step's graph stayed alive through the KV cache (OOM on a 30B-A3B-width layer)."""
+    model = _model(config, "none")
+    logits_need_grad = []
+    model.register_forward_hook(lambda m, i, out: logits_need_grad.append(out.requires_grad))
+    engine = EmbeddedEngine(model, pad_id=0, max_batch=4, seed=2, device="cpu")
+    engine.generate([[4, 5, 6]], SamplingParams(max_new_tokens=3, n=2))
+    assert logits_need_grad and not any(logits_need_grad)

@@ -46,6 +46,7 @@ def _idle_forward(model, window_multiple: int, device) -> None:
           causal_mask(window_multiple, device))
 
 
+@torch.no_grad()  # else every decode step's graph stays alive through the KV cache
 def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_id: int,
                    generator: torch.Generator, device, window_multiple: int = 1,
                    sync_group: Optional[object] = None) -> List[Sample]:

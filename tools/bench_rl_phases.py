@@ -1,0 +1,161 @@
+"""Per-phase peak GPU memory and in-run quantize timing for `python -m megatron_qarl.train`,
+and a standalone timing of quantize-and-pack for one Qwen3-30B-A3B layer's experts
+(docs/benchmarks_30b_reduced.md).
+
+  python tools/bench_rl_phases.py train [trainer flags...]
+  python tools/bench_rl_phases.py quantize [--layers 48]
+
+`train` runs the trainer unchanged except for two wrappers, which add keys to each `train`
+record of metrics.jsonl:
+- PhaseTimer.phase: `mem/<phase>_peak_gib` (torch.cuda.max_memory_allocated inside the phase,
+  peak stats reset at its start), `mem/<phase>_reserved_gib` (max_memory_reserved), and
+  `mem/step_start_gib` (allocated at the first phase of the step: params, grads, optimizer
+  state; Adam's moments exist from step 2 on);
+- QuantizedWeightCache.get: `quant/seconds` and `quant/count`, the time of every
+  re-quantization of a cached weight in that step (torch.stack of the expert masters + the
+  scheme's quantize_weight, synchronized before and after) and how many there were.
+The peaks exclude the CUDA context and allocator overhead outside PyTorch's caching allocator.
+
+`quantize` times one layer's experts (128 x [1536, 2048] fc1 and 128 x [2048, 768] fc2, bf16
+masters as under --bf16): the trainer's path (QuantizedWeightCache: stack + pure-torch
+W4A16.quantize_weight) and the fused Triton kernel (qarl_kernels.w4a16_quantize on the stacked
+weight), checked bit-identical, and projects both to --layers layers.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from contextlib import contextmanager
+
+import torch
+
+
+def _sync():
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+        return True
+    return False
+
+
+def patch_trainer():
+    from megatron_qarl.layers.weight_cache import QuantizedWeightCache
+    from megatron_qarl.trainer.metrics import PhaseTimer
+
+    quant = {"seconds": 0.0, "count": 0}
+    orig_init, orig_phase, orig_metrics = PhaseTimer.__init__, PhaseTimer.phase, PhaseTimer.metrics
+    orig_get = QuantizedWeightCache.get
+
+    def init(self):
+        orig_init(self)
+        self.mem = {}
+        quant.update(seconds=0.0, count=0)
+
+    @contextmanager
+    def phase(self, name):
+        cuda = _sync()
+        if cuda:
+            self.mem.setdefault("mem/step_start_gib", torch.cuda.memory_allocated() / 2**30)
+            torch.cuda.reset_peak_memory_stats()
+        with orig_phase(self, name):
+            yield
+        if cuda:
+            for key, value in ((f"mem/{name}_peak_gib", torch.cuda.max_memory_allocated()),
+                               (f"mem/{name}_reserved_gib", torch.cuda.max_memory_reserved())):
+                self.mem[key] = max(self.mem.get(key, 0.0), value / 2**30)
+
+    def metrics(self):
+        return {**orig_metrics(self), **self.mem, "quant/seconds": quant["seconds"],
+                "quant/count": quant["count"]}
+
+    def get(self):
+        if self.is_fresh():
+            return orig_get(self)
+        _sync()
+        start = time.perf_counter()
+        out = orig_get(self)
+        _sync()
+        quant["seconds"] += time.perf_counter() - start
+        quant["count"] += 1
+        return out
+
+    PhaseTimer.__init__, PhaseTimer.phase, PhaseTimer.metrics = init, phase, metrics
+    QuantizedWeightCache.get = get
+
+
+def _median_s(fn, repeats):
+    fn()
+    times = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def bench_quantize(layers: int, repeats: int) -> dict:
+    from megatron_qarl.layers.weight_cache import QuantizedWeightCache
+    from megatron_qarl.quant import get_scheme
+    from qarl_kernels.w4a16_quantize import w4a16_quantize
+
+    scheme = get_scheme("w4a16")
+    experts, ffn, hidden = 128, 768, 2048
+    result = {"scheme": scheme.name, "device": torch.cuda.get_device_name(), "layers": layers}
+    totals = {"trainer_path_ms": 0.0, "fused_kernel_ms": 0.0, "fused_kernel_with_stack_ms": 0.0}
+    for label, shape in (("fc1", (2 * ffn, hidden)), ("fc2", (hidden, ffn))):
+        masters = [torch.nn.Parameter(0.02 * torch.randn(shape, device="cuda",
+                                                         dtype=torch.bfloat16))
+                   for _ in range(experts)]
+        cache = QuantizedWeightCache(scheme, masters, f"experts.linear_{label}", stacked=True)
+
+        def trainer_path():
+            cache.invalidate()
+            return cache.get()
+
+        stacked = torch.stack(masters).detach()
+        got, want = w4a16_quantize(stacked, scheme), trainer_path()
+        if not (torch.equal(got.data, want.data) and torch.equal(got.scale, want.scale)):
+            raise AssertionError(f"{label}: fused kernel and trainer path differ")
+        times = {
+            "trainer_path_ms": _median_s(trainer_path, repeats) * 1e3,
+            "fused_kernel_ms": _median_s(lambda: w4a16_quantize(stacked, scheme), repeats) * 1e3,
+            "fused_kernel_with_stack_ms": _median_s(
+                lambda: w4a16_quantize(torch.stack(masters).detach(), scheme), repeats) * 1e3,
+        }
+        result[label] = {"shape": [experts, *shape], **times}
+        for k, v in times.items():
+            totals[k] += v
+        del masters, cache, stacked, got, want
+    result["one_layer"] = totals
+    result[f"projected_{layers}_layers"] = {k: v * layers for k, v in totals.items()}
+    result["bit_identical"] = True
+    return result
+
+
+def main(argv):
+    if not argv or argv[0] not in ("train", "quantize"):
+        sys.exit(__doc__)
+    if argv[0] == "train":
+        patch_trainer()
+        from megatron_qarl.train import main as train_main
+
+        train_main(argv[1:])
+        return
+    p = argparse.ArgumentParser(prog="bench_rl_phases.py quantize")
+    p.add_argument("--layers", type=int, default=48)
+    p.add_argument("--repeats", type=int, default=10)
+    p.add_argument("--json", default=None, help="also write the result here")
+    args = p.parse_args(argv[1:])
+    result = bench_quantize(args.layers, args.repeats)
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

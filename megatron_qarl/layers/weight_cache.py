@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from ..quant import QuantizedWeight, QuantScheme
+from ..quant import QuantizedWeight, QuantScheme, ops
 
 
 class QuantizedWeightCache:
@@ -52,7 +52,7 @@ class QuantizedWeightCache:
         if not self.is_fresh():
             with torch.no_grad():
                 weight = self.master().detach()
-                self._qweight = self.scheme.quantize_weight(weight, self.name)
+                self._qweight = ops.quantize_weight(self.scheme, weight, self.name)
             self._versions = self._master_versions()
             self.quantize_count += 1
             self.generation += 1

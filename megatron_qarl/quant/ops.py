@@ -1,7 +1,9 @@
-"""The forward GEMMs behind one interface: the schemes' pure-torch reference everywhere,
-replaced per (scheme, device type) by a registered kernel (Triton/TE on CUDA).
+"""The forward GEMMs and the per-step weight quantizer behind one interface: the schemes'
+pure-torch reference everywhere, replaced per (scheme, device type) by a registered kernel
+(Triton/TE on CUDA) that reproduces it.
 
-Layers call `linear`/`grouped_linear`; nothing above this module knows which op ran.
+Layers call `linear`/`grouped_linear`/`quantize_weight`; nothing above this module knows which
+op ran.
 """
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ from .base import QuantizedWeight
 
 LinearOp = Callable[[torch.Tensor, QuantizedWeight], torch.Tensor]
 GroupedOp = Callable[[torch.Tensor, QuantizedWeight, torch.Tensor], torch.Tensor]
+QuantizeOp = Callable[..., QuantizedWeight]  # (weight, scheme, name) -> QuantizedWeight
 
 _LINEAR: Dict[Tuple[str, str], LinearOp] = {}
 _GROUPED: Dict[Tuple[str, str], GroupedOp] = {}
+_QUANTIZE: Dict[Tuple[str, str], QuantizeOp] = {}
 
 
 def _key(scheme_type: type, device_type: str) -> Tuple[str, str]:
@@ -28,6 +32,16 @@ def register_linear(scheme_type: type, device_type: str, op: LinearOp) -> None:
 
 def register_grouped(scheme_type: type, device_type: str, op: GroupedOp) -> None:
     _GROUPED[_key(scheme_type, device_type)] = op
+
+
+def register_quantize(scheme_type: type, device_type: str, op: QuantizeOp) -> None:
+    _QUANTIZE[_key(scheme_type, device_type)] = op
+
+
+def quantize_weight(scheme, weight: torch.Tensor, name: str = "weight") -> QuantizedWeight:
+    """scheme.quantize_weight, by a fused kernel where one is registered (bit-identical)."""
+    op = _QUANTIZE.get(_key(type(scheme), weight.device.type))
+    return op(weight, scheme, name) if op else scheme.quantize_weight(weight, name)
 
 
 def linear(x: torch.Tensor, qweight: QuantizedWeight) -> torch.Tensor:
@@ -45,4 +59,5 @@ def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight,
 
 def registered_ops() -> dict:
     """Which kernels replace the reference, for logs and benchmarks."""
-    return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED)}
+    return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED),
+            "quantize": sorted(_QUANTIZE)}

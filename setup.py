@@ -29,7 +29,10 @@ setup(
         "sglang": ["sglang>=0.5.21"],
         "te": ["transformer-engine[pytorch]>=2.3"],
         "wandb": ["wandb>=0.19"],
-        "muon": ["emerging-optimizers"],
+        # Muon (--optimizer muon) needs NVIDIA's emerging_optimizers, which PyPI does not
+        # carry (only a placeholder): install it from its GitHub source.
+        "parquet": ["pyarrow>=15"],
+        "plot": ["matplotlib>=3.8"],
         "test": [
             "pytest>=8",
             "triton>=3.4",

@@ -58,8 +58,10 @@ def _parallel(args, world_size: int) -> int:
                         "requires it for MoE, and every preset is MoE)")
     if args.optimizer == "muon":
         if importlib.util.find_spec("emerging_optimizers") is None:
-            raise FlagError("--optimizer muon needs the emerging_optimizers package "
-                            "(pip install megatron-qarl[muon]); or use --optimizer adam")
+            raise FlagError("--optimizer muon needs NVIDIA's emerging_optimizers package, "
+                            "which PyPI does not carry: pip install it from its source "
+                            "(github.com/NVIDIA-NeMo/Emerging-Optimizers); or use "
+                            "--optimizer adam")
         if args.use_distributed_optimizer:
             raise FlagError("--optimizer muon cannot be combined with "
                             "--use-distributed-optimizer (Megatron's Muon refuses it); drop it")

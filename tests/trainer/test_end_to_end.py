@@ -102,7 +102,7 @@ def test_expert_parallel_ranks_decode_in_lockstep(tmp_path):
     (["--loss", "tbpo", "--mismatch-correction", "tis"], "cannot be combined with --loss tbpo"),
     (["--neg-seq-clip-ratio-low", "1.5"], "--neg-seq-clip-ratio-low must be in [0, 1)"),
     (["--rollout-top-p", "0"], "--rollout-top-p must be in (0, 1]"),
-    (["--optimizer", "muon"], "--optimizer muon needs the emerging_optimizers package"),
+    (["--optimizer", "muon"], "emerging_optimizers package, which PyPI does not carry"),
     (["--prompt-template", "no placeholder"], "--prompt-template 'no placeholder'"),
     (["--load", "/nonexistent"], "--load '/nonexistent' holds no checkpoint"),
     (["--use-distributed-optimizer"], "--use-distributed-optimizer needs CUDA"),

@@ -32,7 +32,7 @@ def main(argv: Optional[List[str]] = None) -> dict:
             summary = trainer.run()
         finally:
             trainer.engine.shutdown()  # stops SGLang servers the engine launched
-    except (DatasetError, CheckpointError) as err:
+    except (FlagError, DatasetError, CheckpointError) as err:  # found once inputs are read
         sys.stderr.write(f"{parser.prog}: error: {err}\n")
         raise SystemExit(1) from None
     finally:

@@ -8,11 +8,31 @@ from megatron.core.transformer.module import Float16Module
 from ..layers import parse_targets, validate_model
 from ..models import build_model, get_preset
 from ..quant import get_scheme
+from .validation import FlagError
 
 
 def padded_vocab(vocab_size: int, divisible_by: int, tp: int) -> int:
     multiple = divisible_by * tp
     return -(-vocab_size // multiple) * multiple
+
+
+def model_vocab_rows(args, tokenizer_vocab: int) -> int:
+    """Rows of the embedding and output layer. A pretrained tokenizer (--tokenizer-type hf)
+    comes with its model, whose checkpoint has the preset's rows (Qwen3: 151936 rows for 151669
+    tokens): keep them, so HF checkpoints load and exports serve with the same shapes. The
+    built-in char tokenizer trains from scratch on a compact, padded vocabulary."""
+    tp = args.tensor_model_parallel_size
+    if args.tokenizer_type != "hf":
+        return padded_vocab(tokenizer_vocab, args.make_vocab_size_divisible_by, tp)
+    rows = get_preset(args.model).vocab_size
+    if tokenizer_vocab > rows:
+        raise FlagError(
+            f"--tokenizer-model has {tokenizer_vocab} tokens but --model {args.model} has "
+            f"{rows} embedding rows: use the tokenizer that belongs to the model")
+    if rows % tp:
+        raise FlagError(f"--model {args.model} has {rows} embedding rows, not divisible by "
+                        f"--tensor-model-parallel-size {tp}: pick a TP size that divides it")
+    return rows
 
 
 def model_config(args, *, use_cpu_initialization: bool):

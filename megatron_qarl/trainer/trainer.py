@@ -38,7 +38,7 @@ from .checkpointing import (
 from .distributed import all_reduce_mean, dp_rank_and_size, init_distributed
 from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
-from .models import build_policy, padded_vocab
+from .models import build_policy, model_vocab_rows
 from .optimizer import build_optimizer, wrap_ddp
 from .rollout_engine import build_rollout_engine
 from .updates import optimizer_step
@@ -63,8 +63,7 @@ class RLTrainer:
             args.rollout_temperature, args.rollout_top_p, args.rollout_top_k,
             args.rollout_max_new_tokens, (self.tokenizer.eos_id,), args.n_samples_per_prompt)
 
-        vocab = padded_vocab(self.tokenizer.vocab_size, args.make_vocab_size_divisible_by,
-                             args.tensor_model_parallel_size)
+        vocab = model_vocab_rows(args, self.tokenizer.vocab_size)
         policy, self.config = build_policy(args, args.learner_quant, vocab, self.device)
         self.model = wrap_ddp(policy, self.config, args.use_distributed_optimizer)
         self.engine = build_rollout_engine(args, self.model, self.tokenizer, vocab, self.device,

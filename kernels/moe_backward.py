@@ -17,6 +17,13 @@ def w4a16_grouped_grad_input(grad_out: torch.Tensor, qweight,
     return grouped_mm(grad_out.to(torch.bfloat16), weight, tokens_per_expert)
 
 
+def w4a16_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,
+                           tokens_per_expert: torch.Tensor) -> tuple:
+    """(grad_x, grad_W) of the aligned W4A16 grouped GEMM: the quant.ops grouped-backward op."""
+    return (w4a16_grouped_grad_input(grad_out, qweight, tokens_per_expert),
+            grouped_grad_weight(grad_out, x, tokens_per_expert))
+
+
 def grouped_grad_weight(grad_out: torch.Tensor, x: torch.Tensor,
                         tokens_per_expert: torch.Tensor) -> torch.Tensor:
     """grad_W [E, out, in] in bf16 (zeros for experts without tokens)."""

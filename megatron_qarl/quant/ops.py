@@ -16,10 +16,13 @@ from .base import QuantizedWeight
 LinearOp = Callable[[torch.Tensor, QuantizedWeight], torch.Tensor]
 GroupedOp = Callable[[torch.Tensor, QuantizedWeight, torch.Tensor], torch.Tensor]
 QuantizeOp = Callable[..., QuantizedWeight]  # (weight, scheme, name) -> QuantizedWeight
+# (grad_out, x, qweight, tokens_per_expert) -> (grad_x, grad_w [E, out, in]) of the grouped STE
+GroupedBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 
 _LINEAR: Dict[Tuple[str, str], LinearOp] = {}
 _GROUPED: Dict[Tuple[str, str], GroupedOp] = {}
 _QUANTIZE: Dict[Tuple[str, str], QuantizeOp] = {}
+_GROUPED_BACKWARD: Dict[Tuple[str, str], GroupedBackwardOp] = {}
 
 
 def _key(scheme_type: type, device_type: str) -> Tuple[str, str]:
@@ -36,6 +39,15 @@ def register_grouped(scheme_type: type, device_type: str, op: GroupedOp) -> None
 
 def register_quantize(scheme_type: type, device_type: str, op: QuantizeOp) -> None:
     _QUANTIZE[_key(scheme_type, device_type)] = op
+
+
+def register_grouped_backward(scheme_type: type, device_type: str, op: GroupedBackwardOp) -> None:
+    _GROUPED_BACKWARD[_key(scheme_type, device_type)] = op
+
+
+def grouped_backward_op(qweight: QuantizedWeight, device: torch.device):
+    """The registered grouped STE backward for this weight and device, or None (reference)."""
+    return _GROUPED_BACKWARD.get(_key(type(qweight.scheme), device.type))
 
 
 def quantize_weight(scheme, weight: torch.Tensor, name: str = "weight") -> QuantizedWeight:
@@ -60,4 +72,4 @@ def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight,
 def registered_ops() -> dict:
     """Which kernels replace the reference, for logs and benchmarks."""
     return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED),
-            "quantize": sorted(_QUANTIZE)}
+            "quantize": sorted(_QUANTIZE), "grouped_backward": sorted(_GROUPED_BACKWARD)}

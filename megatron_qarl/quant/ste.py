@@ -56,6 +56,13 @@ class AlignedGroupedLinear(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         x, tokens_per_expert = ctx.saved_tensors
+        kernel = ops.grouped_backward_op(ctx.qweight, grad_out.device)
+        if kernel is not None:  # fused dequantize + grouped GEMMs (bf16 operands, fp32 accum)
+            grad_x, grad_w = kernel(grad_out, x, ctx.qweight, tokens_per_expert)
+            grad_ws = [gw.to(dtype) if needed else None for gw, dtype, needed
+                       in zip(grad_w, ctx.master_dtypes, ctx.needs_input_grad[3:])]
+            return (grad_x.to(x.dtype) if ctx.needs_input_grad[0] else None, None, None,
+                    *grad_ws)
         counts = [int(c) for c in tokens_per_expert.tolist()]
         xs, gs = torch.split(x, counts), torch.split(grad_out, counts)
         grad_x = None

@@ -12,6 +12,7 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
     registered = ops.registered_ops()
     for kind in ("linear", "grouped", "quantize"):
         assert ("W4A16", "cuda") in registered[kind] and ("FP8Block", "cuda") in registered[kind]
+    assert ("W4A16", "cuda") in registered["grouped_backward"]
 
 
 def test_weight_cache_quantizes_through_the_registry():
@@ -34,3 +35,41 @@ def test_weight_cache_quantizes_through_the_registry():
         assert torch.equal(qw.data, reference.data) and torch.equal(qw.scale, reference.scale)
     finally:
         ops._QUANTIZE.pop(("W4A16", "cpu"))
+
+
+def test_grouped_ste_backward_runs_the_registered_kernel(assert_gemm_close):
+    from megatron_qarl.quant import aligned_grouped_linear, get_scheme
+    from qarl_kernels.moe_backward import w4a16_grouped_backward
+
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16-g32")
+    tokens = torch.tensor([4, 0, 3])
+    grad_out = torch.randn(7, 24).bfloat16()
+
+    def grads():
+        masters = [torch.randn(24, 64, generator=torch.Generator().manual_seed(e))
+                   .requires_grad_() for e in range(3)]
+        x = torch.randn(7, 64, generator=torch.Generator().manual_seed(9)).bfloat16()
+        x.requires_grad_()
+        qweight = scheme.quantize_weight(torch.stack(masters).detach())
+        aligned_grouped_linear(x, masters, qweight, tokens).backward(grad_out)
+        return x.grad, [m.grad for m in masters]
+
+    reference_x, reference_w = grads()
+    calls = []
+
+    def counting_backward(*args):
+        calls.append(1)
+        return w4a16_grouped_backward(*args)
+
+    ops.register_grouped_backward(W4A16, "cpu", counting_backward)
+    try:
+        kernel_x, kernel_w = grads()
+    finally:
+        ops._GROUPED_BACKWARD.pop(("W4A16", "cpu"))
+    assert calls == [1]
+    assert_gemm_close(kernel_x, reference_x)
+    for kernel, reference in zip(kernel_w, reference_w):
+        assert kernel.dtype == torch.float32  # cast back to the master's dtype
+        assert_gemm_close(kernel, reference)
+    assert not kernel_w[1].any()

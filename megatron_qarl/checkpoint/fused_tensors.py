@@ -11,6 +11,8 @@ from typing import Tuple
 
 import torch
 
+from ..quant.rows import split_grouped_qkv
+
 
 def _check_qkv(qkv: torch.Tensor, num_query_groups: int, heads_per_group: int,
                head_dim: int, name: str) -> None:
@@ -27,9 +29,7 @@ def split_qkv(qkv: torch.Tensor, num_query_groups: int, heads_per_group: int,
               head_dim: int, name: str = "linear_qkv.weight") -> Tuple[torch.Tensor, ...]:
     """[ng*(np/ng+2)*hd, h] -> q [np*hd, h], k [ng*hd, h], v [ng*hd, h]."""
     _check_qkv(qkv, num_query_groups, heads_per_group, head_dim, name)
-    grouped = qkv.view(num_query_groups, heads_per_group + 2, head_dim, qkv.shape[-1])
-    q, k, v = torch.split(grouped, [heads_per_group, 1, 1], dim=1)
-    return tuple(t.reshape(-1, qkv.shape[-1]) for t in (q, k, v))
+    return tuple(split_grouped_qkv(qkv, num_query_groups, heads_per_group, head_dim))
 
 
 def merge_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, num_query_groups: int,

@@ -92,7 +92,8 @@ def interleaved_halves(shards: Sequence[Weight]) -> Weight:
 def split_grouped_qkv(qkv: Weight, num_groups: int, heads_per_group: int,
                       head_dim: int) -> List[Weight]:
     """Megatron's linear_qkv rows [q_0..q_{hpg-1}, k, v] x head_dim per query group ->
-    [q, k, v] (the layout of checkpoint/fused_tensors.split_qkv, for quantized weights too)."""
+    [q, k, v], for plain tensors and quantized weights alike (checkpoint/fused_tensors.split_qkv
+    adds the config check around it)."""
     expected = num_groups * (heads_per_group + 2) * head_dim
     if qkv.shape[-2] != expected:
         raise ReshardError(

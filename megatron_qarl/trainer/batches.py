@@ -25,6 +25,8 @@ class ResponseBatch:
     advantages: torch.Tensor  # [B] fp32
     lengths: torch.Tensor  # [B] prompt + response tokens
     old_logprobs: Optional[torch.Tensor] = None  # [B, R], filled by the learner
+    # [B, L, layers, top_k] the engine's experts per token (--rollout-routing-replay)
+    routed_experts: Optional[torch.Tensor] = None
 
     @property
     def num_tokens(self) -> int:
@@ -32,7 +34,8 @@ class ResponseBatch:
 
 
 def collate(samples: Sequence[Sample], advantages: torch.Tensor, pad_id: int,
-            device) -> ResponseBatch:
+            device, routing: bool = False) -> ResponseBatch:
+    """routing: carry the samples' routed experts, aligned with input_ids, for replay."""
     lengths = [len(s.prompt_ids) + len(s.response_ids) for s in samples]
     longest = max(lengths)
     resp = max(1, max(len(s.response_ids) for s in samples))
@@ -48,9 +51,15 @@ def collate(samples: Sequence[Sample], advantages: torch.Tensor, pad_id: int,
         sampler[b, :r] = torch.tensor(s.sampler_logprobs)
         mask[b, :r] = True
         predict[b] = (p - 1 + torch.arange(resp)).clamp(max=p + r - 1)
+    routed = None
+    if routing:
+        from ..rollout.sglang.routing_replay import routing_table
+
+        routed = routing_table(samples, longest).to(device)
     return ResponseBatch(input_ids.to(device), predict.to(device),
                          targets.to(device), mask.to(device), sampler.to(device),
-                         advantages.float().to(device), torch.tensor(lengths, device=device))
+                         advantages.float().to(device), torch.tensor(lengths, device=device),
+                         routed_experts=routed)
 
 
 def select(batch: ResponseBatch, rows: List[int]) -> ResponseBatch:
@@ -67,7 +76,7 @@ def select(batch: ResponseBatch, rows: List[int]) -> ResponseBatch:
         rows_of(batch.input_ids, longest),
         rows_of(batch.predict_pos, resp), rows_of(batch.targets, resp), mask[:, :resp],
         rows_of(batch.sampler_logprobs, resp), batch.advantages[idx], batch.lengths[idx],
-        rows_of(batch.old_logprobs, resp),
+        rows_of(batch.old_logprobs, resp), rows_of(batch.routed_experts, longest),
     )
 
 

@@ -3,9 +3,12 @@ the learner's Megatron model: the same quantity the rollout engine reports, so t
 learner/sampler difference measures only weight format and kernel numerics."""
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from ..rollout.embedded.generate import causal_mask
+from ..rollout.sglang.routing_replay import replay_routing, table_to_layers
 from .batches import ResponseBatch
 
 
@@ -19,9 +22,30 @@ def response_logprobs(model, batch: ResponseBatch, temperature: float,
     ids = torch.nn.functional.pad(batch.input_ids, (0, pad))
     length = ids.shape[1]
     positions = torch.arange(length, device=ids.device).expand_as(ids)
-    logits = model(ids, positions, causal_mask(length, ids.device), runtime_gather_output=True)
+    with _replay(batch, pad, length_multiple):
+        logits = model(ids, positions, causal_mask(length, ids.device),
+                       runtime_gather_output=True)
     vocab = logits.shape[-1]
     picked = logits.gather(1, batch.predict_pos[..., None].expand(-1, -1, vocab))
     logprobs = torch.log_softmax(picked.float() / temperature, dim=-1)
     token_lp = logprobs.gather(-1, batch.targets[..., None]).squeeze(-1)
     return torch.where(batch.mask, token_lp, 0.0)
+
+
+def _replay(batch: ResponseBatch, pad: int, length_multiple: int):
+    """The routers take this batch's engine routes (--rollout-routing-replay); padding
+    rows get experts 0..k-1 (their outputs are never read)."""
+    table = batch.routed_experts
+    if table is None:
+        return contextlib.nullcontext()
+    if pad:
+        top_k = table.shape[-1]
+        fill = torch.arange(top_k, device=table.device).expand(
+            table.shape[0], pad, table.shape[2], top_k)
+        table = torch.cat([table, fill], dim=1)
+    sp_rank = 0
+    if length_multiple > 1:  # sequence parallel: this TP rank's slice of the sequence
+        from megatron.core import parallel_state
+
+        sp_rank = parallel_state.get_tensor_model_parallel_rank()
+    return replay_routing(table_to_layers(table, sp_rank, length_multiple))

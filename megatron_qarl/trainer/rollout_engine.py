@@ -41,4 +41,5 @@ def _sglang(args, vocab: int, dp_rank: int) -> RolloutEngine:
     this learner's checkpoint); publishing sends exactly those tensors."""
     preset, _ = model_config(args, use_cpu_initialization=True)
     dims = dims_from_config({**hf_config_from_preset(preset), "vocab_size": vocab})
-    return DriverGeneration(SGLangRolloutEngine(sglang_config(args, dims)), dp_rank)
+    cfg = sglang_config(args, dims, top_k=preset.num_experts_per_tok)
+    return DriverGeneration(SGLangRolloutEngine(cfg), dp_rank)

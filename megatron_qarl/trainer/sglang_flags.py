@@ -47,13 +47,17 @@ def add_sglang_args(p) -> None:
                    help="retries per request, across engines")
     g.add_argument("--rollout-prompts-per-request", type=int, default=16,
                    help="prompts per /generate call")
+    g.add_argument("--rollout-routing-replay", action="store_true",
+                   help="the learner's MoE routers replay the experts the servers routed "
+                        "each token to (megatron-core RouterReplay), in the old-logprob and "
+                        "training forwards; launched servers get --enable-return-routed-experts")
     g.add_argument("--rollout-pause-mode", choices=PAUSE_MODES, default="abort",
                    help="how generation pauses while weights are published")
 
 
-def sglang_config(args, dims: Optional[Qwen3MoeDims]) -> SGLangConfig:
+def sglang_config(args, dims: Optional[Qwen3MoeDims], top_k: int = 8) -> SGLangConfig:
     """Raises ValueError naming the flag. `dims` (of the served model) is None when only the
-    flags are checked: no check reads it."""
+    flags are checked: no check reads it. top_k: experts per token, to decode routed experts."""
     urls = tuple(u.strip() for u in (args.sglang_urls or "").split(",") if u.strip())
     for url in urls:
         if not url.startswith(("http://", "https://")):
@@ -65,7 +69,8 @@ def sglang_config(args, dims: Optional[Qwen3MoeDims]) -> SGLangConfig:
                             ep_size=args.sglang_ep_size, base_gpu_id=args.sglang_base_gpu_id,
                             port=args.sglang_port,
                             mem_fraction_static=args.sglang_mem_fraction_static,
-                            colocated=args.sglang_colocated)
+                            colocated=args.sglang_colocated,
+                            routed_experts=args.rollout_routing_replay)
     if args.rollout_weight_transfer == NCCL and not (args.rollout_nccl_master_address
                                                      and args.rollout_nccl_master_port):
         raise ValueError("--rollout-weight-transfer nccl needs --rollout-nccl-master-address "
@@ -82,6 +87,7 @@ def sglang_config(args, dims: Optional[Qwen3MoeDims]) -> SGLangConfig:
         nccl_master_address=args.rollout_nccl_master_address or "",
         nccl_master_port=args.rollout_nccl_master_port or 0,
         pause_mode=args.rollout_pause_mode, colocated=args.sglang_colocated,
+        routing_replay=args.rollout_routing_replay, top_k=top_k,
         log_dir=os.path.join(args.save, "sglang") if args.save else "runs/sglang")
 
 
@@ -92,6 +98,9 @@ def check_sglang_flags(args) -> None:
             if getattr(args, flag) is not None:
                 raise ValueError(f"--{flag.replace('_', '-')} is for --rollout-engine sglang; "
                                  f"add it, or drop --{flag.replace('_', '-')}")
+        if args.rollout_routing_replay:
+            raise ValueError("--rollout-routing-replay replays the SGLang servers' routes: "
+                             "add --rollout-engine sglang, or drop --rollout-routing-replay")
         return
     if not args.aligned_learner and args.rollout_quant != "none":
         raise ValueError(f"--rollout-engine sglang with --no-aligned-learner and --rollout-quant "

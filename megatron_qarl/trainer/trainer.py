@@ -163,7 +163,8 @@ class RLTrainer:
         rewards = torch.tensor([self.reward_fn(t, a) for t, a in zip(texts, answers)])
         advantages = group_normalized_advantages(rewards, args.n_samples_per_prompt,
                                                  args.advantage_std_norm)
-        batch = collate(samples, advantages, tok.pad_id, self.device)
+        batch = collate(samples, advantages, tok.pad_id, self.device,
+                        routing=args.rollout_routing_replay)
 
         with timer.phase("old_logprobs"), torch.no_grad():
             batch.old_logprobs = self._logprobs(batch)

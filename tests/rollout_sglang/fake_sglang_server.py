@@ -19,9 +19,10 @@ import numpy as np
 
 class FakeSGLangServer:
     def __init__(self, version: str = "0.5.23", tp_size: int = 1, num_layers: int = 2,
-                 top_k: int = 2, decode_payload: Optional[Callable] = None):
+                 top_k: int = 2, num_experts: int = 4,
+                 decode_payload: Optional[Callable] = None):
         self.version, self.tp_size = version, tp_size
-        self.num_layers, self.top_k = num_layers, top_k
+        self.num_layers, self.top_k, self.num_experts = num_layers, top_k, num_experts
         self.decode_payload = decode_payload  # payload -> [(name, tensor)] (SGLang's classes)
         self.calls: List[str] = []
         self.received: Dict[str, object] = {}
@@ -74,12 +75,20 @@ class FakeSGLangServer:
                         "output_token_logprobs": [[-0.25 * (t + 1), i, None]
                                                   for t, i in enumerate(ids)]}
                 if body.get("return_routed_experts"):
-                    rows = len(prompt) + len(ids) - 1
-                    routed = (np.arange(rows * self.num_layers * self.top_k) % 4).astype(np.int32)
-                    meta["routed_experts"] = base64.b64encode(routed.tobytes()).decode()
+                    meta["routed_experts"] = self.routed_experts(prompt + ids)
                 outs.append({"text": "", "output_ids": ids, "meta_info": meta})
         self.generated.append((body, outs))
         return 200, outs
+
+    def routed_experts(self, tokens: List[int]) -> str:
+        """SGLang's format: base64 int32 [len(tokens)-1, layers, top_k]. Token t's experts in
+        layer l are (t + l + k) % num_experts: they follow the token, so a replay shifted in
+        position or batch row would route differently."""
+        t = np.asarray(tokens[:-1], dtype=np.int64)[:, None, None]
+        layer = np.arange(self.num_layers)[None, :, None]
+        k = np.arange(self.top_k)[None, None, :]
+        routed = ((t + layer + k) % self.num_experts).astype(np.int32)
+        return base64.b64encode(routed.tobytes()).decode()
 
     def _pause_generation(self, _):
         self.paused = True

@@ -5,14 +5,18 @@ a user runs it (a subprocess) with SGLang's CPU-importable modules on its path (
 the publish payloads are made with SGLang's own serializer."""
 import hashlib
 import os
+import subprocess
 import sys
 
 import pytest
+import torch
 from sglang_cpu import ensure_sglang_path
 from fake_sglang_server import FakeSGLangServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "trainer"))
-from trainer_runs import records, train  # noqa: E402
+from trainer_runs import TINY, records, train  # noqa: E402
+
+from megatron_qarl.rollout.sglang.generation import decode_routed_experts  # noqa: E402
 
 SESSION = ["/pause_generation", "/flush_cache", "/begin_weight_update",
            "/update_weights_from_tensor", "/end_weight_update", "/update_weight_version",
@@ -77,3 +81,70 @@ def test_rl_steps_train_on_the_servers_samples_and_publish_each_version(tmp_path
                       "/release", "/resume", "/pause",
                       "/resume", "/release", "/resume", "/pause",
                       "/resume"]
+
+
+def _run_recording_routes(tmp_path, server, *flags):
+    """One RL step (no warm start) under record_routing.py: the recorded learner forwards."""
+    record = tmp_path / "routes.pt"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore",
+           "ROUTING_RECORD": str(record)}
+    harness = os.path.join(os.path.dirname(__file__), "record_routing.py")
+    proc = subprocess.run(
+        [sys.executable, harness, *TINY, "--metrics-path", str(tmp_path / "m.jsonl"),
+         "--train-iters", "1",
+         "--sft-iters", "0", "--eval-num-prompts", "1", "--rollout-engine", "sglang",
+         "--sglang-urls", server.url, *flags],
+        capture_output=True, text=True, env=env, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return torch.load(record)
+
+
+def _selected(routing_map):
+    return [set(row.nonzero().flatten().tolist()) for row in routing_map]
+
+
+@pytest.mark.parametrize("replay", [True, False])
+def test_routing_replay_makes_the_learner_route_like_the_server(tmp_path, sglang_on_path,
+                                                                replay):
+    server = FakeSGLangServer(version="0.5.23")
+    try:
+        flags = ["--rollout-routing-replay"] if replay else []
+        forwards = _run_recording_routes(tmp_path, server, *flags)
+    finally:
+        server.kill()
+    (body, outs), = [(b, o) for b, o in server.generated
+                     if b["sampling_params"]["n"] == 4]  # eval asks n=1
+    assert body["return_routed_experts"] is replay
+    n = body["sampling_params"]["n"]
+    # the server's routes, by the full token sequence they were given for
+    server_routes = {}
+    for i, prompt in enumerate(body["input_ids"]):
+        for j in range(n):
+            out = outs[i * n + j]
+            tokens = prompt + out["output_ids"]
+            server_routes[tuple(tokens)] = decode_routed_experts(
+                server.routed_experts(tokens), server.num_layers, server.top_k)
+    # 16 samples in micro-batches of 4: old logprobs (4 forwards) + two updates (2 each)
+    assert len(forwards) == 8
+    replayed = own_differs = 0
+    for fwd in forwards:
+        batch = fwd["input_ids"].shape[0]
+        assert sorted(fwd["layers"]) == [1, 2]
+        for layer, (routing_map, own) in fwd["layers"].items():
+            used = _selected(routing_map)  # row s * batch + b: token s of sample b
+            for b in range(batch):
+                length = int(fwd["lengths"][b])
+                routes = server_routes[tuple(fwd["input_ids"][b, :length].tolist())]
+                for s in range(length - 1):  # the last token was never forwarded by SGLang
+                    row = s * batch + b
+                    mine = set(own[row].tolist())
+                    server_set = set(routes[s, layer - 1].tolist())
+                    own_differs += mine != server_set
+                    if replay:
+                        assert used[row] == server_set, (layer, b, s)
+                        replayed += 1
+                    else:
+                        assert used[row] == mine, (layer, b, s)
+    assert own_differs > 0  # the router alone would not have picked the server's experts
+    if replay:
+        assert replayed == sum(2 * (int(le) - 1) for f in forwards for le in f["lengths"])

@@ -30,6 +30,7 @@ def _check(*argv):
                "--no-aligned-learner"], r"--no-aligned-learner.*--aligned-learner"),
     (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-quant", "w4a16-g64",
                "--quant-targets", "experts+attention"], r"--quant-targets experts"),
+    (["--rollout-routing-replay"], r"--rollout-routing-replay.*add --rollout-engine sglang"),
 ])
 def test_bad_sglang_flags_name_the_flag(argv, message):
     with pytest.raises(ValueError, match=message):
@@ -58,3 +59,14 @@ def test_launch_flags_reach_the_launch_spec():
     spec = sglang_config(args, dims=None).launch
     assert (spec.model_path, spec.num_engines, spec.tp_size, spec.ep_size) == ("/ckpt", 2, 4, 4)
     assert spec.url(1) == "http://127.0.0.1:31001" and spec.base_gpu_id == 4
+
+
+def test_routing_replay_asks_the_servers_for_routes():
+    args = build_parser().parse_args(SGLANG + ["--sglang-model-path", "/ckpt",
+                                               "--rollout-routing-replay"])
+    check_sglang_flags(args)
+    cfg = sglang_config(args, dims=None, top_k=2)
+    assert cfg.routing_replay and cfg.launch.routed_experts and cfg.top_k == 2
+    plain = sglang_config(build_parser().parse_args(SGLANG + ["--sglang-model-path", "/m"]),
+                          dims=None)
+    assert not plain.routing_replay and not plain.launch.routed_experts

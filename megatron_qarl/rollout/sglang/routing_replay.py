@@ -20,28 +20,50 @@ from ..base import Sample
 FLAG = "--rollout-routing-replay"
 
 
+def routing_table(samples: Sequence[Sample], seq_len: int) -> torch.Tensor:
+    """[batch, seq_len, layers, top_k] int64 expert ids, laid out like the learner's padded
+    batch (row b: sample b's prompt+response left-aligned); the trainer carries it with the
+    batch so every micro-batch replays exactly its own samples' routes."""
+    if any(s.routed_experts is None for s in samples):
+        raise ValueError(f"{FLAG} needs routed experts on every sample; the engine was not "
+                         f"asked for them (start SGLang with --enable-return-routed-experts)")
+    _, layers, top_k = samples[0].routed_experts.shape
+    table = torch.arange(top_k, dtype=torch.int64).expand(len(samples), seq_len, layers, top_k)
+    table = table.clone()
+    for b, s in enumerate(samples):
+        routed = s.routed_experts.to(torch.int64)
+        if routed.shape[1:] != (layers, top_k):
+            raise ValueError(f"{FLAG}: sample {b} has routed experts of shape "
+                             f"{tuple(routed.shape)}, others [*, {layers}, {top_k}]")
+        if routed.shape[0] > seq_len:
+            raise ValueError(f"sample {b} has {routed.shape[0] + 1} tokens, more than the "
+                             f"learner's sequence length {seq_len}")
+        table[b, : routed.shape[0]] = routed
+    return table
+
+
+def table_to_layers(table: torch.Tensor, sp_rank: int = 0,
+                    sp_size: int = 1) -> List[torch.Tensor]:
+    """[batch, seq, layers, top_k] -> per MoE layer [seq/sp_size * batch, top_k], rows in
+    the order the router sees tokens (`s * batch + b`, this rank's sequence slice)."""
+    seq_len = table.shape[1]
+    if seq_len % sp_size:
+        raise ValueError(f"sequence length {seq_len} is not divisible by the "
+                         f"sequence-parallel size {sp_size}")
+    local = seq_len // sp_size
+    table = table.transpose(0, 1)[sp_rank * local:(sp_rank + 1) * local]
+    top_k = table.shape[-1]
+    return [table[:, :, layer].reshape(-1, top_k) for layer in range(table.shape[2])]
+
+
 def replay_indices(samples: Sequence[Sample], seq_len: int, sp_rank: int = 0,
                    sp_size: int = 1) -> List[torch.Tensor]:
     """Per MoE layer, [seq_len/sp_size * batch, top_k] int64 expert ids for a padded batch
     of `samples` (each prompt+response left-aligned in a row of `seq_len` tokens)."""
-    if any(s.routed_experts is None for s in samples):
-        raise ValueError(f"{FLAG} needs routed experts on every sample; the engine was not "
-                         f"asked for them (start SGLang with --enable-return-routed-experts)")
     if seq_len % sp_size:
         raise ValueError(f"sequence length {seq_len} is not divisible by the "
                          f"sequence-parallel size {sp_size}")
-    _, layers, top_k = samples[0].routed_experts.shape
-    table = torch.arange(top_k, dtype=torch.int64).expand(seq_len, len(samples), layers, top_k)
-    table = table.clone()
-    for b, s in enumerate(samples):
-        routed = s.routed_experts.to(torch.int64)
-        if routed.shape[0] > seq_len:
-            raise ValueError(f"sample {b} has {routed.shape[0] + 1} tokens, more than the "
-                             f"learner's sequence length {seq_len}")
-        table[: routed.shape[0], b] = routed
-    local = seq_len // sp_size
-    table = table[sp_rank * local:(sp_rank + 1) * local]
-    return [table[:, :, layer].reshape(-1, top_k) for layer in range(layers)]
+    return table_to_layers(routing_table(samples, seq_len), sp_rank, sp_size)
 
 
 @contextlib.contextmanager

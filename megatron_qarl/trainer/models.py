@@ -48,7 +48,7 @@ def model_config(args, *, use_cpu_initialization: bool):
         use_cpu_initialization=use_cpu_initialization,
         sequence_parallel=args.sequence_parallel,
         # RouterReplay in every router, so the forwards can take the engine's routes
-        moe_enable_routing_replay=getattr(args, "rollout_routing_replay", False),
+        moe_enable_routing_replay=args.rollout_routing_replay,
     )
     return preset, config
 

@@ -5,6 +5,7 @@ Shapes are Qwen3-30B-A3B's expert GEMMs (E=128 gate+up N=1536 K=2048, down N=204
 EP8 (16 local experts) and TP2 (N halved), uniform top-8 routing of M tokens.
 """
 import argparse
+import dataclasses
 import datetime
 import importlib
 import os
@@ -20,6 +21,7 @@ from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
 from .fp8_quantize import fp8_block_quantize
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import DEQUANT_ROWS_PER_EXPERT, w4a16_grouped_matmul
+from .w4a16_operand import w4a16_operand
 from .w4a16_quantize import w4a16_quantize
 
 GROUPED_SHAPES = [("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768),
@@ -112,9 +114,12 @@ def bench_w4a16_grouped(peak, check):
                   ["shape", "M tokens", "experts touched", "bf16 grouped_mm us",
                    "bf16 %BW", "W4A16 kernel us", "%BW", "TFLOP/s", "% bf16 peak",
                    "dequant+grouped_mm us", "best W4A16 / bf16 speedup",
+                   "operand kept: grouped_mm us", "kept / bf16 speedup",
                    "graph us (M=1)", "bf16 graph us (M=1)"])
     for label, e, n, k in GROUPED_SHAPES:
         qws, bf16_t = _w4a16_weights(scheme, e, n, k)
+        # the large-M path under --quant-keep-operand: operand made at first use, then reused
+        kept = [dataclasses.replace(q, keep_operand=True) for q in qws[:len(bf16_t)]]
         for m in TOKENS:
             counts, rows, touched, x, offs = _batch(m, e, k)
             y = w4a16_grouped_matmul(x, qws[0], counts)
@@ -129,10 +134,14 @@ def bench_w4a16_grouped(peak, check):
             t_bf16 = median_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
                                 for w in bf16_t])
             t_k = median_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
-            t_dq = None
+            t_dq = t_kept = None
             if rows >= 4 * e:
                 t_dq = median_us([lambda q=q: torch._grouped_mm(
                     x, w4a16_dequantize(q, counts).transpose(1, 2), offs=offs) for q in qws])
+                t_kept = median_us([lambda q=q: torch._grouped_mm(
+                    x, w4a16_operand(q, counts).transpose(1, 2), offs=offs) for q in kept])
+                check.equal(f"w4a16 kept operand {label} M={m}", kept[0].operand,
+                            bf16_t[0].transpose(1, 2))
             g_k = g_bf = None
             if m == 1:
                 g_k = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
@@ -145,8 +154,8 @@ def bench_w4a16_grouped(peak, check):
             table.add(label, str(m), str(touched), t_bf16, 100 * bw_b / peak["copy_GBps"],
                       t_k, 100 * bw_k / peak["copy_GBps"], flops,
                       100 * flops / peak["bf16_TFLOPs"], t_dq, _fmt(t_bf16 / best, ".2f"),
-                      g_k, g_bf)
-        del qws, bf16_t
+                      t_kept, _fmt(None if t_kept is None else t_bf16 / t_kept, ".2f"), g_k, g_bf)
+        del qws, bf16_t, kept
     return [table]
 
 
@@ -267,7 +276,9 @@ def _header(peak, floor_us, command):
             f"activations in and out over the copy ceiling. Times are medians of "
             f"triton.testing.do_bench with weights rotated over copies > 2x L2. The W4A16 "
             f"op dequantizes + uses torch._grouped_mm from {DEQUANT_ROWS_PER_EXPERT} "
-            f"tokens/expert, the int4 kernel below that.\n")
+            f"tokens/expert, the int4 kernel below that; 'operand kept' is that path with the "
+            f"dequantized operand made once per optimizer step (--quant-keep-operand, "
+            f"2 B/param of GPU memory) instead of in every call.\n")
 
 
 def write_section(path, body, key="qarl_kernels.bench", title="Kernels"):

@@ -7,13 +7,13 @@ bf16 product grad_out_e^T @ x_e for the master weights.
 import torch
 
 from .grouped_mm import grouped_mm, grouped_weight_grad
-from .w4a16_dequantize import w4a16_dequantize
+from .w4a16_operand import w4a16_operand
 
 
 def w4a16_grouped_grad_input(grad_out: torch.Tensor, qweight,
                              tokens_per_expert: torch.Tensor) -> torch.Tensor:
     """grad_out [T, out] -> grad_x [T, in] = grad_out_e @ dequant(W_e), per expert."""
-    weight = w4a16_dequantize(qweight, tokens_per_expert)  # [E, out, in]
+    weight = w4a16_operand(qweight, tokens_per_expert)  # [E, out, in], kept for the step or not
     return grouped_mm(grad_out.to(torch.bfloat16), weight, tokens_per_expert)
 
 

@@ -13,7 +13,7 @@ import torch
 
 from megatron_qarl.quant import get_scheme
 
-from .bench_setup import copies_for, median_us, route
+from .bench_setup import copies_for, graph_us, median_us, route
 from .fp8_gemm import fp8_block_grouped_linear
 from .fp8_quantize import fp8_block_quantize
 from .w4a16_gemm import W4A16Config, w4a16_grouped_matmul
@@ -23,9 +23,18 @@ TOP_K = 8
 C = W4A16Config
 DECODE = [C(16, 64, 256), C(16, 64, 512), C(16, 128, 512), C(16, 128, 512, num_warps=8),
           C(16, 64, 512, num_stages=4), C(16, 32, 512), C(16, 64, 1024, num_stages=2),
-          C(16, 64, 512, split_k=2), C(16, 32, 512, split_k=2)]
+          C(16, 64, 512, split_k=2), C(16, 32, 512, split_k=2),
+          C(16, 128, 512, num_warps=8, num_stages=4), C(16, 128, 256, num_warps=8, num_stages=4),
+          C(16, 256, 512, num_warps=8), C(16, 256, 256, num_warps=8, num_stages=4),
+          C(16, 128, 1024, num_warps=8, num_stages=2), C(16, 128, 512, split_k=2, num_warps=8),
+          C(16, 64, 512, num_warps=8), C(32, 128, 512, num_warps=8),
+          C(32, 128, 256), C(32, 128, 256, num_stages=4)]
 MID = [C(32, 64, 512), C(32, 128, 512), C(64, 128, 512, num_warps=8), C(64, 64, 512),
-       C(64, 128, 256, num_stages=4), C(128, 128, 256, num_warps=8), C(32, 64, 512, split_k=2)]
+       C(64, 128, 256, num_stages=4), C(128, 128, 256, num_warps=8), C(32, 64, 512, split_k=2),
+       C(64, 128, 512, num_warps=8, num_stages=2), C(64, 128, 256, num_warps=8, num_stages=3),
+       C(32, 128, 256, num_stages=3), C(64, 64, 256, num_stages=3),
+       C(32, 64, 256, num_stages=4), C(128, 64, 256, num_warps=8, num_stages=2),
+       C(64, 128, 256, num_warps=8), C(128, 128, 256, num_warps=8, num_stages=3), C(128, 128, 256, num_warps=8, num_stages=4)]
 LARGE = [C(128, 128, 256, num_warps=8), C(128, 128, 128, num_warps=8),
          C(256, 128, 128, num_warps=8), C(128, 256, 128, num_warps=8)]
 # (label, experts, N, K, tokens, config lists)
@@ -37,8 +46,10 @@ W4A16_CASES = [
     ("W2 E128", 128, 2048, 768, 1, [DECODE]), ("W2 E128", 128, 2048, 768, 8, [DECODE]),
     ("W2 E128", 128, 2048, 768, 64, [DECODE]), ("W2 E128", 128, 2048, 768, 256, [DECODE, MID]),
     ("W2 E128", 128, 2048, 768, 4096, [LARGE]),
-    ("W13 EP8", 16, 1536, 2048, 8, [DECODE]), ("W13 EP8", 16, 1536, 2048, 64, [MID]),
+    ("W13 EP8", 16, 1536, 2048, 8, [DECODE]), ("W13 EP8", 16, 1536, 2048, 64, [DECODE, MID]),
     ("W13 EP8", 16, 1536, 2048, 256, [MID]), ("W13 EP8", 16, 1536, 2048, 4096, [LARGE]),
+    ("W2 EP8", 16, 2048, 768, 8, [DECODE]), ("W2 EP8", 16, 2048, 768, 64, [DECODE, MID]),
+    ("W2 EP8", 16, 2048, 768, 256, [MID]),
 ]
 FP8_TILES = [(128, 128, 8, 3), (128, 128, 4, 3), (128, 128, 8, 4), (64, 128, 4, 4),
              (128, 256, 8, 3), (64, 256, 8, 3), (128, 64, 4, 4), (256, 128, 8, 3)]
@@ -80,10 +91,10 @@ def precompile(jobs, workers):
         list(pool.map(_warm, chunks))
 
 
-def _w4a16_sweep():
+def _w4a16_sweep(cases):
     scheme = get_scheme("w4a16")
     weights = {}
-    for label, e, n, k, m, lists in W4A16_CASES:
+    for label, e, n, k, m, lists in cases:
         if label not in weights:
             weights.clear()
             master = torch.randn(e, n, k, device="cuda")
@@ -107,7 +118,8 @@ def _w4a16_sweep():
             if not err < 1e-2:
                 print(f"WRONG {label} M={m} {_name(cfg)}: rel err {err}", flush=True)
                 continue
-            t = median_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, cfg) for q in qws])
+            timer = graph_us if m == 1 else median_us  # M=1 is host-bound without graphs
+            t = timer([lambda q=q: w4a16_grouped_matmul(x, q, counts, cfg) for q in qws])
             results.append((t, _name(cfg)))
         results.sort()
         print(f"W4A16 {label} M={m}: " + "; ".join(f"{n} {t:.1f}" for t, n in results[:6])
@@ -145,18 +157,23 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", choices=["w4a16", "fp8"], action="append")
     p.add_argument("--workers", type=int, default=12)
+    p.add_argument("--cases", default="", metavar="TEXT",
+                   help="only the W4A16 cases whose label contains TEXT (e.g. EP8)")
+    p.add_argument("--decode", action="store_true", help="only W4A16 cases of <= 256 tokens")
     args = p.parse_args(argv)
     parts = args.only or ["w4a16", "fp8"]
+    cases = [c for c in W4A16_CASES if args.cases in c[0]
+             and (not args.decode or c[4] <= 256)]
     jobs = []
     if "w4a16" in parts:
-        cfgs = {c for cl in (DECODE, MID, LARGE) for c in cl}
-        jobs += [("w4a16", c, k) for c in cfgs for k in (2048, 768)]
+        cfgs = {(cfg, case[3]) for case in cases for cl in case[5] for cfg in cl}
+        jobs += [("w4a16", c, k) for c, k in cfgs]
     if "fp8" in parts:
         jobs += [("fp8", t, 2048) for t in FP8_TILES]
     precompile(jobs, args.workers)
     torch.manual_seed(0)
     if "w4a16" in parts:
-        _w4a16_sweep()
+        _w4a16_sweep(cases)
     if "fp8" in parts:
         _fp8_sweep()
 

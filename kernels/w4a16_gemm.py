@@ -29,7 +29,7 @@ from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import expert_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, int4_pair_operand, mma, to_bf16
-from .w4a16_dequantize import w4a16_dequantize
+from .w4a16_operand import w4a16_operand
 
 
 @dataclass(frozen=True)
@@ -109,18 +109,29 @@ def _w4a16_gemm_kernel(
 
 
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
-    """Tiles by tokens per expert: the winners of the H100 sweep (`python -m qarl_kernels.tune`,
-    docs/benchmarks.md). With 16 or fewer tokens per expert, 64-row weight tiles while 128-row
-    ones would give under ~1000 programs (few experts touched), 128 rows above. Two stages for
-    the wide token tiles: each stage holds a [BLOCK_K, BLOCK_M] bf16 activation tile, and three
-    of them overflow the H100's 228 KB of shared memory."""
+    """Tiles by tokens per expert: the winners of the H100 sweep of this kernel (`python -m
+    qarl_kernels.tune --decode`, docs/benchmarks.md). The kernel is latency-bound at decode
+    sizes (one CTA of 4 warps per SM at 168-255 registers: ncu shows the schedulers idle
+    55-64% of cycles), so 256-input K steps, which need fewer registers, win over 512 once
+    there is more than about one token per touched expert. Short K (768: three steps) prefers
+    8 warps and 2 stages; few programs (16 local experts) prefer 128-row weight tiles."""
     per_expert = max(1, rows // max(1, num_experts))
+    if rows <= num_experts:  # about one token per touched expert
+        return W4A16Config(block_m=16, block_n=64, block_k=512)
     if per_expert <= 16:
-        wide = tile_bound(rows, num_experts, 16) * triton.cdiv(n, 128) >= 1024
-        return W4A16Config(block_m=16, block_n=128 if wide else 64, block_k=512)
+        if k <= 1024:
+            return W4A16Config(block_m=16, block_n=128, num_warps=8, num_stages=2)
+        if per_expert > 8:
+            return W4A16Config(block_m=32, block_n=128)
+        few = tile_bound(rows, num_experts, 16) * triton.cdiv(n, 64) < 1024
+        if few:
+            return W4A16Config(block_m=16, block_n=128, num_warps=8, num_stages=4)
+        return W4A16Config(block_m=16, block_n=64)
+    if per_expert <= 32:
+        return W4A16Config(block_m=32, block_n=128)
     if per_expert <= 64:
-        return W4A16Config(block_m=64, block_n=128, block_k=512, num_warps=8, num_stages=2)
-    return W4A16Config(block_m=128, block_n=128, block_k=256, num_warps=8, num_stages=2)
+        return W4A16Config(block_m=64, block_n=128, num_warps=8)
+    return W4A16Config(block_m=128, block_n=128, num_warps=8)
 
 
 def block_k_for(k: int, wanted: int) -> int:
@@ -196,13 +207,14 @@ DEQUANT_ROWS_PER_EXPERT = 256
 
 
 def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor):
-    """The op registered for W4A16 grouped GEMMs on CUDA: picks the path by tokens/expert."""
+    """The op registered for W4A16 grouped GEMMs on CUDA: picks the path by tokens/expert
+    (the large-M path reuses the operand a keep_operand weight holds: w4a16_operand)."""
     num_experts = qweight.data.shape[0]
     if (x.shape[0] >= DEQUANT_ROWS_PER_EXPERT * num_experts
             and torch_grouped_mm_available(x.device)):
         _check_bf16(x)
         check_activation(x, qweight.in_features)
         check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
-        weight = w4a16_dequantize(qweight, tokens_per_expert)
+        weight = w4a16_operand(qweight, tokens_per_expert)
         return grouped_mm(x, weight.transpose(1, 2), tokens_per_expert, use_torch=True)
     return w4a16_grouped_matmul(x, qweight, tokens_per_expert)

@@ -3,6 +3,7 @@ quantization scheme against no quantization, and a short training run of the tin
 scheme. Results go to docs/megatron_layers.md.
 
     python tools/bench_megatron_layers.py --preset qwen3-moe-200m --batch 4 --seq 1024
+    --keep-operand: also time W4A16 through the kernels with the operand kept per step
 """
 from __future__ import annotations
 
@@ -20,13 +21,13 @@ from megatron_qarl.layers import enable_cuda_kernels, install_quant_refresh_hook
 from megatron_qarl.models import build_model, get_preset
 
 
-def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels):
+def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_operand=False):
     """Losses and per-step seconds of `steps` AdamW steps on one fixed random batch (bf16)."""
     torch.manual_seed(0)
     get_moe_layer_wise_logging_tracker().clear()  # sized by the first model's layer count
     config = preset.transformer_config(params_dtype=torch.bfloat16)
     model = build_model(config, scheme, targets=targets, cuda_kernels=cuda_kernels,
-                        **preset.model_kwargs())
+                        keep_operand=keep_operand, **preset.model_kwargs())
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
     install_quant_refresh_hook(opt, model)
     tokens = torch.randint(0, preset.vocab_size, (batch, seq), device="cuda")
@@ -61,6 +62,10 @@ def main():
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--tiny-steps", type=int, default=8)
     parser.add_argument("--out", default=None, help="write the results as JSON here")
+    parser.add_argument("--keep-operand", action="store_true",
+                        help="also time each w4a16 scheme on the Triton ops with the experts' "
+                             "dequantized operand kept for the step (--quant-keep-operand; "
+                             "row '<scheme>+keep-operand')")
     args = parser.parse_args()
 
     dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29511", rank=0, world_size=1)
@@ -87,22 +92,26 @@ def main():
         # the ops registry is process-wide: the reference pass must run before registration
         if ops_name == "triton" and not enable_cuda_kernels():
             break
-        for scheme in schemes:
+        runs = [(scheme, False) for scheme in schemes]
+        if ops_name == "triton" and args.keep_operand:
+            runs += [(scheme, True) for scheme in schemes if scheme.startswith("w4a16")]
+        for scheme, keep in runs:
             if ops_name == "triton" and scheme == "none":
                 continue
+            name = f"{scheme}+keep-operand" if keep else scheme
             try:
                 losses, seconds, peak, n = train(preset, scheme, args.targets, args.batch,
                                                  args.seq, args.warmup + args.steps, 1e-4,
-                                                 ops_name == "triton")
+                                                 ops_name == "triton", keep)
             except Exception as err:  # noqa: BLE001 - record a failing scheme, bench the rest
-                results["bench"][f"{scheme}/{ops_name}"] = f"failed: {err}"
-                print(f"{scheme} [{ops_name}]: failed: {err}", flush=True)
+                results["bench"][f"{name}/{ops_name}"] = f"failed: {err}"
+                print(f"{name} [{ops_name}]: failed: {err}", flush=True)
                 torch.cuda.empty_cache()
                 continue
             step = sum(seconds[args.warmup:]) / args.steps
-            results["bench"][f"{scheme}/{ops_name}"] = dict(step_s=step, peak_gib=peak,
-                                                            params=n, loss=losses[-1])
-            print(f"{args.preset} {scheme} [{ops_name}]: {step:.3f} s/step, peak {peak:.2f} "
+            results["bench"][f"{name}/{ops_name}"] = dict(step_s=step, peak_gib=peak,
+                                                          params=n, loss=losses[-1])
+            print(f"{args.preset} {name} [{ops_name}]: {step:.3f} s/step, peak {peak:.2f} "
                   f"GiB, {n / 1e6:.0f}M params", flush=True)
     if args.out:
         with open(args.out, "w") as f:

@@ -11,7 +11,8 @@ and Megatron's own initialisation, TP/EP parameter attributes (`allreduce = not 
 interchangeable with SequentialMLP/TEGroupedMLP checkpoints) apply unchanged. Only `forward`
 is ours: the STE takes the experts' 2-D masters as a list (no stacked copy of them in
 forward or backward; each expert's grad_weight is written to its own parameter) and the
-quantized [E, out, in] stack is cached.
+quantized [E, out, in] stack is cached (keep_operand: with its dequantized bf16 operand, for
+the W4A16 kernels; see weight_cache.py).
 
 Under expert parallelism the token dispatcher does all communication, so the forward is
 local. Expert-TP needs no communication here either: fc1 is column-split, fc2 row-split, and
@@ -31,7 +32,7 @@ class QuantizedGroupedExperts(SequentialMLP):
     """Experts interface: forward(permuted_hidden, tokens_per_expert, permuted_probs)."""
 
     def __init__(self, num_local_experts, config, submodules, scheme: QuantScheme,
-                 pg_collection=None):
+                 pg_collection=None, keep_operand: bool = False):
         require_quantizing_scheme(scheme, "mlp.experts")
         if config.moe_apply_probs_on_input or config.add_bias_linear:
             raise ValueError(
@@ -49,10 +50,10 @@ class QuantizedGroupedExperts(SequentialMLP):
         check_layout(scheme, row_layout("experts.linear_fc2", hidden, ffn, ETP_FLAG, etp))
         self.fc1_cache = QuantizedWeightCache(
             scheme, [e.linear_fc1.weight for e in self.local_experts], "experts.linear_fc1",
-            stacked=True)
+            stacked=True, keep_operand=keep_operand)
         self.fc2_cache = QuantizedWeightCache(
             scheme, [e.linear_fc2.weight for e in self.local_experts], "experts.linear_fc2",
-            stacked=True)
+            stacked=True, keep_operand=keep_operand)
 
     def quant_caches(self) -> dict:
         return {"linear_fc1": self.fc1_cache, "linear_fc2": self.fc2_cache}

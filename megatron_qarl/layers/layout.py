@@ -22,6 +22,7 @@ ETP_FLAG = "--expert-tensor-parallel-size"
 EP_FLAG = "--expert-model-parallel-size"
 TARGETS_FLAG = "--quant-targets"
 KV_CHANNELS_FLAG = "--kv-channels"
+KEEP_OPERAND_FLAG = "--quant-keep-operand"
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,14 @@ def parse_targets(text: str) -> frozenset:
     return targets
 
 
-def _quantized(module: type, scheme: QuantScheme, submodules=None) -> ModuleSpec:
-    return ModuleSpec(module=module, params={"scheme": scheme}, submodules=submodules)
+def _quantized(module: type, scheme: QuantScheme, submodules=None, **params) -> ModuleSpec:
+    return ModuleSpec(module=module, params={"scheme": scheme, **params}, submodules=submodules)
 
 
-def qarl_block_spec(config, scheme: QuantScheme, targets: frozenset) -> TransformerBlockSubmodules:
-    """One spec for every layer (Megatron shares it: a swap applies to all layers)."""
+def qarl_block_spec(config, scheme: QuantScheme, targets: frozenset,
+                    keep_operand: bool = False) -> TransformerBlockSubmodules:
+    """One spec for every layer (Megatron shares it: a swap applies to all layers).
+    keep_operand: the experts keep their dequantized operand per step (QuantizedWeight)."""
     layer = copy.deepcopy(get_gpt_layer_local_spec(
         num_experts=config.num_moe_experts, moe_grouped_gemm=False,
         qk_layernorm=config.qk_layernorm, normalization=config.normalization,
@@ -54,7 +56,8 @@ def qarl_block_spec(config, scheme: QuantScheme, targets: frozenset) -> Transfor
         attention.linear_proj = _quantized(QuantRowParallelLinear, scheme)
     mlp = sub.mlp.submodules
     if config.num_moe_experts and "experts" in targets:
-        mlp.experts = _quantized(QuantizedGroupedExperts, scheme, mlp.experts.submodules)
+        mlp.experts = _quantized(QuantizedGroupedExperts, scheme, mlp.experts.submodules,
+                                 keep_operand=keep_operand)
     if not config.num_moe_experts and "mlp" in targets:
         mlp.linear_fc1 = _quantized(QuantColumnParallelLinear, scheme)
         mlp.linear_fc2 = _quantized(QuantRowParallelLinear, scheme)

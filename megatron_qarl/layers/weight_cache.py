@@ -7,6 +7,9 @@ each master's autograd version counter with the one recorded at quantization and
 when an in-place update bumped it (an optimizer stepping the params themselves, `load_state_dict`).
 Writes through `.data` or into Megatron's contiguous param buffers do not bump it: for those the
 hook is the only guard, which is why the trainer must install it.
+
+With keep_operand (W4A16 experts, --quant-keep-operand) each step's quantized weight also keeps
+the dequantized bf16 GEMM operand the kernels make at its first use; `invalidate()` frees it.
 """
 from __future__ import annotations
 
@@ -22,11 +25,12 @@ class QuantizedWeightCache:
     [E, out, in] from one 2-D master per expert)."""
 
     def __init__(self, scheme: QuantScheme, masters: Sequence[torch.nn.Parameter], name: str,
-                 stacked: bool):
+                 stacked: bool, keep_operand: bool = False):
         self.scheme = scheme
         self.masters = list(masters)
         self.name = name
         self.stacked = stacked
+        self.keep_operand = keep_operand
         self._qweight: Optional[QuantizedWeight] = None
         self._versions: List[int] = []
         #: how many times the weight was quantized (tests and logs: once per optimizer step)
@@ -41,6 +45,8 @@ class QuantizedWeightCache:
         return self._qweight is not None and self._versions == self._master_versions()
 
     def invalidate(self) -> None:
+        if self._qweight is not None:  # the kept operand goes now, not with the last holder
+            self._qweight.operand = None
         self._qweight = None
 
     def master(self) -> torch.Tensor:
@@ -53,6 +59,7 @@ class QuantizedWeightCache:
             with torch.no_grad():
                 weight = self.master().detach()
                 self._qweight = ops.quantize_weight(self.scheme, weight, self.name)
+            self._qweight.keep_operand = self.keep_operand
             self._versions = self._master_versions()
             self.quantize_count += 1
             self.generation += 1

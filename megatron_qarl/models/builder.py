@@ -20,18 +20,22 @@ from megatron.core.transformer import TransformerConfig
 
 from ..compat import apply_megatron_fixes
 from ..layers import enable_cuda_kernels, parse_targets, qarl_block_spec, validate_model
-from ..quant import NoQuant, QuantScheme, get_scheme
+from ..layers.layout import KEEP_OPERAND_FLAG
+from ..quant import W4A16, NoQuant, QuantScheme, get_scheme
 
 
 def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "none", *,
                 vocab_size: int, max_sequence_length: int, rotary_base: float = 1e6,
                 targets: str = "experts", quantize: bool = True, pre_process: bool = True,
-                post_process: bool = True, cuda_kernels: bool = True) -> GPTModel:
+                post_process: bool = True, cuda_kernels: bool = True,
+                keep_operand: bool = False) -> GPTModel:
     """A Megatron GPTModel (local spec, RoPE, untied embeddings) whose `targets` run the
     aligned forward of `scheme`. Scheme 'none' or quantize=False gives the plain model with
     Megatron's own layers. Layout errors (groups straddling shards, experts vs EP) are raised
     here, before any weight is allocated. On a GPU the Triton kernels replace the reference
-    ops when they are installed (cuda_kernels=False keeps the reference, for benchmarks)."""
+    ops when they are installed (cuda_kernels=False keeps the reference, for benchmarks).
+    keep_operand: W4A16 experts keep their dequantized bf16 operand for the optimizer step
+    (2 B/param of the quantized experts; the kernels then dequantize once per step)."""
     apply_megatron_fixes()
     if cuda_kernels and torch.cuda.is_available() and not config.use_cpu_initialization:
         enable_cuda_kernels()
@@ -40,9 +44,14 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
     if not quantize or isinstance(scheme, NoQuant):
         chosen = frozenset()
     validate_model(config, scheme, chosen)
+    if keep_operand and not (isinstance(scheme, W4A16) and "experts" in chosen):
+        raise ValueError(
+            f"keep_operand ({KEEP_OPERAND_FLAG}) keeps the operand of quantized W4A16 experts, "
+            f"but this model quantizes no experts with W4A16 (scheme {scheme.name}, targets "
+            f"{targets!r}, quantize={quantize}): drop it, or quantize the experts with w4a16")
     return GPTModel(
         config=config,
-        transformer_layer_spec=qarl_block_spec(config, scheme, chosen),
+        transformer_layer_spec=qarl_block_spec(config, scheme, chosen, keep_operand),
         vocab_size=vocab_size,
         max_sequence_length=max_sequence_length,
         pre_process=pre_process,

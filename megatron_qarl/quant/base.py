@@ -6,7 +6,7 @@ the serving export and the rollout engines must reproduce their numbers.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import torch
@@ -23,6 +23,14 @@ class QuantizedWeight:
     scale: Optional[torch.Tensor]
     shape: tuple  # logical (..., out, in)
     scheme: "QuantScheme"
+    #: let kernels keep the full dequantized GEMM operand in `operand` once they made it: the
+    #: learner re-quantizes once per optimizer step (a new object), so every forward and
+    #: backward of the step reuses it instead of dequantizing again (memory: the operand)
+    keep_operand: bool = False
+    #: that memo, [..., out, in] in the operand dtype. Only GEMM kernels read it: publishers
+    #: and exporters take data/scale, and indexing an expert leaves it behind
+    operand: Optional[torch.Tensor] = field(default=None, init=False, repr=False,
+                                            compare=False)
 
     @property
     def out_features(self) -> int:

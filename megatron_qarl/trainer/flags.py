@@ -32,6 +32,12 @@ def _model(p):
                         "installed; reference: the pure-torch ops everywhere")
     g.add_argument("--quant-targets", default="experts",
                    help="which linears are quantized: experts, or experts+attention")
+    g.add_argument("--quant-keep-operand", action="store_true",
+                   help="W4A16 learner: keep each expert weight's dequantized bf16 GEMM operand "
+                        "for the optimizer step, so the CUDA kernels dequantize once per step "
+                        "instead of in every large-batch forward and every backward (same "
+                        "bits); costs 2 bytes per parameter of the quantized experts in GPU "
+                        "memory")
 
 
 def _parallel(p):

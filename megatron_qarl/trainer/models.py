@@ -61,11 +61,13 @@ def check_model_flags(args) -> None:
         validate_model(config, get_scheme(args.rollout_quant), targets)
 
 
-def build_policy(args, scheme: str, vocab_size: int, device):
+def build_policy(args, scheme: str, vocab_size: int, device, keep_operand: bool = False):
+    """keep_operand: the learner's --quant-keep-operand (not for a rollout-only model)."""
     preset, config = model_config(args, use_cpu_initialization=device.type == "cpu")
     model = build_model(config, scheme, vocab_size=vocab_size,
                         max_sequence_length=max(args.seq_length, 1),
-                        rotary_base=preset.rope_theta, targets=args.quant_targets).to(device)
+                        rotary_base=preset.rope_theta, targets=args.quant_targets,
+                        keep_operand=keep_operand).to(device)
     if args.bf16:
         model = Float16Module(config, model)
     return model, config

@@ -64,7 +64,8 @@ class RLTrainer:
             args.rollout_max_new_tokens, (self.tokenizer.eos_id,), args.n_samples_per_prompt)
 
         vocab = model_vocab_rows(args, self.tokenizer.vocab_size)
-        policy, self.config = build_policy(args, args.learner_quant, vocab, self.device)
+        policy, self.config = build_policy(args, args.learner_quant, vocab, self.device,
+                                           keep_operand=args.quant_keep_operand)
         self.model = wrap_ddp(policy, self.config, args.use_distributed_optimizer)
         self.engine = build_rollout_engine(args, self.model, self.tokenizer, vocab, self.device,
                                            self._sequence_multiple())

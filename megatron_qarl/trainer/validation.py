@@ -8,7 +8,7 @@ import os
 
 import torch
 
-from ..quant import get_scheme
+from ..quant import W4A16, get_scheme
 from ..rl.data.arithmetic import SYNTHETIC_PREFIX
 from ..rl.data.templates import check_template
 from ..rl.objectives.config import PolicyLossConfig
@@ -132,6 +132,13 @@ def _quant(args):
     if args.quant_targets not in ("experts", "experts+attention"):
         raise FlagError(f"--quant-targets must be 'experts' or 'experts+attention', got "
                         f"{args.quant_targets!r}")
+    learner = args.rollout_quant if args.aligned_learner else "none"
+    if args.quant_keep_operand and not isinstance(get_scheme(learner), W4A16):
+        raise FlagError(f"--quant-keep-operand keeps the W4A16 experts' dequantized operand, but "
+                        f"the learner runs {learner!r} (--rollout-quant {args.rollout_quant}"
+                        f"{'' if args.aligned_learner else ', --no-aligned-learner'}): drop "
+                        f"it, or train a W4A16 learner (--rollout-quant w4a16 with "
+                        f"--aligned-learner)")
 
 
 def _data(args):

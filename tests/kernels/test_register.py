@@ -15,7 +15,7 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
     assert ("W4A16", "cuda") in registered["grouped_backward"]
 
 
-def test_weight_cache_quantizes_through_the_registry():
+def test_weight_cache_quantizes_through_the_registry(device):
     from megatron_qarl.layers.weight_cache import QuantizedWeightCache
     from qarl_kernels.w4a16_quantize import w4a16_quantize
 
@@ -25,48 +25,58 @@ def test_weight_cache_quantizes_through_the_registry():
         calls.append(name)
         return w4a16_quantize(weight, scheme, name)
 
-    ops.register_quantize(W4A16, "cpu", counting_kernel)
+    previous = ops._QUANTIZE.get(("W4A16", device.type))
+    ops.register_quantize(W4A16, device.type, counting_kernel)
     try:
-        masters = [torch.nn.Parameter(torch.randn(16, 64)) for _ in range(2)]
+        masters = [torch.nn.Parameter(torch.randn(16, 64, device=device)) for _ in range(2)]
         cache = QuantizedWeightCache(W4A16(32), masters, "experts.linear_fc1", stacked=True)
         qw = cache.get()
         assert calls == ["experts.linear_fc1"]
         reference = W4A16(32).quantize_weight(torch.stack(masters).detach())
         assert torch.equal(qw.data, reference.data) and torch.equal(qw.scale, reference.scale)
     finally:
-        ops._QUANTIZE.pop(("W4A16", "cpu"))
+        _restore(ops._QUANTIZE, ("W4A16", device.type), previous)
 
 
-def test_grouped_ste_backward_runs_the_registered_kernel(assert_gemm_close):
+def _restore(registry, key, previous):
+    """Put back what the test replaced (on a GPU, register_cuda_kernels' op)."""
+    if previous is None:
+        registry.pop(key)
+    else:
+        registry[key] = previous
+
+
+def test_grouped_ste_backward_runs_the_registered_kernel(assert_gemm_close, device):
     from megatron_qarl.quant import aligned_grouped_linear, get_scheme
     from qarl_kernels.moe_backward import w4a16_grouped_backward
 
     torch.manual_seed(0)
     scheme = get_scheme("w4a16-g32")
     tokens = torch.tensor([4, 0, 3])
-    grad_out = torch.randn(7, 24).bfloat16()
+    grad_out = torch.randn(7, 24).bfloat16().to(device)
 
     def grads():
-        masters = [torch.randn(24, 64, generator=torch.Generator().manual_seed(e))
+        masters = [torch.randn(24, 64, generator=torch.Generator().manual_seed(e)).to(device)
                    .requires_grad_() for e in range(3)]
-        x = torch.randn(7, 64, generator=torch.Generator().manual_seed(9)).bfloat16()
+        x = torch.randn(7, 64, generator=torch.Generator().manual_seed(9)).bfloat16().to(device)
         x.requires_grad_()
         qweight = scheme.quantize_weight(torch.stack(masters).detach())
         aligned_grouped_linear(x, masters, qweight, tokens).backward(grad_out)
         return x.grad, [m.grad for m in masters]
 
-    reference_x, reference_w = grads()
+    previous = ops._GROUPED_BACKWARD.pop(("W4A16", device.type), None)
+    reference_x, reference_w = grads()  # the pure-torch STE backward
     calls = []
 
     def counting_backward(*args):
         calls.append(1)
         return w4a16_grouped_backward(*args)
 
-    ops.register_grouped_backward(W4A16, "cpu", counting_backward)
+    ops.register_grouped_backward(W4A16, device.type, counting_backward)
     try:
         kernel_x, kernel_w = grads()
     finally:
-        ops._GROUPED_BACKWARD.pop(("W4A16", "cpu"))
+        _restore(ops._GROUPED_BACKWARD, ("W4A16", device.type), previous)
     assert calls == [1]
     assert_gemm_close(kernel_x, reference_x)
     for kernel, reference in zip(kernel_w, reference_w):

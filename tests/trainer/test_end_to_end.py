@@ -106,6 +106,11 @@ def test_expert_parallel_ranks_decode_in_lockstep(tmp_path):
     (["--prompt-template", "no placeholder"], "--prompt-template 'no placeholder'"),
     (["--load", "/nonexistent"], "--load '/nonexistent' holds no checkpoint"),
     (["--use-distributed-optimizer"], "--use-distributed-optimizer needs CUDA"),
+    (["--quant-keep-operand", "--rollout-quant", "fp8-block"],
+     "--quant-keep-operand keeps the W4A16 experts' dequantized operand, but the learner runs "
+     "'fp8-block'"),
+    (["--quant-keep-operand", "--no-aligned-learner"], "the learner runs 'none' (--rollout-quant "
+     "w4a16, --no-aligned-learner)"),
 ])
 def test_bad_flags_fail_before_any_work(tmp_path, capsys, flags, message):
     save = tmp_path / "run"

@@ -1,0 +1,72 @@
+"""A keep_operand W4A16 weight is dequantized once for every large-batch forward and backward
+grad_input of its optimizer step, with the bits of dequantizing in each call."""
+import dataclasses
+
+import pytest
+import torch
+
+from megatron_qarl.quant import get_scheme
+from qarl_kernels import w4a16_operand
+from qarl_kernels.grouped_mm import torch_grouped_mm_available
+from qarl_kernels.moe_backward import w4a16_grouped_grad_input
+from qarl_kernels.w4a16_gemm import DEQUANT_ROWS_PER_EXPERT, w4a16_grouped_linear
+
+E, N, K = 2, 64, 128
+ROWS = DEQUANT_ROWS_PER_EXPERT * E  # the smallest batch on the dequantize + grouped_mm path
+# one step's micro-batches: the first routes nothing to expert 1, the later ones need it
+TOKENS = [torch.tensor([ROWS, 0]), torch.tensor([ROWS // 2, ROWS // 2]),
+          torch.tensor([1, ROWS - 1])]
+
+
+@pytest.fixture
+def dequantize_calls(monkeypatch, device):
+    if not torch_grouped_mm_available(device):
+        pytest.skip("the large-batch path needs torch._grouped_mm (CPU, or SM90+)")
+    calls, real = [], w4a16_operand.w4a16_dequantize
+
+    def counting(qweight, tokens_per_expert=None):
+        calls.append(tokens_per_expert)
+        return real(qweight, tokens_per_expert)
+
+    monkeypatch.setattr(w4a16_operand, "w4a16_dequantize", counting)
+    return calls
+
+
+def _qweight(device):
+    torch.manual_seed(0)
+    return get_scheme("w4a16-g32").quantize_weight(torch.randn(E, N, K, device=device))
+
+
+def _step(qweight, device):
+    """Forward output and grad_input of each micro-batch."""
+    outs = []
+    for i, tokens in enumerate(TOKENS):
+        g = torch.Generator(device=device).manual_seed(i)
+        x = torch.randn(ROWS, K, generator=g, device=device).bfloat16()
+        grad_out = torch.randn(ROWS, N, generator=g, device=device).bfloat16()
+        outs += [w4a16_grouped_linear(x, qweight, tokens),
+                 w4a16_grouped_grad_input(grad_out, qweight, tokens)]
+    return outs
+
+
+def test_kept_operand_is_made_once_with_the_per_call_bits(dequantize_calls, device):
+    qweight = _qweight(device)
+    per_call = _step(qweight, device)
+    assert len(dequantize_calls) == 2 * len(TOKENS) and qweight.operand is None
+    kept = dataclasses.replace(qweight, keep_operand=True)
+    dequantize_calls.clear()
+    reused = _step(kept, device)
+    assert dequantize_calls == [None]  # once, all experts (expert 1 had no tokens at first)
+    assert torch.equal(kept.operand, qweight.dequantize().bfloat16())
+    for got, want in zip(reused, per_call):
+        assert torch.equal(got, want)
+
+
+def test_kept_operand_stays_out_of_experts_and_serving_tensors(device):
+    kept = dataclasses.replace(_qweight(device), keep_operand=True)
+    operand = w4a16_operand.w4a16_operand(kept, TOKENS[0])
+    assert kept.operand is operand and ", operand=" not in repr(kept)
+    expert = kept[1]  # what the publisher and the exporter read
+    assert expert.operand is None and not expert.keep_operand
+    assert set(kept.scheme.serving_tensors("p", expert)) == {
+        "p.weight_packed", "p.weight_scale", "p.weight_shape"}

@@ -117,3 +117,19 @@ def int4_pair_operand(packed, h, scale, SOFTWARE: tl.constexpr):
         value = (bits.to(tl.int32) << 16).to(tl.float32, bitcast=True) - 136.0
         return to_bf16(value * scale.to(tl.float32), SOFTWARE)
     return (bits.to(tl.bfloat16, bitcast=True) - 136.0) * scale
+
+
+@triton.jit
+def bf16_pairs(words, SOFTWARE: tl.constexpr):
+    """int32 words [R, P] each holding two bf16 (low half first, as in memory) -> [R, 2P]:
+    bf16 on the GPU, the same values in fp32 under the interpreter. Loading scales as words
+    makes each thread's load 4 bytes wide, the least Triton's software pipeline copies
+    asynchronously: a 2-byte load stays a synchronous global read in every K step."""
+    if SOFTWARE:
+        low = (words << 16).to(tl.float32, bitcast=True)
+        high = (words & -65536).to(tl.float32, bitcast=True)
+        return tl.reshape(tl.join(low, high), [words.shape[0], 2 * words.shape[1]])
+    halves = tl.join(words.to(tl.int16), (words >> 16).to(tl.int16))
+    return tl.reshape(halves, [words.shape[0], 2 * words.shape[1]]).to(tl.bfloat16,
+                                                                        bitcast=True)
+

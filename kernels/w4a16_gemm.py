@@ -15,7 +15,10 @@ reference's fp32 product rounded to bf16, so the operand is unchanged and only t
 summation order differs from the reference). The sm_90 build's main loop (64x16 tiles,
 BLOCK_K 512) issues 3.4 instructions per weight element, round 2's 6.9. Pair plane h feeds
 one MMA over inputs 8w + h + 4t (column 2w + t); x is loaded once per step as a coalesced
-[BLOCK_K, BLOCK_M] tile and split into the four planes in registers. Scaling after the MMA
+[BLOCK_K, BLOCK_M] tile and split into the four planes in registers. The group scales are
+read as int32 words of two bf16 when the step holds an even number of groups: Triton's
+pipeline copies only loads of >= 4 bytes per thread asynchronously, and a 2-byte scale load
+stayed a synchronous global read in every K step (round 4). Scaling after the MMA
 (one multiply per output and group) would halve the unpack again but drops the spec's
 per-element bf16 rounding: on random weights 4-9% of outputs then miss the tests' tolerance.
 """
@@ -28,7 +31,7 @@ import triton.language as tl
 from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import expert_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
-from .numerics import INTERPRETED, int4_pair_operand, mma, to_bf16
+from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, to_bf16
 from .w4a16_operand import w4a16_operand
 
 
@@ -48,7 +51,7 @@ def _w4a16_gemm_kernel(
     stride_xm, stride_we, stride_wn, stride_se, stride_sn, stride_ym,
     GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
-    SOFTWARE: tl.constexpr,
+    SCALE_PAIRS: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     pid_n = tl.program_id(0)
     tile = tl.program_id(1)
@@ -82,8 +85,13 @@ def _w4a16_gemm_kernel(
             w_mask = w_mask & (step * WORDS + words[None, :] < K // 8)  # off the hot path
             s_mask = s_mask & (step * GROUPS + groups[None, :] < K // GROUP)
         packed = tl.load(w_rows + step * WORDS + words[None, :], mask=w_mask, other=0)
-        scale = tl.load(s_rows + step * GROUPS + groups[None, :], mask=s_mask,
-                        other=0.0)  # 0 outside K: those products vanish
+        if SCALE_PAIRS:  # s_ptr is the int32 view of the scales: a pipelined 4-byte load
+            pairs = step * (GROUPS // 2) + tl.arange(0, GROUPS // 2)
+            scale = bf16_pairs(tl.load(s_rows + pairs[None, :], mask=s_mask, other=0),
+                               SOFTWARE)
+        else:
+            scale = tl.load(s_rows + step * GROUPS + groups[None, :], mask=s_mask,
+                            other=0.0)  # 0 outside K: those products vanish
         scale = tl.reshape(tl.broadcast_to(scale[:, :, None], [BLOCK_N, GROUPS, GROUP // 4]),
                            [BLOCK_N, 2 * WORDS])  # the scale of each operand column's group
         # x [BLOCK_K, BLOCK_M] in one coalesced load, split into the four operand planes:
@@ -111,13 +119,13 @@ def _w4a16_gemm_kernel(
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
     """Tiles by tokens per expert: the winners of the H100 sweep of this kernel (`python -m
     qarl_kernels.tune --decode`, docs/benchmarks.md). The kernel is latency-bound at decode
-    sizes (one CTA of 4 warps per SM at 168-255 registers: ncu shows the schedulers idle
-    55-64% of cycles), so 256-input K steps, which need fewer registers, win over 512 once
-    there is more than about one token per touched expert. Short K (768: three steps) prefers
-    8 warps and 2 stages; few programs (16 local experts) prefer 128-row weight tiles."""
+    sizes (ncu: with 512-input K steps, one CTA of 4 warps per SM at 168-255 registers, the
+    schedulers idle 55-64% of cycles), so 256-input steps, which need fewer registers and
+    fit more CTAs per SM, win. Short K (768: three steps) prefers 8 warps and 2 stages; few
+    programs (16 local experts) prefer 128-row weight tiles."""
     per_expert = max(1, rows // max(1, num_experts))
     if rows <= num_experts:  # about one token per touched expert
-        return W4A16Config(block_m=16, block_n=64, block_k=512)
+        return W4A16Config(block_m=16, block_n=64)
     if per_expert <= 16:
         if k <= 1024:
             return W4A16Config(block_m=16, block_n=128, num_warps=8, num_stages=2)
@@ -144,6 +152,13 @@ def block_k_for(k: int, wanted: int) -> int:
     return block
 
 
+def scale_words_fit(scale: torch.Tensor) -> bool:
+    """The bf16 scales can be read as int32 words holding group pairs: an even number of
+    groups per row, contiguous rows, and 4-byte aligned."""
+    return (scale.shape[-1] % 2 == 0 and scale.stride(-1) == 1
+            and all(st % 2 == 0 for st in scale.stride()[:-1]) and scale.data_ptr() % 4 == 0)
+
+
 def _launch(x2, qweight, counts, num_experts, dense, config):
     data, scale = qweight.data, qweight.scale
     group = qweight.scheme.group_size
@@ -160,13 +175,17 @@ def _launch(x2, qweight, counts, num_experts, dense, config):
     tiles = triton.cdiv(rows, cfg.block_m) if dense else tile_bound(rows, num_experts, cfg.block_m)
     grid = (triton.cdiv(n, cfg.block_n), tiles, cfg.split_k)
     block_k = block_k_for(k, cfg.block_k)
+    even_k = k % block_k == 0
+    pairs = even_k and (block_k // group) % 2 == 0 and scale_words_fit(scale)
+    if pairs:
+        scale = scale.view(torch.int32)
     _w4a16_gemm_kernel[grid](
         x2, data, scale, y, counts, num_experts, rows, n, k,
         x2.stride(0), data.stride(0), data.stride(1), scale.stride(0), scale.stride(1),
         y.stride(0),
         GROUP=group, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=block_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SPLIT_K=cfg.split_k,
-        EVEN_K=k % block_k == 0, SOFTWARE=INTERPRETED,
+        EVEN_K=even_k, SCALE_PAIRS=pairs, SOFTWARE=INTERPRETED,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages,
     )
     return y.to(x2.dtype)

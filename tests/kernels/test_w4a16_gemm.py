@@ -78,7 +78,9 @@ def test_bad_inputs_name_the_tensor(device):
                              torch.tensor([1, 1, 1]))
 
 
-@pytest.mark.parametrize("k,group", [(256, 128), (160, 32)])
+# scales read as int32 pairs (256/128, 512/64) and as bf16 (160/32: partial K step; 384/128:
+# one group per K step)
+@pytest.mark.parametrize("k,group", [(256, 128), (512, 64), (160, 32), (384, 128)])
 def test_operand_is_the_engine_weight_bit_for_bit(k, group, device):
     """One-hot rows of x read single weight elements back: the in-kernel unpack (pair planes,
     packed bf16 arithmetic, the split of x) must give bf16((q - 8) * scale) exactly, in the

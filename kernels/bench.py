@@ -18,7 +18,7 @@ from megatron_qarl.quant import get_scheme
 
 from .bench_setup import ceilings, copies_for, graph_us, median_us, route
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
-from .fp8_quantize import fp8_block_quantize
+from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import DEQUANT_ROWS_PER_EXPERT, w4a16_grouped_matmul
 from .w4a16_operand import w4a16_operand
@@ -115,7 +115,7 @@ def bench_w4a16_grouped(peak, check):
                    "bf16 %BW", "W4A16 kernel us", "%BW", "TFLOP/s", "% bf16 peak",
                    "dequant+grouped_mm us", "best W4A16 / bf16 speedup",
                    "operand kept: grouped_mm us", "kept / bf16 speedup",
-                   "graph us (M=1)", "bf16 graph us (M=1)"])
+                   "graph us", "graph %BW", "bf16 graph us", "graph speedup"])
     for label, e, n, k in GROUPED_SHAPES:
         qws, bf16_t = _w4a16_weights(scheme, e, n, k)
         # the large-M path under --quant-keep-operand: operand made at first use, then reused
@@ -142,11 +142,13 @@ def bench_w4a16_grouped(peak, check):
                     x, w4a16_operand(q, counts).transpose(1, 2), offs=offs) for q in kept])
                 check.equal(f"w4a16 kept operand {label} M={m}", kept[0].operand,
                             bf16_t[0].transpose(1, 2))
-            g_k = g_bf = None
-            if m == 1:
+            g_k = g_bf = g_bw = None
+            if m <= max(DECODE_TOKENS):  # decode runs in CUDA graphs: no host launch cost
                 g_k = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
                 g_bf = graph_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
                                  for w in bf16_t])
+                g_bw = 100 * _expert_bytes(touched, n, k, 128, rows, True) / g_k / 1e3 / peak[
+                    "copy_GBps"]
             bw_k = _expert_bytes(touched, n, k, 128, rows, True) / t_k / 1e3
             bw_b = _expert_bytes(touched, n, k, 128, rows, False) / t_bf16 / 1e3
             flops = 2 * rows * n * k / t_k / 1e6
@@ -154,15 +156,17 @@ def bench_w4a16_grouped(peak, check):
             table.add(label, str(m), str(touched), t_bf16, 100 * bw_b / peak["copy_GBps"],
                       t_k, 100 * bw_k / peak["copy_GBps"], flops,
                       100 * flops / peak["bf16_TFLOPs"], t_dq, _fmt(t_bf16 / best, ".2f"),
-                      t_kept, _fmt(None if t_kept is None else t_bf16 / t_kept, ".2f"), g_k, g_bf)
+                      t_kept, _fmt(None if t_kept is None else t_bf16 / t_kept, ".2f"), g_k, g_bw,
+                      g_bf, _fmt(None if g_k is None else g_bf / g_k, ".2f"))
         del qws, bf16_t, kept
     return [table]
 
 
 def bench_w4a16_decode(peak, check, compare):
     """Decode sizes only: this W4A16 kernel and older versions of it (modules named by
-    --compare, each with a w4a16_grouped_matmul) against bf16 torch._grouped_mm. M=1 is timed
-    in CUDA graphs (without them it is host-bound), the rest with do_bench."""
+    --compare, each with a w4a16_grouped_matmul) against bf16 torch._grouped_mm, all in CUDA
+    graphs, as a decoding engine runs them: under ~50 us of GPU time do_bench measures the
+    host (the Triton launch of a wrapper with ~20 arguments costs about as much)."""
     scheme = get_scheme("w4a16")
     kernels = [("this", w4a16_grouped_matmul)] + [
         (name.rsplit(".", 1)[-1], importlib.import_module(name).w4a16_grouped_matmul)
@@ -170,20 +174,19 @@ def bench_w4a16_decode(peak, check, compare):
     header = ["shape", "M tokens", "experts touched", "bf16 us", "bf16 %BW"]
     for name, _ in kernels:
         header += [f"{name} us", f"{name} %BW", f"{name} / bf16"]
-    table = Table("W4A16 decode (M=1 in CUDA graphs)", header)
+    table = Table("W4A16 decode (CUDA graphs)", header)
     for label, e, n, k in DECODE_SHAPES:
         qws, bf16_t = _w4a16_weights(scheme, e, n, k)
         for m in DECODE_TOKENS:
             counts, rows, touched, x, offs = _batch(m, e, k)
-            timer = graph_us if m == 1 else median_us
-            t_bf16 = timer([lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in bf16_t])
+            t_bf16 = graph_us([lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in bf16_t])
             want = scheme.reference_grouped_matmul(x, qws[0], counts.cpu())
             cells = [label, str(m), str(touched), t_bf16, 100 * _expert_bytes(
                 touched, n, k, 128, rows, False) / t_bf16 / 1e3 / peak["copy_GBps"]]
             for name, fn in kernels:
                 try:
                     check.close(f"w4a16 decode {name} {label} M={m}", fn(x, qws[0], counts), want)
-                    t = timer([lambda q=q: fn(x, q, counts) for q in qws])
+                    t = graph_us([lambda q=q: fn(x, q, counts) for q in qws])
                 except Exception as err:  # a version this Triton cannot compile or launch
                     print(f"{name} {label} M={m} failed: {str(err).splitlines()[0][:200]}")
                     cells += ["failed", "—", "—"]
@@ -229,21 +232,29 @@ def bench_quantize(peak, check, sweep):
 
 
 def bench_fp8(peak, check):
+    """Every time in CUDA graphs (the dense op is host-bound below ~100 us of GPU work
+    otherwise), with the activation quantizer timed alone: a producer such as the norm or
+    SwiGLU could emit FP8 directly, and 'without act quant' is the GEMM's own speedup."""
     scheme = get_scheme("fp8-block")
-    table = Table("FP8 block GEMM (1x128 activations x 128x128 weights, activation quant "
-                  "included) vs bf16", ["op", "shape", "fp8 us", "TFLOP/s", "bf16 us",
-                                        "speedup"])
+    table = Table("FP8 block GEMM (1x128 activations x 128x128 weights) vs bf16, CUDA graphs",
+                  ["op", "shape", "fp8 us (act quant included)", "TFLOP/s", "act quant us",
+                   "bf16 us", "speedup", "speedup without act quant"])
+
+    def add(op, shape, flop, fp8_fn, bf16_fn, x):
+        t8, tb = graph_us([fp8_fn]), graph_us([bf16_fn])
+        tq = graph_us([lambda: fp8_quantize_activation(x)])
+        table.add(op, shape, t8, flop / t8 / 1e6, tq, tb, _fmt(tb / t8, ".2f"),
+                  _fmt(tb / (t8 - tq), ".2f"))
+
     for m, n, k in [(4096, 1536, 2048), (16384, 1536, 2048), (8192, 8192, 8192)]:
         w = torch.randn(n, k, device="cuda")
         qw = scheme.quantize_weight(w)
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         check.close_norm(f"fp8 dense {m}x{n}x{k}", fp8_block_linear(x, qw),
-                    scheme.reference_matmul(x, qw))
+                         scheme.reference_matmul(x, qw))
         wb = w.bfloat16()
-        t8 = median_us([lambda: fp8_block_linear(x, qw)])
-        tb = median_us([lambda: x @ wb.t()])
-        table.add("dense scaled_mm", f"{m}x{n}x{k}", t8, 2 * m * n * k / t8 / 1e6, tb,
-                  _fmt(tb / t8, ".2f"))
+        add("dense scaled_mm", f"{m}x{n}x{k}", 2 * m * n * k,
+            lambda: fp8_block_linear(x, qw), lambda: x @ wb.t(), x)
     for label, e, n, k in GROUPED_SHAPES[:2]:
         w = torch.randn(e, n, k, device="cuda")
         qw = fp8_block_quantize(w, scheme)
@@ -257,11 +268,10 @@ def bench_fp8(peak, check):
             y = fp8_block_grouped_linear(x, qw, counts)
             if m <= 4096:
                 check.close_norm(f"fp8 grouped {label} M={m}", y,
-                            scheme.reference_grouped_matmul(x, qw, counts.cpu()))
-            t8 = median_us([lambda: fp8_block_grouped_linear(x, qw, counts)])
-            tb = median_us([lambda: torch._grouped_mm(x, wb, offs=offs)])
-            table.add("grouped Triton", f"{label} M={m}", t8, 2 * rows * n * k / t8 / 1e6, tb,
-                      _fmt(tb / t8, ".2f"))
+                                 scheme.reference_grouped_matmul(x, qw, counts.cpu()))
+            add("grouped Triton", f"{label} M={m}", 2 * rows * n * k,
+                lambda: fp8_block_grouped_linear(x, qw, counts),
+                lambda: torch._grouped_mm(x, wb, offs=offs), x)
     return [table]
 
 

@@ -40,16 +40,24 @@ def _fp8_grouped_kernel(
     e = expert.to(tl.int64)
     k_blocks = tl.where(row_start < row_end, tl.cdiv(K, BLOCK_K), 0)
 
+    # the per-block scales are read one K block ahead: Triton's pipeline copies only the
+    # MMA operands asynchronously, and a scale read in its own iteration waits the full
+    # memory latency in every K block
+    sa_rows = xs_ptr + rows * stride_xsm
+    sb_rows = ws_ptr + e * stride_wse + (offs_n // BLOCK_K) * stride_wsn
+    sa_next = tl.load(sa_rows, mask=row_mask, other=0.0)
+    sb_next = tl.load(sb_rows, mask=n_mask, other=0.0)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for kb in range(0, k_blocks):
+        sa, sb = sa_next, sb_next
+        ahead = tl.minimum(kb + 1, k_blocks - 1)  # the last block re-reads its own (unused)
+        sa_next = tl.load(sa_rows + ahead * stride_xsk, mask=row_mask, other=0.0)
+        sb_next = tl.load(sb_rows + ahead, mask=n_mask, other=0.0)
         ks = kb * BLOCK_K + offs_k
         a = tl.load(xq_ptr + rows[:, None].to(tl.int64) * stride_xm + ks[None, :],
                     mask=row_mask[:, None] & (ks[None, :] < K), other=0.0)
         b = tl.load(wq_ptr + e * stride_we + offs_n[None, :] * stride_wn + ks[:, None],
                     mask=n_mask[None, :] & (ks[:, None] < K), other=0.0)
-        sa = tl.load(xs_ptr + rows * stride_xsm + kb * stride_xsk, mask=row_mask, other=0.0)
-        sb = tl.load(ws_ptr + e * stride_wse + (offs_n // BLOCK_K) * stride_wsn + kb,
-                     mask=n_mask, other=0.0)
         partial = mma(a, b, tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32), SOFTWARE)
         acc += partial * sa[:, None] * sb[None, :]
 
@@ -79,13 +87,12 @@ def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_w
 
 
 def _tiles(rows_per_expert: int):
-    """(block_m, block_n, num_warps, num_stages): the H100 sweep's winners
-    (`python -m qarl_kernels.tune --only fp8`; tiles moved times by under 5% there)."""
+    """(block_m, block_n, num_warps, num_stages): the H100 sweep's winners (`python -m
+    qarl_kernels.tune --only fp8`, docs/benchmarks.md: with the scales read one K block
+    ahead, 64x128 tiles won at 256 and 1024 rows per expert)."""
     if rows_per_expert <= 32:
         return 32, 128, 4, 4
-    if rows_per_expert <= 512:
-        return 64, 128, 4, 4
-    return 128, 128, 8, 4
+    return 64, 128, 4, 4
 
 
 def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,

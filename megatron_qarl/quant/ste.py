@@ -78,9 +78,17 @@ class AlignedGroupedLinear(torch.autograd.Function):
 
 
 def aligned_linear(x, master_weight, qweight: QuantizedWeight):
+    if not torch.is_grad_enabled():  # rollout decode, old logprobs: the forward op alone
+        return ops.linear(x, qweight)
     return AlignedLinear.apply(x, master_weight, qweight)
 
 
 def aligned_grouped_linear(x, master_weights, qweight: QuantizedWeight, tokens_per_expert):
-    """master_weights: the experts' 2-D masters (a list), or one [E, out, in] tensor."""
+    """master_weights: the experts' 2-D masters (a list), or one [E, out, in] tensor.
+
+    Without grad mode the op is called directly: autograd.Function.apply walks every input,
+    and with one master per expert that cost ~250 us of host time per projection (measured in
+    the embedded engine's decode, tools/profile_embedded_decode.py)."""
+    if not torch.is_grad_enabled():
+        return ops.grouped_linear(x, qweight, tokens_per_expert)
     return AlignedGroupedLinear.apply(x, qweight, tokens_per_expert, *master_weights)

@@ -79,3 +79,29 @@ def test_grouped_ste_rejects_a_master_count_that_differs_from_the_experts():
     qw = scheme.quantize_weight(torch.stack([m.detach() for m in masters]))
     with pytest.raises(ValueError, match="2 expert master weights for 3 experts"):
         aligned_grouped_linear(torch.randn(3, 64), masters, qw, torch.tensor([1, 1, 1]))
+
+
+def test_without_grad_mode_the_forward_skips_autograd(monkeypatch):
+    """Rollout and old-logprob forwards run under no_grad: the op is called directly (same
+    numbers), never autograd.Function.apply with one input per expert master."""
+    from megatron_qarl.quant import ste
+
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16-g32")
+    masters = [(torch.randn(16, 64) * 0.1).requires_grad_() for _ in range(3)]
+    qw = scheme.quantize_weight(torch.stack(masters).detach(), "experts")
+    counts = torch.tensor([4, 0, 3])
+    x = torch.randn(7, 64)
+    with_grad = aligned_grouped_linear(x, masters, qw, counts)
+    dense_with_grad = aligned_linear(x, masters[0], qw[0])
+
+    def refuse(*args):
+        raise AssertionError("autograd.Function.apply called under no_grad")
+
+    monkeypatch.setattr(ste.AlignedGroupedLinear, "apply", refuse)
+    monkeypatch.setattr(ste.AlignedLinear, "apply", refuse)
+    with torch.no_grad():
+        y = aligned_grouped_linear(x, masters, qw, counts)
+        dense = aligned_linear(x, masters[0], qw[0])
+    assert torch.equal(y, with_grad.detach()) and not y.requires_grad
+    assert torch.equal(dense, dense_with_grad.detach())

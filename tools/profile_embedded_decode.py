@@ -1,0 +1,84 @@
+"""Where a decode step of the embedded rollout engine spends its time, on one GPU: per-step
+wall time, host syncs per step, and the top operators by host and by device time
+(torch.profiler), for a reduced Qwen3-30B-A3B (exact layers, random weights).
+
+    python tools/profile_embedded_decode.py --layers 3 --batch 32 --new-tokens 64
+
+The first `--warmup-tokens` decode steps (compilation, allocator) are excluded by timing a
+second generation; the profile covers one whole generation of the timed size.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+import torch.distributed as dist
+from megatron.core import parallel_state, tensor_parallel
+from torch.profiler import ProfilerActivity, profile
+
+from megatron_qarl.models import build_model, get_preset
+from megatron_qarl.rollout.base import SamplingParams
+from megatron_qarl.rollout.embedded.generate import generate_batch
+
+
+def _generate(model, args, generator, new_tokens):
+    prompts = [[1 + (i * 7 + j) % 90 for j in range(args.prompt_len)] for i in range(args.batch)]
+    params = SamplingParams(max_new_tokens=new_tokens, temperature=1.0, stop_token_ids=())
+    return generate_batch(model, prompts, params, 0, generator, "cuda")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--layers", type=int, default=3)
+    p.add_argument("--scheme", default="w4a16")
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--prompt-len", type=int, default=18)
+    p.add_argument("--new-tokens", type=int, default=64)
+    p.add_argument("--warmup-tokens", type=int, default=8)
+    p.add_argument("--top", type=int, default=15)
+    p.add_argument("--trace", default=None, help="write a Chrome trace here")
+    args = p.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("profile_embedded_decode needs a CUDA GPU")
+
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29512", rank=0, world_size=1)
+    torch.cuda.set_device(0)
+    parallel_state.initialize_model_parallel()
+    tensor_parallel.model_parallel_cuda_manual_seed(0)
+    preset = get_preset("qwen3-30b-a3b").replace(num_layers=args.layers)
+    model = build_model(preset.transformer_config(params_dtype=torch.bfloat16), args.scheme,
+                        targets="experts", **preset.model_kwargs()).eval()
+    generator = torch.Generator(device="cuda").manual_seed(0)
+
+    _generate(model, args, generator, args.warmup_tokens)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    _generate(model, args, generator, args.new_tokens)
+    torch.cuda.synchronize()
+    step_ms = (time.perf_counter() - start) * 1e3 / args.new_tokens
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        _generate(model, args, generator, args.new_tokens)
+        torch.cuda.synchronize()
+    if args.trace:
+        prof.export_chrome_trace(args.trace)
+    events = prof.key_averages()
+    syncs = sum(e.count for e in events if e.key in ("cudaStreamSynchronize",
+                                                     "cudaDeviceSynchronize"))
+    copies = sum(e.count for e in events if e.key == "cudaMemcpyAsync")
+    launches = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernel",
+                                                        "cudaLaunchKernelExC"))
+    gpu_us = sum(e.self_device_time_total for e in events if e.device_type.name == "CUDA")
+    print(events.table(sort_by="self_cpu_time_total", row_limit=args.top, max_name_column_width=60))
+    print(events.table(sort_by="self_device_time_total", row_limit=args.top,
+                       max_name_column_width=60))
+    n = args.new_tokens
+    print(f"{args.layers} layers, {args.scheme}, batch {args.batch}: {step_ms:.2f} ms per decode "
+          f"step (wall, unprofiled); per step under the profiler: GPU busy "
+          f"{gpu_us / n / 1e3:.2f} ms, {launches / n:.0f} kernel launches, "
+          f"{syncs / n:.1f} stream syncs, {copies / n:.1f} memcpy calls")
+
+
+if __name__ == "__main__":
+    main()

@@ -117,28 +117,22 @@ def _w4a16_gemm_kernel(
 
 
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
-    """Tiles by tokens per expert: the winners of the H100 sweep of this kernel (`python -m
-    qarl_kernels.tune --decode`, docs/benchmarks.md). The kernel is latency-bound at decode
-    sizes (ncu: with 512-input K steps, one CTA of 4 warps per SM at 168-255 registers, the
-    schedulers idle 55-64% of cycles), so 256-input steps, which need fewer registers and
-    fit more CTAs per SM, win. Short K (768: three steps) prefers 8 warps and 2 stages; few
-    programs (16 local experts) prefer 128-row weight tiles."""
+    """Tiles by tokens per expert: the winners of the H100 sweep of this kernel in CUDA graphs
+    (`python -m qarl_kernels.tune --only w4a16 --decode`, docs/benchmarks.md). The kernel is
+    latency-bound at decode sizes (ncu: with 512-input K steps, one CTA of 4 warps per SM at
+    168-255 registers, the schedulers idle 55-64% of cycles), so 256-input steps, which need
+    fewer registers and fit more CTAs per SM, win. Short K (768: three steps) prefers 8 warps;
+    from 16 tokens per expert, 32-token tiles; from 64, 128-token tiles (each weight tile
+    unpacked once)."""
     per_expert = max(1, rows // max(1, num_experts))
-    if rows <= num_experts:  # about one token per touched expert
-        return W4A16Config(block_m=16, block_n=64)
-    if per_expert <= 16:
-        if k <= 1024:
+    if per_expert <= 16 and k <= 1024:
+        if per_expert <= 8:
             return W4A16Config(block_m=16, block_n=128, num_warps=8, num_stages=2)
-        if per_expert > 8:
-            return W4A16Config(block_m=32, block_n=128)
-        few = tile_bound(rows, num_experts, 16) * triton.cdiv(n, 64) < 1024
-        if few:
-            return W4A16Config(block_m=16, block_n=128, num_warps=8, num_stages=4)
+        return W4A16Config(block_m=32, block_n=128, num_warps=8)
+    if per_expert <= 8:
         return W4A16Config(block_m=16, block_n=64)
-    if per_expert <= 32:
-        return W4A16Config(block_m=32, block_n=128)
     if per_expert <= 64:
-        return W4A16Config(block_m=64, block_n=128, num_warps=8)
+        return W4A16Config(block_m=32, block_n=128)
     return W4A16Config(block_m=128, block_n=128, num_warps=8)
 
 

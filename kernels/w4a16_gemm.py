@@ -122,9 +122,8 @@ def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W
     latency-bound at decode sizes (ncu: with 512-input K steps, one CTA of 4 warps per SM at
     168-255 registers, the schedulers idle 55-64% of cycles), so 256-input steps, which need
     fewer registers and fit more CTAs per SM, win. Past one token, short K (768: three steps)
-    prefers 8 warps;
-    from 16 tokens per expert, 32-token tiles; from 64, 128-token tiles (each weight tile
-    unpacked once)."""
+    prefers 8 warps; from 16 tokens per expert, 32-token tiles; from 64, 128-token tiles (each
+    weight tile unpacked once)."""
     per_expert = max(1, rows // max(1, num_experts))
     if rows <= 16:  # one token (top-k rows): the smallest tiles, most programs in flight
         return W4A16Config(block_m=16, block_n=64)

@@ -43,23 +43,36 @@ def _fp8_grouped_kernel(
     # the per-block scales are read one K block ahead: Triton's pipeline copies only the
     # MMA operands asynchronously, and a scale read in its own iteration waits the full
     # memory latency in every K block
+    # A tile no wider than a weight block has one weight scale per K block: the promotion is
+    # then one FMA per accumulator element (acc + partial * (sa * sb)) instead of three.
+    ONE_WEIGHT_BLOCK: tl.constexpr = BLOCK_N <= BLOCK_K
     sa_rows = xs_ptr + rows * stride_xsm
-    sb_rows = ws_ptr + e * stride_wse + (offs_n // BLOCK_K) * stride_wsn
+    if ONE_WEIGHT_BLOCK:
+        sb_rows = ws_ptr + e * stride_wse + (pid_n * BLOCK_N // BLOCK_K) * stride_wsn
+        sb_next = tl.load(sb_rows)
+    else:
+        sb_rows = ws_ptr + e * stride_wse + (offs_n // BLOCK_K) * stride_wsn
+        sb_next = tl.load(sb_rows, mask=n_mask, other=0.0)
     sa_next = tl.load(sa_rows, mask=row_mask, other=0.0)
-    sb_next = tl.load(sb_rows, mask=n_mask, other=0.0)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for kb in range(0, k_blocks):
         sa, sb = sa_next, sb_next
         ahead = tl.minimum(kb + 1, k_blocks - 1)  # the last block re-reads its own (unused)
         sa_next = tl.load(sa_rows + ahead * stride_xsk, mask=row_mask, other=0.0)
-        sb_next = tl.load(sb_rows + ahead, mask=n_mask, other=0.0)
+        if ONE_WEIGHT_BLOCK:
+            sb_next = tl.load(sb_rows + ahead)
+        else:
+            sb_next = tl.load(sb_rows + ahead, mask=n_mask, other=0.0)
         ks = kb * BLOCK_K + offs_k
         a = tl.load(xq_ptr + rows[:, None].to(tl.int64) * stride_xm + ks[None, :],
                     mask=row_mask[:, None] & (ks[None, :] < K), other=0.0)
         b = tl.load(wq_ptr + e * stride_we + offs_n[None, :] * stride_wn + ks[:, None],
                     mask=n_mask[None, :] & (ks[:, None] < K), other=0.0)
         partial = mma(a, b, tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32), SOFTWARE)
-        acc += partial * sa[:, None] * sb[None, :]
+        if ONE_WEIGHT_BLOCK:
+            acc += partial * (sa * sb)[:, None]
+        else:
+            acc += partial * sa[:, None] * sb[None, :]
 
     tl.store(y_ptr + rows[:, None].to(tl.int64) * stride_ym + offs_n[None, :],
              to_bf16(acc, SOFTWARE), mask=row_mask[:, None] & n_mask[None, :])
@@ -86,12 +99,14 @@ def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_w
     return y
 
 
-def _tiles(rows_per_expert: int):
+def _tiles(rows_per_expert: int, k: int):
     """(block_m, block_n, num_warps, num_stages): the H100 sweep's winners (`python -m
-    qarl_kernels.tune --only fp8`, docs/benchmarks.md: with the scales read one K block
-    ahead, 64x128 tiles won at 256 and 1024 rows per expert)."""
+    qarl_kernels.tune --only fp8`, docs/benchmarks.md): 64x128 tiles, and 128x128 with 8
+    warps for long K (2048) at more than 512 rows per expert."""
     if rows_per_expert <= 32:
         return 32, 128, 4, 4
+    if rows_per_expert > 512 and k >= 2048:
+        return 128, 128, 8, 3
     return 64, 128, 4, 4
 
 
@@ -102,7 +117,7 @@ def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.
     num_experts = qweight.data.shape[0]
     check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
     xq, xs = fp8_quantize_activation(x)
-    tiles = tiles or _tiles(x.shape[0] // max(1, num_experts))
+    tiles = tiles or _tiles(x.shape[0] // max(1, num_experts), qweight.in_features)
     return _launch(xq, xs, qweight, counts_on(x.device, tokens_per_expert), num_experts,
                    False, *tiles)
 
@@ -127,5 +142,5 @@ def fp8_block_linear(x: torch.Tensor, qweight) -> torch.Tensor:
                         F.ScalingType.BlockWise128x128, output_dtype=torch.bfloat16)[:rows]
     else:
         xq, xs = fp8_quantize_activation(x2)
-        y = _launch(xq, xs, qweight, xq, 1, True, *_tiles(rows))
+        y = _launch(xq, xs, qweight, xq, 1, True, *_tiles(rows, qweight.in_features))
     return y.reshape(*x.shape[:-1], qweight.out_features).to(x.dtype)

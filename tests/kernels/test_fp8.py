@@ -37,13 +37,16 @@ def test_activation_quantize_bit_identical_and_padded(device):
     assert not q[5:].float().any() and not scale[:, 3:].any()
 
 
-def test_grouped_matches_reference_with_empty_experts(device, assert_gemm_close):
+# default tiles: one weight scale per tile and K block (one-FMA promotion); 256-wide tiles
+# span two weight blocks (per-column scales)
+@pytest.mark.parametrize("tiles", [None, (16, 256, 4, 2)])
+def test_grouped_matches_reference_with_empty_experts(tiles, device, assert_gemm_close):
     torch.manual_seed(0)
     scheme = get_scheme("fp8-block")
-    qweight = scheme.quantize_weight(torch.randn(3, 160, 200, device=device))
+    qweight = scheme.quantize_weight(torch.randn(3, 300, 200, device=device))
     tokens = torch.tensor([4, 0, 5])
     x = torch.randn(9, 200, device=device).bfloat16()
-    assert_gemm_close(fp8_block_grouped_linear(x, qweight, tokens),
+    assert_gemm_close(fp8_block_grouped_linear(x, qweight, tokens, tiles),
                       scheme.reference_grouped_matmul(x, qweight, tokens))
 
 

@@ -2,7 +2,24 @@
 defined, so the kernels run under Triton's CPU interpreter on machines without a GPU."""
 import os
 
+import pytest
 import torch
 
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture
+def operand_dequantize_calls(monkeypatch):
+    """Records the tokens_per_expert of every dequantize the W4A16 operand helper makes
+    (None: all experts), so tests can count how often the bf16 operand is rebuilt."""
+    from qarl_kernels import w4a16_operand
+
+    calls, real = [], w4a16_operand.w4a16_dequantize
+
+    def counting(qweight, tokens_per_expert=None):
+        calls.append(tokens_per_expert)
+        return real(qweight, tokens_per_expert)
+
+    monkeypatch.setattr(w4a16_operand, "w4a16_dequantize", counting)
+    return calls

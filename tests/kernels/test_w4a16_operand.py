@@ -19,17 +19,10 @@ TOKENS = [torch.tensor([ROWS, 0]), torch.tensor([ROWS // 2, ROWS // 2]),
 
 
 @pytest.fixture
-def dequantize_calls(monkeypatch, device):
+def dequantize_calls(operand_dequantize_calls, device):
     if not torch_grouped_mm_available(device):
         pytest.skip("the large-batch path needs torch._grouped_mm (CPU, or SM90+)")
-    calls, real = [], w4a16_operand.w4a16_dequantize
-
-    def counting(qweight, tokens_per_expert=None):
-        calls.append(tokens_per_expert)
-        return real(qweight, tokens_per_expert)
-
-    monkeypatch.setattr(w4a16_operand, "w4a16_dequantize", counting)
-    return calls
+    return operand_dequantize_calls
 
 
 def _qweight(device):

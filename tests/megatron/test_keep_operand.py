@@ -8,7 +8,7 @@ import torch
 from megatron_qarl.layers import install_quant_refresh_hook, quantized_modules
 from megatron_qarl.models import QWEN3_MOE_TINY, build_model
 from megatron_qarl.quant import ops
-from qarl_kernels import w4a16_gemm, w4a16_operand
+from qarl_kernels import w4a16_gemm
 from qarl_kernels.moe_backward import w4a16_grouped_backward
 
 from tiny_qwen3 import batch, loss_of, tiny_config
@@ -17,20 +17,13 @@ MICRO_BATCHES = 3
 
 
 @pytest.fixture
-def dequantize_calls(monkeypatch):
+def dequantize_calls(monkeypatch, operand_dequantize_calls):
     """The CUDA registration of the W4A16 grouped ops, on CPU, with every batch on the
     dequantize + torch._grouped_mm path; returns the dequantize calls made."""
     monkeypatch.setitem(ops._GROUPED, ("W4A16", "cpu"), w4a16_gemm.w4a16_grouped_linear)
     monkeypatch.setitem(ops._GROUPED_BACKWARD, ("W4A16", "cpu"), w4a16_grouped_backward)
     monkeypatch.setattr(w4a16_gemm, "DEQUANT_ROWS_PER_EXPERT", 1)
-    calls, real = [], w4a16_operand.w4a16_dequantize
-
-    def counting(qweight, tokens_per_expert=None):
-        calls.append(tokens_per_expert)
-        return real(qweight, tokens_per_expert)
-
-    monkeypatch.setattr(w4a16_operand, "w4a16_dequantize", counting)
-    return calls
+    return operand_dequantize_calls
 
 
 def _build(keep_operand):

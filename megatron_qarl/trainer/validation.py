@@ -132,10 +132,9 @@ def _quant(args):
     if args.quant_targets not in ("experts", "experts+attention"):
         raise FlagError(f"--quant-targets must be 'experts' or 'experts+attention', got "
                         f"{args.quant_targets!r}")
-    learner = args.rollout_quant if args.aligned_learner else "none"
-    if args.quant_keep_operand and not isinstance(get_scheme(learner), W4A16):
+    if args.quant_keep_operand and not isinstance(get_scheme(args.learner_quant), W4A16):
         raise FlagError(f"--quant-keep-operand keeps the W4A16 experts' dequantized operand, but "
-                        f"the learner runs {learner!r} (--rollout-quant {args.rollout_quant}"
+                        f"the learner runs {args.learner_quant!r} (--rollout-quant {args.rollout_quant}"
                         f"{'' if args.aligned_learner else ', --no-aligned-learner'}): drop "
                         f"it, or train a W4A16 learner (--rollout-quant w4a16 with "
                         f"--aligned-learner)")
@@ -212,9 +211,9 @@ def validate(args: argparse.Namespace, world_size: int) -> argparse.Namespace:
     args.data_parallel_size = _parallel(args, world_size)
     _batches(args, args.data_parallel_size)
     _numbers(args)
+    args.learner_quant = args.rollout_quant if args.aligned_learner else "none"
     _quant(args)
     _data(args)
     _checkpoints(args)
     _model(args)
-    args.learner_quant = args.rollout_quant if args.aligned_learner else "none"
     return args

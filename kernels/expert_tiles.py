@@ -35,3 +35,18 @@ def expert_tile(counts_ptr, num_experts, total_rows, tile,
         row_end = tl.sum(tl.where(before | (idx == expert), counts, 0), 0)
         expert = tl.minimum(expert, num_experts - 1)
     return expert, row_start, row_end
+
+
+@triton.jit
+def program_tile(counts_ptr, num_experts, total_rows, N,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, E_PAD: tl.constexpr,
+                 DENSE: tl.constexpr):
+    """The grouped GEMMs' grid: axis 0 walks BLOCK_N weight rows, axis 1 BLOCK_M token rows.
+    Returns (expert, token rows, their mask, weight rows, their mask, whether any token row
+    is this program's)."""
+    expert, row_start, row_end = expert_tile(
+        counts_ptr, num_experts, total_rows, tl.program_id(1), BLOCK_M, E_PAD, DENSE)
+    rows = row_start + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    return expert, rows, rows < row_end, offs_n, offs_n < N, row_start < row_end
+

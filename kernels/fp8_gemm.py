@@ -14,7 +14,7 @@ import triton.language as tl
 from megatron_qarl.quant.fp8_block import BLOCK
 
 from .checks import check_activation, check_tokens_per_expert, counts_on
-from .expert_tiles import expert_tile, tile_bound
+from .expert_tiles import program_tile, tile_bound
 from .fp8_quantize import fp8_quantize_activation
 from .numerics import INTERPRETED, mma, to_bf16
 
@@ -28,17 +28,11 @@ def _fp8_grouped_kernel(
     stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
-    pid_n = tl.program_id(0)
-    tile = tl.program_id(1)
-    expert, row_start, row_end = expert_tile(
-        counts_ptr, num_experts, total_rows, tile, BLOCK_M, E_PAD, DENSE)
-    rows = row_start + tl.arange(0, BLOCK_M)
-    row_mask = rows < row_end
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    n_mask = offs_n < N
+    expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
+        counts_ptr, num_experts, total_rows, N, BLOCK_M, BLOCK_N, E_PAD, DENSE)
     offs_k = tl.arange(0, BLOCK_K)
     e = expert.to(tl.int64)
-    k_blocks = tl.where(row_start < row_end, tl.cdiv(K, BLOCK_K), 0)
+    k_blocks = tl.where(has_rows, tl.cdiv(K, BLOCK_K), 0)
 
     # the per-block scales are read one K block ahead: Triton's pipeline copies only the
     # MMA operands asynchronously, and a scale read in its own iteration waits the full
@@ -48,7 +42,7 @@ def _fp8_grouped_kernel(
     ONE_WEIGHT_BLOCK: tl.constexpr = BLOCK_N <= BLOCK_K
     sa_rows = xs_ptr + rows * stride_xsm
     if ONE_WEIGHT_BLOCK:
-        sb_rows = ws_ptr + e * stride_wse + (pid_n * BLOCK_N // BLOCK_K) * stride_wsn
+        sb_rows = ws_ptr + e * stride_wse + (tl.program_id(0) * BLOCK_N // BLOCK_K) * stride_wsn
         sb_next = tl.load(sb_rows)
     else:
         sb_rows = ws_ptr + e * stride_wse + (offs_n // BLOCK_K) * stride_wsn

@@ -29,7 +29,7 @@ import triton
 import triton.language as tl
 
 from .checks import check_activation, check_tokens_per_expert, counts_on
-from .expert_tiles import expert_tile, tile_bound
+from .expert_tiles import program_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, to_bf16
 from .w4a16_operand import w4a16_operand
@@ -53,21 +53,15 @@ def _w4a16_gemm_kernel(
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
     SCALE_PAIRS: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
-    pid_n = tl.program_id(0)
-    tile = tl.program_id(1)
     pid_k = tl.program_id(2)
-    expert, row_start, row_end = expert_tile(
-        counts_ptr, num_experts, total_rows, tile, BLOCK_M, E_PAD, DENSE)
-    rows = row_start + tl.arange(0, BLOCK_M)
-    row_mask = rows < row_end
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    n_mask = offs_n < N
+    expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
+        counts_ptr, num_experts, total_rows, N, BLOCK_M, BLOCK_N, E_PAD, DENSE)
 
     steps = tl.cdiv(K, BLOCK_K)
     per_split = tl.cdiv(steps, SPLIT_K)
     s_lo = pid_k * per_split
     s_hi = tl.minimum(steps, s_lo + per_split)
-    s_hi = tl.where(row_start < row_end, s_hi, s_lo)  # tiles past the last expert do nothing
+    s_hi = tl.where(has_rows, s_hi, s_lo)  # tiles past the last expert do nothing
 
     WORDS: tl.constexpr = BLOCK_K // 8
     GROUPS: tl.constexpr = BLOCK_K // GROUP

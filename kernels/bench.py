@@ -16,7 +16,7 @@ import triton
 
 from megatron_qarl.quant import get_scheme
 
-from .bench_setup import ceilings, copies_for, graph_us, median_us, route
+from .bench_setup import DECODE_MAX_TOKENS, ceilings, copies_for, graph_us, median_us, route
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
 from .w4a16_dequantize import w4a16_dequantize
@@ -29,7 +29,7 @@ GROUPED_SHAPES = [("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768),
                   ("W13 TP2", 128, 768, 2048)]
 TOKENS = [1, 8, 64, 256, 1024, 4096, 16384]
 DECODE_SHAPES = GROUPED_SHAPES[:4]  # E128 and EP8, gate+up and down
-DECODE_TOKENS = [1, 8, 64, 256]
+DECODE_TOKENS = [1, 8, 64, DECODE_MAX_TOKENS]
 TOP_K = 8
 
 
@@ -143,7 +143,7 @@ def bench_w4a16_grouped(peak, check):
                 check.equal(f"w4a16 kept operand {label} M={m}", kept[0].operand,
                             bf16_t[0].transpose(1, 2))
             g_k = g_bf = g_bw = None
-            if m <= max(DECODE_TOKENS):  # decode runs in CUDA graphs: no host launch cost
+            if m <= DECODE_MAX_TOKENS:  # decode runs in CUDA graphs: no host launch cost
                 g_k = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
                 g_bf = graph_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
                                  for w in bf16_t])
@@ -286,7 +286,7 @@ def _header(peak, floor_us, command):
             f"activations in and out over the copy ceiling. Times are medians of "
             f"triton.testing.do_bench with weights rotated over copies > 2x L2; the 'graph' "
             f"columns replay CUDA graphs, as a decoding engine runs: read decode sizes (M <= "
-            f"{max(DECODE_TOKENS)}) there, since under ~60 us do_bench times the host launch "
+            f"{DECODE_MAX_TOKENS}) there, since under ~60 us do_bench times the host launch "
             f"of the Triton wrapper, not the kernel. The W4A16 "
             f"op dequantizes + uses torch._grouped_mm from {DEQUANT_ROWS_PER_EXPERT} "
             f"tokens/expert, the int4 kernel below that; 'operand kept' is that path with the "

@@ -7,6 +7,9 @@ import math
 import torch
 import triton
 
+#: decode batch sizes: timed in CUDA graphs by the benchmark and the tile sweep, since under
+#: ~60 us of GPU work do_bench times the host launch of the Triton wrapper
+DECODE_MAX_TOKENS = 256
 L2_BYTES = 50 * 2**20
 ROTATE_BYTES = 2.4 * L2_BYTES
 

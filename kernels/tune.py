@@ -13,7 +13,7 @@ import torch
 
 from megatron_qarl.quant import get_scheme
 
-from .bench_setup import copies_for, graph_us, median_us, route
+from .bench_setup import DECODE_MAX_TOKENS, copies_for, graph_us, median_us, route
 from .fp8_gemm import fp8_block_grouped_linear
 from .fp8_quantize import fp8_block_quantize
 from .w4a16_gemm import W4A16Config, w4a16_grouped_matmul
@@ -34,7 +34,8 @@ MID = [C(32, 64, 512), C(32, 128, 512), C(64, 128, 512, num_warps=8), C(64, 64, 
        C(64, 128, 512, num_warps=8, num_stages=2),
        C(32, 128, 256, num_stages=3), C(64, 64, 256, num_stages=3),
        C(32, 64, 256, num_stages=4), C(128, 64, 256, num_warps=8, num_stages=2),
-       C(64, 128, 256, num_warps=8), C(32, 128, 256, num_warps=8), C(32, 128, 256, num_warps=8, num_stages=4),
+       C(64, 128, 256, num_warps=8), C(32, 128, 256, num_warps=8),
+       C(32, 128, 256, num_warps=8, num_stages=4),
        C(32, 256, 256, num_warps=8), C(16, 128, 256, num_warps=8, num_stages=3),
        C(128, 64, 256, num_stages=3), C(128, 64, 256, num_warps=8, num_stages=3),
        C(64, 128, 256), C(64, 64, 256, num_warps=8), C(128, 128, 256, num_warps=8, num_stages=4)]
@@ -122,8 +123,7 @@ def _w4a16_sweep(cases):
             if not err < 1e-2:
                 print(f"WRONG {label} M={m} {_name(cfg)}: rel err {err}", flush=True)
                 continue
-            # decode sizes in CUDA graphs: under ~60 us do_bench times the host launch
-            timer = graph_us if m <= 256 else median_us
+            timer = graph_us if m <= DECODE_MAX_TOKENS else median_us
             t = timer([lambda q=q: w4a16_grouped_matmul(x, q, counts, cfg) for q in qws])
             results.append((t, _name(cfg)))
         results.sort()
@@ -164,11 +164,12 @@ def main(argv=None):
     p.add_argument("--workers", type=int, default=12)
     p.add_argument("--cases", default="", metavar="TEXT",
                    help="only the W4A16 cases whose label contains TEXT (e.g. EP8)")
-    p.add_argument("--decode", action="store_true", help="only W4A16 cases of <= 256 tokens")
+    p.add_argument("--decode", action="store_true",
+                   help=f"only W4A16 cases of <= {DECODE_MAX_TOKENS} tokens")
     args = p.parse_args(argv)
     parts = args.only or ["w4a16", "fp8"]
     cases = [c for c in W4A16_CASES if args.cases in c[0]
-             and (not args.decode or c[4] <= 256)]
+             and (not args.decode or c[4] <= DECODE_MAX_TOKENS)]
     jobs = []
     if "w4a16" in parts:
         cfgs = {(cfg, case[3]) for case in cases for cl in case[5] for cfg in cl}

@@ -38,7 +38,12 @@ MID = [C(32, 64, 512), C(32, 128, 512), C(64, 128, 512, num_warps=8), C(64, 64, 
        C(32, 128, 256, num_warps=8, num_stages=4),
        C(32, 256, 256, num_warps=8), C(16, 128, 256, num_warps=8, num_stages=3),
        C(128, 64, 256, num_stages=3), C(128, 64, 256, num_warps=8, num_stages=3),
-       C(64, 128, 256), C(64, 64, 256, num_warps=8), C(128, 128, 256, num_warps=8, num_stages=4)]
+       C(64, 128, 256), C(64, 64, 256, num_warps=8), C(128, 128, 256, num_warps=8, num_stages=4),
+       # 128-input K steps: half the unpacked operand in registers (more CTAs per SM)
+       C(32, 128, 128), C(32, 128, 128, num_warps=8), C(32, 64, 128), C(64, 64, 128),
+       C(64, 128, 128), C(64, 128, 128, num_warps=8), C(128, 64, 128, num_warps=8),
+       C(128, 128, 128, num_warps=8), C(128, 64, 128), C(32, 128, 128, num_stages=4),
+       C(16, 128, 128, num_warps=8), C(64, 64, 128, num_stages=4)]
 LARGE = [C(128, 128, 256, num_warps=8), C(128, 128, 128, num_warps=8),
          C(256, 128, 128, num_warps=8), C(128, 256, 128, num_warps=8)]
 # (label, experts, N, K, tokens, config lists)
@@ -52,7 +57,8 @@ W4A16_CASES = [
     ("W2 E128", 128, 2048, 768, 4096, [LARGE]),
     ("W13 EP8", 16, 1536, 2048, 8, [DECODE]), ("W13 EP8", 16, 1536, 2048, 64, [DECODE, MID]),
     ("W13 EP8", 16, 1536, 2048, 256, [MID]), ("W13 EP8", 16, 1536, 2048, 4096, [LARGE]),
-    ("W13 EP8", 16, 1536, 2048, 128, [MID]),
+    ("W13 EP8", 16, 1536, 2048, 128, [MID]), ("W13 EP8", 16, 1536, 2048, 32, [DECODE, MID]),
+    ("W13 TP2", 128, 768, 2048, 64, [DECODE, MID]), ("W13 TP2", 128, 768, 2048, 256, [DECODE, MID]),
     ("W2 EP8", 16, 2048, 768, 8, [DECODE]), ("W2 EP8", 16, 2048, 768, 64, [DECODE, MID]),
     ("W2 EP8", 16, 2048, 768, 256, [MID]),
 ]

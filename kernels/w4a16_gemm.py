@@ -116,7 +116,9 @@ def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W
     latency-bound at decode sizes (ncu: with 512-input K steps, one CTA of 4 warps per SM at
     168-255 registers, the schedulers idle 55-64% of cycles), so 256-input steps, which need
     fewer registers and fit more CTAs per SM, win. Past one token, short K (768: three steps)
-    prefers 8 warps; from 16 tokens per expert, 32-token tiles; from 64, 128-token tiles (each
+    prefers 8 warps; from 16 tokens per expert, 32-token tiles, with 128-input steps for short
+    K and from 16 to 32 tokens per expert (64-token tiles there), where half the unpacked
+    operand in registers beats fewer, longer steps (round 5); from 64, 128-token tiles (each
     weight tile unpacked once)."""
     per_expert = max(1, rows // max(1, num_experts))
     if rows <= 16:  # one token (top-k rows): the smallest tiles, most programs in flight
@@ -124,9 +126,11 @@ def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W
     if per_expert <= 16 and k <= 1024:
         if per_expert <= 8:
             return W4A16Config(block_m=16, block_n=128, num_warps=8, num_stages=2)
-        return W4A16Config(block_m=32, block_n=128, num_warps=8)
+        return W4A16Config(block_m=32, block_n=128, block_k=128)
     if per_expert <= 8:
         return W4A16Config(block_m=16, block_n=64)
+    if 16 < per_expert <= 32:
+        return W4A16Config(block_m=64, block_n=128, block_k=128)
     if per_expert <= 64:
         return W4A16Config(block_m=32, block_n=128)
     return W4A16Config(block_m=128, block_n=128, num_warps=8)

@@ -6,6 +6,8 @@
 # engine) on synthetic arithmetic prompts whose responses run to NEW_TOKENS tokens.
 #
 #   examples/qwen3_30b_a3b/bench_reduced.sh OUT_DIR [extra trainer flags]
+#   NPROC=2 examples/qwen3_30b_a3b/bench_reduced.sh OUT_DIR --tensor-model-parallel-size 2 \
+#       --sequence-parallel --expert-model-parallel-size 2 --expert-tensor-parallel-size 1
 #
 # Writes OUT_DIR/{quantize.json, w4a16-qarl-tbpo.jsonl, w4a16-rollout-grpo.jsonl,
 # bf16-grpo.jsonl, smi.csv}; each run is cut at TIMEOUT seconds (metrics are flushed per step).
@@ -15,9 +17,10 @@ set -uo pipefail
 OUT=${1:?usage: $0 OUT_DIR [extra trainer flags]}; shift
 LAYERS=${LAYERS:-3}; NEW_TOKENS=${NEW_TOKENS:-512}; STEPS=${STEPS:-3}
 PROMPTS=${PROMPTS:-8}; N=${N:-4}; MBS=${MBS:-4}; TIMEOUT=${TIMEOUT:-150}
-DEVICE=${DEVICE:-cuda}; VARIANTS=${VARIANTS:-w4a16-qarl-tbpo w4a16-rollout-grpo bf16-grpo}
+DEVICE=${DEVICE:-cuda}; NPROC=${NPROC:-1}; VARIANTS=${VARIANTS:-w4a16-qarl-tbpo w4a16-rollout-grpo bf16-grpo}
 PROMPT_FILE=${PROMPT_FILE:-/tmp/bench_reduced_prompts.jsonl}
 BF16=(--bf16); [ "$DEVICE" = cpu ] && BF16=()  # Megatron's bf16 optimizer needs CUDA
+LAUNCH=(python3); [ "$NPROC" -gt 1 ] && LAUNCH=(torchrun --standalone --nproc-per-node "$NPROC")
 mkdir -p "$OUT"
 export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD PYTHONUNBUFFERED=1
 
@@ -45,12 +48,12 @@ for variant in $VARIANTS; do
   esac
   SMI=
   if [ "$DEVICE" = cuda ] && command -v nvidia-smi >/dev/null; then
-    nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader -lms 500 \
+    nvidia-smi --query-gpu=index,timestamp,memory.used --format=csv,noheader -lms 500 \
       | sed -u "s/^/$variant, /" >>"$OUT/smi.csv" &
     SMI=$!
   fi
   echo "=== $variant: start $(date -u +%FT%TZ)"
-  timeout -s INT -k 15 "$TIMEOUT" python3 tools/bench_rl_phases.py train \
+  timeout -s INT -k 15 "$TIMEOUT" "${LAUNCH[@]}" tools/bench_rl_phases.py train \
     --device "$DEVICE" "${BF16[@]}" --model qwen3-30b-a3b --num-layers "$LAYERS" \
     --make-vocab-size-divisible-by 151936 --rollout-engine embedded \
     --optimizer adam --lr 1e-6 --clip-grad 1.0 \

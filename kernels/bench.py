@@ -15,12 +15,14 @@ import torch
 import triton
 
 from megatron_qarl.quant import get_scheme
+from megatron_qarl.quant.ops import gated_activation
 
 from .bench_setup import DECODE_MAX_TOKENS, ceilings, copies_for, graph_us, median_us, route
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
 from .w4a16_dequantize import w4a16_dequantize
-from .w4a16_gemm import DEQUANT_ROWS_PER_EXPERT, w4a16_grouped_matmul
+from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, w4a16_grouped_matmul,
+                         w4a16_grouped_swiglu)
 from .w4a16_operand import w4a16_operand
 from .w4a16_quantize import w4a16_quantize
 
@@ -198,6 +200,32 @@ def bench_w4a16_decode(peak, check, compare):
     return [table]
 
 
+def bench_swiglu(check):
+    """fc1 (gate+up) with the experts' activation and router probs, in CUDA graphs: the int4
+    GEMM then torch's SwiGLU (quant.ops.gated_activation), against the fused epilogue, whose
+    output must be the same bits."""
+    scheme = get_scheme("w4a16")
+    table = Table("W4A16 fc1 + SwiGLU + router probs, fused vs unfused (CUDA graphs)",
+                  ["shape", "M tokens", "GEMM then SwiGLU us", "fused us", "speedup"])
+    for label, e, n, k in [s for s in GROUPED_SHAPES if s[0].startswith("W13")]:
+        qws, _ = _w4a16_weights(scheme, e, n, k)
+        for m in DECODE_TOKENS:
+            counts, rows, _, x, _ = _batch(m, e, k)
+            probs = torch.rand(rows, device="cuda")
+
+            def unfused(q):
+                return gated_activation(w4a16_grouped_matmul(x, q, counts), probs)
+
+            check.equal(f"w4a16 fused swiglu {label} M={m}",
+                        w4a16_grouped_swiglu(x, qws[0], counts, probs), unfused(qws[0]))
+            t_unfused = graph_us([lambda q=q: unfused(q) for q in qws])
+            t_fused = graph_us([lambda q=q: w4a16_grouped_swiglu(x, q, counts, probs)
+                                for q in qws])
+            table.add(label, str(m), t_unfused, t_fused, _fmt(t_unfused / t_fused, ".2f"))
+        del qws
+    return [table]
+
+
 def bench_launch_floor():
     z = torch.zeros(1, device="cuda")
     return graph_us([lambda: z.add_(1)])
@@ -315,7 +343,8 @@ def main(argv=None):
                    help="also time quantize block sizes (GEMM tiles: python -m qarl_kernels.tune)")
     p.add_argument("--only", choices=["w4a16", "quantize", "fp8"], action="append")
     p.add_argument("--decode-only", action="store_true",
-                   help="only the W4A16 decode table (M=1..256), into its own doc section")
+                   help="only the W4A16 decode tables (M=1..256: the GEMMs, fc1 + SwiGLU "
+                        "fused), into their own doc section")
     p.add_argument("--compare", action="append", default=[], metavar="MODULE",
                    help="with --decode-only: also time MODULE.w4a16_grouped_matmul (an older "
                         "version of the kernel, importable)")
@@ -327,7 +356,8 @@ def main(argv=None):
     peak = ceilings()
     floor_us = bench_launch_floor()
     parts = [] if args.decode_only else args.only or ["w4a16", "quantize", "fp8"]
-    tables = bench_w4a16_decode(peak, check, args.compare) if args.decode_only else []
+    tables = (bench_w4a16_decode(peak, check, args.compare) + bench_swiglu(check)
+              if args.decode_only else [])
     if "w4a16" in parts:
         tables += bench_w4a16_grouped(peak, check)
     if "quantize" in parts:

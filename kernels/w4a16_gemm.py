@@ -22,16 +22,20 @@ stayed a synchronous global read in every K step (round 4). Scaling after the MM
 (one multiply per output and group) would halve the unpack again but drops the spec's
 per-element bf16 rounding: on random weights 4-9% of outputs then miss the tests' tolerance.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
+
+from megatron_qarl.quant.ops import gated_activation
 
 from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import program_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
-from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, to_bf16
+from .numerics import (INTERPRETED, bf16_pairs, int4_pair_operand, mma, round_to_bf16,
+                       to_bf16)
 from .w4a16_operand import w4a16_operand
 
 
@@ -45,14 +49,63 @@ class W4A16Config:
     num_stages: int = 3
 
 
+@triton.jit
+def _weight_step(acc, w_rows, s_rows, n_mask, step, K, x0, x1, x2, x3, GROUP: tl.constexpr,
+                 BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, SCALE_PAIRS: tl.constexpr,
+                 SOFTWARE: tl.constexpr):
+    """acc + one K step of these weight rows' int4 codes (the four pair planes) @ x."""
+    WORDS: tl.constexpr = BLOCK_K // 8
+    GROUPS: tl.constexpr = BLOCK_K // GROUP
+    words = tl.arange(0, WORDS)
+    groups = tl.arange(0, GROUPS)
+    w_mask = n_mask[:, None]
+    s_mask = n_mask[:, None]
+    if not EVEN_K:  # a partial last step (K below 128 or not a multiple of it); masks
+        w_mask = w_mask & (step * WORDS + words[None, :] < K // 8)  # off the hot path
+        s_mask = s_mask & (step * GROUPS + groups[None, :] < K // GROUP)
+    packed = tl.load(w_rows + step * WORDS + words[None, :], mask=w_mask, other=0)
+    if SCALE_PAIRS:  # s_ptr is the int32 view of the scales: a pipelined 4-byte load
+        pairs = step * (GROUPS // 2) + tl.arange(0, GROUPS // 2)
+        scale = bf16_pairs(tl.load(s_rows + pairs[None, :], mask=s_mask, other=0), SOFTWARE)
+    else:
+        scale = tl.load(s_rows + step * GROUPS + groups[None, :], mask=s_mask,
+                        other=0.0)  # 0 outside K: those products vanish
+    scale = tl.reshape(tl.broadcast_to(scale[:, :, None], [n_mask.shape[0], GROUPS, GROUP // 4]),
+                       [n_mask.shape[0], 2 * WORDS])  # the scale of each operand column's group
+    acc = mma(int4_pair_operand(packed, 0, scale, SOFTWARE), tl.trans(x0), acc, SOFTWARE)
+    acc = mma(int4_pair_operand(packed, 1, scale, SOFTWARE), tl.trans(x1), acc, SOFTWARE)
+    acc = mma(int4_pair_operand(packed, 2, scale, SOFTWARE), tl.trans(x2), acc, SOFTWARE)
+    return mma(int4_pair_operand(packed, 3, scale, SOFTWARE), tl.trans(x3), acc, SOFTWARE)
+
+
+@triton.jit
+def _swiglu(gate, up, prob, HAS_PROBS: tl.constexpr, SOFTWARE: tl.constexpr):
+    """The unfused path's roundings (quant.ops.gated_activation on bf16 tensors): gate and up
+    rounded to bf16, silu in fp32 as torch computes it (x / (1 + expf(-x)), IEEE division)
+    rounded, the product with up rounded, then the fp32 product with the router prob."""
+    gate = round_to_bf16(gate, SOFTWARE)
+    if SOFTWARE:  # the interpreter has no libdevice; its tl.exp is numpy's
+        e = tl.exp(0.0 - gate)
+    else:  # expf, as torch's silu kernel calls it (tl.exp is an approximate exp2)
+        e = libdevice.exp(0.0 - gate)
+    act = round_to_bf16(tl.div_rn(gate, 1.0 + e), SOFTWARE)
+    out = act * round_to_bf16(up, SOFTWARE)
+    if HAS_PROBS:
+        out = round_to_bf16(out, SOFTWARE) * prob[None, :]
+    return out
+
+
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
 def _w4a16_gemm_kernel(
-    x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
+    x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr, num_experts, total_rows, N, K,
     stride_xm, stride_we, stride_wn, stride_se, stride_sn, stride_ym,
     GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
-    SCALE_PAIRS: tl.constexpr, SOFTWARE: tl.constexpr,
+    SCALE_PAIRS: tl.constexpr, SWIGLU: tl.constexpr, HAS_PROBS: tl.constexpr,
+    SOFTWARE: tl.constexpr,
 ):
+    """N: output columns; with SWIGLU the weight has 2N rows [gate; up] and each program
+    accumulates the gate and the up rows of its columns."""
     pid_k = tl.program_id(2)
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
         counts_ptr, num_experts, total_rows, N, BLOCK_M, BLOCK_N, E_PAD, DENSE)
@@ -63,48 +116,38 @@ def _w4a16_gemm_kernel(
     s_hi = tl.minimum(steps, s_lo + per_split)
     s_hi = tl.where(has_rows, s_hi, s_lo)  # tiles past the last expert do nothing
 
-    WORDS: tl.constexpr = BLOCK_K // 8
-    GROUPS: tl.constexpr = BLOCK_K // GROUP
-    words = tl.arange(0, WORDS)
-    groups = tl.arange(0, GROUPS)
     w_rows = w_ptr + expert.to(tl.int64) * stride_we + offs_n[:, None] * stride_wn
     s_rows = s_ptr + expert.to(tl.int64) * stride_se + offs_n[:, None] * stride_sn
     x_rows = x_ptr + rows[None, :].to(tl.int64) * stride_xm
 
     acc = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
+    acc_up = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
     for step in range(s_lo, s_hi):
-        w_mask = n_mask[:, None]
-        s_mask = n_mask[:, None]
-        if not EVEN_K:  # a partial last step (K below 128 or not a multiple of it); masks
-            w_mask = w_mask & (step * WORDS + words[None, :] < K // 8)  # off the hot path
-            s_mask = s_mask & (step * GROUPS + groups[None, :] < K // GROUP)
-        packed = tl.load(w_rows + step * WORDS + words[None, :], mask=w_mask, other=0)
-        if SCALE_PAIRS:  # s_ptr is the int32 view of the scales: a pipelined 4-byte load
-            pairs = step * (GROUPS // 2) + tl.arange(0, GROUPS // 2)
-            scale = bf16_pairs(tl.load(s_rows + pairs[None, :], mask=s_mask, other=0),
-                               SOFTWARE)
-        else:
-            scale = tl.load(s_rows + step * GROUPS + groups[None, :], mask=s_mask,
-                            other=0.0)  # 0 outside K: those products vanish
-        scale = tl.reshape(tl.broadcast_to(scale[:, :, None], [BLOCK_N, GROUPS, GROUP // 4]),
-                           [BLOCK_N, 2 * WORDS])  # the scale of each operand column's group
         # x [BLOCK_K, BLOCK_M] in one coalesced load, split into the four operand planes:
         # input 8w + 4t + 2a + b feeds column 2w + t of plane h = 2a + b
         xk = step * BLOCK_K + tl.arange(0, BLOCK_K)
         x_mask = row_mask[None, :] if EVEN_K else row_mask[None, :] & (xk[:, None] < K)
         xs = tl.load(x_rows + xk[:, None], mask=x_mask, other=0.0)
-        xs = tl.reshape(tl.trans(xs), [BLOCK_M, 2 * WORDS, 2, 2])
+        xs = tl.reshape(tl.trans(xs), [BLOCK_M, BLOCK_K // 4, 2, 2])
         x_even, x_odd = tl.split(xs)
         x0, x2 = tl.split(x_even)
         x1, x3 = tl.split(x_odd)
-        acc = mma(int4_pair_operand(packed, 0, scale, SOFTWARE), tl.trans(x0), acc, SOFTWARE)
-        acc = mma(int4_pair_operand(packed, 1, scale, SOFTWARE), tl.trans(x1), acc, SOFTWARE)
-        acc = mma(int4_pair_operand(packed, 2, scale, SOFTWARE), tl.trans(x2), acc, SOFTWARE)
-        acc = mma(int4_pair_operand(packed, 3, scale, SOFTWARE), tl.trans(x3), acc, SOFTWARE)
+        acc = _weight_step(acc, w_rows, s_rows, n_mask, step, K, x0, x1, x2, x3, GROUP,
+                           BLOCK_K, EVEN_K, SCALE_PAIRS, SOFTWARE)
+        if SWIGLU:
+            acc_up = _weight_step(acc_up, w_rows + N * stride_wn, s_rows + N * stride_sn,
+                                  n_mask, step, K, x0, x1, x2, x3, GROUP, BLOCK_K, EVEN_K,
+                                  SCALE_PAIRS, SOFTWARE)
 
     y_ptrs = y_ptr + rows[None, :].to(tl.int64) * stride_ym + offs_n[:, None]
     mask = row_mask[None, :] & n_mask[:, None]
-    if SPLIT_K == 1:
+    if SWIGLU:
+        prob = tl.zeros([BLOCK_M], dtype=tl.float32)
+        if HAS_PROBS:
+            prob = tl.load(p_ptr + rows, mask=row_mask, other=0.0).to(tl.float32)
+        tl.store(y_ptrs, to_bf16(_swiglu(acc, acc_up, prob, HAS_PROBS, SOFTWARE), SOFTWARE),
+                 mask=mask)
+    elif SPLIT_K == 1:
         tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
     else:
         tl.atomic_add(y_ptrs, acc, mask=mask, sem="relaxed")
@@ -136,6 +179,19 @@ def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W
     return W4A16Config(block_m=128, block_n=128, num_warps=8)
 
 
+def swiglu_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
+    """Tiles of the fused fc1 + SwiGLU (n: gate + up rows): a program reads the gate and the up
+    rows of its columns, so from 32-token tiles up the unfused tile's weight rows are halved
+    to keep its registers and shared memory (H100, CUDA graphs: W13 EP8 M=64 50.4 -> 39.4 us;
+    W13 E128 M=256 185 -> 149 us); 16-token tiles keep theirs (halving them cost 1.1-1.8x at
+    M=8-64) and 128-token tiles drop a pipeline stage to fit in shared memory."""
+    cfg = default_config(rows, num_experts, n, k, group)
+    if cfg.block_m < 32:
+        return cfg
+    return replace(cfg, block_n=cfg.block_n // 2,
+                   num_stages=2 if cfg.block_m >= 128 else cfg.num_stages)
+
+
 def block_k_for(k: int, wanted: int) -> int:
     """The largest power of two in [128, wanted] that divides K, else 128 (the kernel then
     masks a partial last step). Not below 128: each pair plane's MMA spans BLOCK_K / 4
@@ -153,34 +209,37 @@ def scale_words_fit(scale: torch.Tensor) -> bool:
             and all(st % 2 == 0 for st in scale.stride()[:-1]) and scale.data_ptr() % 4 == 0)
 
 
-def _launch(x2, qweight, counts, num_experts, dense, config):
+def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs=None):
     data, scale = qweight.data, qweight.scale
     group = qweight.scheme.group_size
     n, k = qweight.shape[-2], qweight.shape[-1]
+    n_out = n // 2 if swiglu else n
     rows = x2.shape[0]
     if data.dim() == 2:
         data, scale = data.unsqueeze(0), scale.unsqueeze(0)
-    cfg = config or default_config(rows, num_experts, n, k, group)
+    cfg = config or (swiglu_config if swiglu else default_config)(rows, num_experts, n, k, group)
+    if swiglu and cfg.split_k > 1:
+        raise ValueError("the fused SwiGLU epilogue needs whole K per program: split_k=1")
     out_dtype = torch.float32 if cfg.split_k > 1 else x2.dtype
     alloc = torch.zeros if cfg.split_k > 1 else torch.empty
-    y = alloc(rows, n, device=x2.device, dtype=out_dtype)
+    y = alloc(rows, n_out, device=x2.device, dtype=out_dtype)
     if rows == 0:
         return y.to(x2.dtype)
     tiles = triton.cdiv(rows, cfg.block_m) if dense else tile_bound(rows, num_experts, cfg.block_m)
-    grid = (triton.cdiv(n, cfg.block_n), tiles, cfg.split_k)
+    grid = (triton.cdiv(n_out, cfg.block_n), tiles, cfg.split_k)
     block_k = block_k_for(k, cfg.block_k)
     even_k = k % block_k == 0
     pairs = even_k and (block_k // group) % 2 == 0 and scale_words_fit(scale)
     if pairs:
         scale = scale.view(torch.int32)
     _w4a16_gemm_kernel[grid](
-        x2, data, scale, y, counts, num_experts, rows, n, k,
-        x2.stride(0), data.stride(0), data.stride(1), scale.stride(0), scale.stride(1),
+        x2, data, scale, y, counts, x2 if probs is None else probs, num_experts, rows, n_out,
+        k, x2.stride(0), data.stride(0), data.stride(1), scale.stride(0), scale.stride(1),
         y.stride(0),
         GROUP=group, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=block_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SPLIT_K=cfg.split_k,
-        EVEN_K=even_k, SCALE_PAIRS=pairs, SOFTWARE=INTERPRETED,
-        num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+        EVEN_K=even_k, SCALE_PAIRS=pairs, SWIGLU=swiglu, HAS_PROBS=probs is not None,
+        SOFTWARE=INTERPRETED, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
     )
     return y.to(x2.dtype)
 
@@ -213,6 +272,27 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     return _launch(x.contiguous(), qweight, counts, num_experts, False, config)
 
 
+def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
+                         probs: torch.Tensor = None, config: W4A16Config = None) -> torch.Tensor:
+    """MoE fc1 with its gated activation in the epilogue: qweight [E, 2F, in] = [gate; up]
+    -> silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, F] bf16, bit for bit
+    quant.ops.gated_activation of the unfused GEMM's output. Saves the [T, 2F] intermediate
+    and the activation's kernels (decode: their launches)."""
+    _check_bf16(x)
+    check_activation(x, qweight.in_features)
+    num_experts = qweight.data.shape[0]
+    check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
+    if qweight.out_features % 2:
+        raise ValueError(f"qweight: {qweight.out_features} output rows; the fused SwiGLU takes "
+                         f"fc1 weights [gate; up] with an even row count")
+    if probs is not None and tuple(probs.shape) != (x.shape[0],):
+        raise ValueError(f"probs: shape {tuple(probs.shape)}; one router prob per row of x "
+                         f"({x.shape[0]},)")
+    counts = counts_on(x.device, tokens_per_expert)
+    return _launch(x.contiguous(), qweight, counts, num_experts, False, config, swiglu=True,
+                   probs=None if probs is None else probs.contiguous())
+
+
 #: tokens per expert from which dequantize + torch._grouped_mm beats the int4-reading kernel
 #: (compute-bound regime: the in-loop unpack costs as much as the MMA); measured by
 #: qarl_kernels.bench, see docs/benchmarks.md.
@@ -231,3 +311,18 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
         weight = w4a16_operand(qweight, tokens_per_expert)
         return grouped_mm(x, weight.transpose(1, 2), tokens_per_expert, use_torch=True)
     return w4a16_grouped_matmul(x, qweight, tokens_per_expert)
+
+
+#: tokens per expert up to which the fused fc1 + SwiGLU beats the GEMM then torch's SwiGLU
+#: (H100, CUDA graphs: 1.45-1.52x at M=1, 1.0-1.28x at 16-64 rows per expert; 0.58x with the
+#: 128-token tiles of W13 EP8 M=256, 128 rows per expert); docs/benchmarks.md.
+FUSED_SWIGLU_ROWS_PER_EXPERT = 64
+
+
+def w4a16_grouped_swiglu_op(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
+                            probs: torch.Tensor) -> torch.Tensor:
+    """The op registered for fc1 + gated activation on CUDA: fused up to
+    FUSED_SWIGLU_ROWS_PER_EXPERT, else the GEMM op then torch's activation."""
+    if x.shape[0] > FUSED_SWIGLU_ROWS_PER_EXPERT * qweight.data.shape[0]:
+        return gated_activation(w4a16_grouped_linear(x, qweight, tokens_per_expert), probs)
+    return w4a16_grouped_swiglu(x, qweight, tokens_per_expert, probs)

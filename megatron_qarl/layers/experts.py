@@ -21,9 +21,11 @@ the dispatcher reduces fc2's partial sums.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from megatron.core.transformer.moe.experts import SequentialMLP
 
-from ..quant import QuantScheme, aligned_grouped_linear
+from ..quant import QuantScheme, aligned_grouped_linear, ops
+from ..quant.ops import gated_activation
 from .layout import ETP_FLAG, check_layout, column_layout, require_quantizing_scheme, row_layout
 from .weight_cache import QuantizedWeightCache
 
@@ -62,8 +64,11 @@ class QuantizedGroupedExperts(SequentialMLP):
         return aligned_grouped_linear(x, cache.masters, cache.get(), tokens_per_expert)
 
     def forward(self, permuted_local_hidden_states, tokens_per_expert, permuted_probs):
-        h = self._project(permuted_local_hidden_states, self.fc1_cache, tokens_per_expert)
-        gate, up = torch.chunk(h, 2, dim=-1)
-        h = self.config.activation_func(gate) * up
-        h = (h * permuted_probs.unsqueeze(-1)).to(h.dtype)
+        x = permuted_local_hidden_states
+        if self.config.activation_func is F.silu and not torch.is_grad_enabled():
+            # rollout / old-logprob forwards: fc1 + SwiGLU fused where a kernel is registered
+            h = ops.grouped_swiglu(x, self.fc1_cache.get(), tokens_per_expert, permuted_probs)
+        else:
+            h = gated_activation(self._project(x, self.fc1_cache, tokens_per_expert),
+                                 permuted_probs, self.config.activation_func)
         return self._project(h, self.fc2_cache, tokens_per_expert), None

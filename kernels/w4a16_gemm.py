@@ -21,6 +21,10 @@ pipeline copies only loads of >= 4 bytes per thread asynchronously, and a 2-byte
 stayed a synchronous global read in every K step (round 4). Scaling after the MMA
 (one multiply per output and group) would halve the unpack again but drops the spec's
 per-element bf16 rounding: on random weights 4-9% of outputs then miss the tests' tolerance.
+
+MoE fc1 can also run with the experts' SwiGLU and router prob in the epilogue
+(w4a16_grouped_swiglu): a program accumulates the gate and the up rows of its output columns
+over the same x tiles, so the [T, 2F] intermediate and the activation's kernels disappear.
 """
 from dataclasses import dataclass, replace
 

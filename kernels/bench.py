@@ -21,8 +21,8 @@ from .bench_setup import DECODE_MAX_TOKENS, ceilings, copies_for, graph_us, medi
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
 from .w4a16_dequantize import w4a16_dequantize
-from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, w4a16_grouped_matmul,
-                         w4a16_grouped_swiglu)
+from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
+                         w4a16_grouped_matmul, w4a16_grouped_swiglu)
 from .w4a16_operand import w4a16_operand
 from .w4a16_quantize import w4a16_quantize
 
@@ -317,7 +317,8 @@ def _header(peak, floor_us, command):
             f"{DECODE_MAX_TOKENS}) there, since under ~60 us do_bench times the host launch "
             f"of the Triton wrapper, not the kernel. The W4A16 "
             f"op dequantizes + uses torch._grouped_mm from {DEQUANT_ROWS_PER_EXPERT} "
-            f"tokens/expert, the int4 kernel below that; 'operand kept' is that path with the "
+            f"tokens/expert ({KEPT_OPERAND_ROWS_PER_EXPERT} with the operand kept), the int4 "
+            f"kernel below that; 'operand kept' is that path with the "
             f"dequantized operand made once per optimizer step (--quant-keep-operand, "
             f"2 B/param of GPU memory) instead of in every call.\n")
 

@@ -297,18 +297,21 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
                    probs=None if probs is None else probs.contiguous())
 
 
-#: tokens per expert from which dequantize + torch._grouped_mm beats the int4-reading kernel
-#: (compute-bound regime: the in-loop unpack costs as much as the MMA); measured by
-#: qarl_kernels.bench, see docs/benchmarks.md.
-DEQUANT_ROWS_PER_EXPERT = 256
+#: tokens per expert from which torch._grouped_mm on the bf16 operand beats the int4-reading
+#: kernel (compute-bound: the in-loop unpack costs as much as the MMA). H100, bench of round 5:
+#: dequantizing in the call too, the kernel still wins at 256 per expert (1.07-1.26x at E128
+#: and TP2, M=4096) and loses at 512 (0.92-0.94x, EP8 M=1024); with the operand kept for the
+#: step (--quant-keep-operand) _grouped_mm alone wins at 256 (1.31-1.52x).
+DEQUANT_ROWS_PER_EXPERT = 512
+KEPT_OPERAND_ROWS_PER_EXPERT = 256
 
 
 def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor):
     """The op registered for W4A16 grouped GEMMs on CUDA: picks the path by tokens/expert
     (the large-M path reuses the operand a keep_operand weight holds: w4a16_operand)."""
     num_experts = qweight.data.shape[0]
-    if (x.shape[0] >= DEQUANT_ROWS_PER_EXPERT * num_experts
-            and torch_grouped_mm_available(x.device)):
+    threshold = KEPT_OPERAND_ROWS_PER_EXPERT if qweight.keep_operand else DEQUANT_ROWS_PER_EXPERT
+    if x.shape[0] >= threshold * num_experts and torch_grouped_mm_available(x.device):
         _check_bf16(x)
         check_activation(x, qweight.in_features)
         check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])

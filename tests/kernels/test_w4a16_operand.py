@@ -9,10 +9,12 @@ from megatron_qarl.quant import get_scheme
 from qarl_kernels import w4a16_operand
 from qarl_kernels.grouped_mm import torch_grouped_mm_available
 from qarl_kernels.moe_backward import w4a16_grouped_grad_input
-from qarl_kernels.w4a16_gemm import DEQUANT_ROWS_PER_EXPERT, w4a16_grouped_linear
+from qarl_kernels.w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
+                                     w4a16_grouped_linear)
 
 E, N, K = 2, 64, 128
-ROWS = DEQUANT_ROWS_PER_EXPERT * E  # the smallest batch on the dequantize + grouped_mm path
+# the smallest batch on the dequantize + grouped_mm path with and without a kept operand
+ROWS = max(DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT) * E
 # one step's micro-batches: the first routes nothing to expert 1, the later ones need it
 TOKENS = [torch.tensor([ROWS, 0]), torch.tensor([ROWS // 2, ROWS // 2]),
           torch.tensor([1, ROWS - 1])]
@@ -63,3 +65,21 @@ def test_kept_operand_stays_out_of_experts_and_serving_tensors(device):
     assert expert.operand is None and not expert.keep_operand
     assert set(kept.scheme.serving_tensors("p", expert)) == {
         "p.weight_packed", "p.weight_scale", "p.weight_shape"}
+
+
+def test_kept_operand_moves_the_grouped_mm_threshold_down(dequantize_calls, device,
+                                                         monkeypatch):
+    """Between the two thresholds only a weight that keeps its operand skips the int4
+    kernel: dequantizing in every call costs more than the kernel there."""
+    from qarl_kernels import w4a16_gemm
+
+    monkeypatch.setattr(w4a16_gemm, "DEQUANT_ROWS_PER_EXPERT", 4)
+    monkeypatch.setattr(w4a16_gemm, "KEPT_OPERAND_ROWS_PER_EXPERT", 2)
+    qweight, tokens = _qweight(device), torch.tensor([3, 1])
+    x = torch.randn(4, K, device=device).bfloat16()
+    per_call = w4a16_grouped_linear(x, qweight, tokens)
+    assert dequantize_calls == []  # 2 rows per expert: the int4 kernel
+    kept = dataclasses.replace(qweight, keep_operand=True)
+    reused = w4a16_grouped_linear(x, kept, tokens)
+    assert dequantize_calls == [None]  # the kept operand, made once
+    torch.testing.assert_close(reused.float(), per_call.float(), rtol=2**-7, atol=1e-2)

@@ -23,6 +23,7 @@ def dequantize_calls(monkeypatch, operand_dequantize_calls):
     monkeypatch.setitem(ops._GROUPED, ("W4A16", "cpu"), w4a16_gemm.w4a16_grouped_linear)
     monkeypatch.setitem(ops._GROUPED_BACKWARD, ("W4A16", "cpu"), w4a16_grouped_backward)
     monkeypatch.setattr(w4a16_gemm, "DEQUANT_ROWS_PER_EXPERT", 1)
+    monkeypatch.setattr(w4a16_gemm, "KEPT_OPERAND_ROWS_PER_EXPERT", 1)
     return operand_dequantize_calls
 
 

@@ -43,7 +43,10 @@ MID = [C(32, 64, 512), C(32, 128, 512), C(64, 128, 512, num_warps=8), C(64, 64, 
        C(32, 128, 128), C(32, 128, 128, num_warps=8), C(32, 64, 128), C(64, 64, 128),
        C(64, 128, 128), C(64, 128, 128, num_warps=8), C(128, 64, 128, num_warps=8),
        C(128, 128, 128, num_warps=8), C(128, 64, 128), C(32, 128, 128, num_stages=4),
-       C(16, 128, 128, num_warps=8), C(64, 64, 128, num_stages=4)]
+       C(16, 128, 128, num_warps=8), C(64, 64, 128, num_stages=4),
+       # split K: more programs for grids of ~1.5 CTAs per SM (EP8)
+       C(64, 128, 128, split_k=2), C(64, 64, 128, split_k=2), C(32, 128, 128, split_k=2),
+       C(128, 128, 256, num_warps=8, split_k=2), C(128, 64, 128, num_warps=8, split_k=2)]
 LARGE = [C(128, 128, 256, num_warps=8), C(128, 128, 128, num_warps=8),
          C(256, 128, 128, num_warps=8), C(128, 256, 128, num_warps=8)]
 # (label, experts, N, K, tokens, config lists)

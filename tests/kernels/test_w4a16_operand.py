@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from megatron_qarl.quant import get_scheme
-from qarl_kernels import w4a16_operand
+from qarl_kernels import w4a16_gemm, w4a16_operand
 from qarl_kernels.grouped_mm import torch_grouped_mm_available
 from qarl_kernels.moe_backward import w4a16_grouped_grad_input
 from qarl_kernels.w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
@@ -71,8 +71,6 @@ def test_kept_operand_moves_the_grouped_mm_threshold_down(dequantize_calls, devi
                                                          monkeypatch):
     """Between the two thresholds only a weight that keeps its operand skips the int4
     kernel: dequantizing in every call costs more than the kernel there."""
-    from qarl_kernels import w4a16_gemm
-
     monkeypatch.setattr(w4a16_gemm, "DEQUANT_ROWS_PER_EXPERT", 4)
     monkeypatch.setattr(w4a16_gemm, "KEPT_OPERAND_ROWS_PER_EXPERT", 2)
     qweight, tokens = _qweight(device), torch.tensor([3, 1])

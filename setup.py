@@ -24,7 +24,7 @@ setup(
         "math-verify==0.9.0",
     ],
     extras_require={
-        "triton": ["triton>=3.4"],
+        "triton": ["triton>=3.6"],
         "hf": ["transformers>=5.0", "compressed-tensors==0.20.0"],
         "sglang": ["sglang>=0.5.21"],
         "te": ["transformer-engine[pytorch]>=2.3"],
@@ -35,7 +35,7 @@ setup(
         "plot": ["matplotlib>=3.8"],
         "test": [
             "pytest>=8",
-            "triton>=3.4",
+            "triton>=3.6",
             "transformers>=5.0",
             "compressed-tensors==0.20.0",
         ],

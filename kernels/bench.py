@@ -19,6 +19,7 @@ from megatron_qarl.quant.ops import gated_activation
 
 from .bench_setup import DECODE_MAX_TOKENS, ceilings, copies_for, graph_us, median_us, route
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
+from .fp8_grouped_ws import applies as ws_applies
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
@@ -283,7 +284,7 @@ def bench_fp8(peak, check):
         wb = w.bfloat16()
         add("dense scaled_mm", f"{m}x{n}x{k}", 2 * m * n * k,
             lambda: fp8_block_linear(x, qw), lambda: x @ wb.t(), x)
-    for label, e, n, k in GROUPED_SHAPES[:2]:
+    for label, e, n, k in GROUPED_SHAPES[:4]:
         w = torch.randn(e, n, k, device="cuda")
         qw = fp8_block_quantize(w, scheme)
         wb = w.bfloat16().transpose(1, 2)
@@ -297,7 +298,8 @@ def bench_fp8(peak, check):
             if m <= 4096:
                 check.close_norm(f"fp8 grouped {label} M={m}", y,
                                  scheme.reference_grouped_matmul(x, qw, counts.cpu()))
-            add("grouped Triton", f"{label} M={m}", 2 * rows * n * k,
+            kernel = "grouped Gluon WS" if ws_applies(x, qw) else "grouped Triton"
+            add(kernel, f"{label} M={m}", 2 * rows * n * k,
                 lambda: fp8_block_grouped_linear(x, qw, counts),
                 lambda: torch._grouped_mm(x, wb, offs=offs), x)
     return [table]

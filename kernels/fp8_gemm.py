@@ -3,8 +3,9 @@
 Dense: torch.nn.functional.scaled_mm (cuBLAS) on SM90, which wants the activation scales
 token-major with the token count padded to 4, and the weight scales' K-block count padded
 to 4 (measured on an H100 with torch 2.11: the activation scales must not be padded in K).
-Grouped (MoE): a Triton kernel (torch has no grouped blockwise-FP8 op on Hopper), also the
-dense fallback where scaled_mm's blockwise mode does not apply.
+Grouped (MoE): from 8192 rows on Hopper the warp-specialized Gluon kernel
+(fp8_grouped_ws), else a Triton kernel (torch has no grouped blockwise-FP8 op on Hopper), which
+is also the dense fallback where scaled_mm's blockwise mode does not apply.
 """
 import torch
 import torch.nn.functional as F
@@ -15,6 +16,7 @@ from megatron_qarl.quant.fp8_block import BLOCK
 
 from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import program_tile, tile_bound
+from .fp8_grouped_ws import applies as ws_applies, fp8_grouped_ws
 from .fp8_quantize import fp8_quantize_activation
 from .numerics import INTERPRETED, mma, to_bf16
 
@@ -111,9 +113,11 @@ def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.
     num_experts = qweight.data.shape[0]
     check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
     xq, xs = fp8_quantize_activation(x)
+    counts = counts_on(x.device, tokens_per_expert)
+    if tiles is None and ws_applies(xq, qweight):
+        return fp8_grouped_ws(xq, xs, qweight, counts)
     tiles = tiles or _tiles(x.shape[0] // max(1, num_experts), qweight.in_features)
-    return _launch(xq, xs, qweight, counts_on(x.device, tokens_per_expert), num_experts,
-                   False, *tiles)
+    return _launch(xq, xs, qweight, counts, num_experts, False, *tiles)
 
 
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:

@@ -1,6 +1,7 @@
 """`python -m qarl_kernels.tune`: time tile configs of the W4A16 and FP8 grouped kernels on the
-GPU and print the winner per (shape, tokens) bucket, to hard-code in `default_config` and
-`fp8_gemm._tiles` (nothing autotunes at run time, so CI and graphs see fixed tiles).
+GPU and print the winner per (shape, tokens) bucket, to hard-code in `default_config`,
+`fp8_gemm._tiles` and `fp8_grouped_ws.default_tiles` (nothing autotunes at run time, so CI and
+graphs see fixed tiles).
 
 Kernels are compiled first in parallel worker processes (Triton's on-disk cache is shared),
 so a sweep of ~40 configs fits in one short GPU lease.
@@ -15,7 +16,8 @@ from megatron_qarl.quant import get_scheme
 
 from .bench_setup import DECODE_MAX_TOKENS, copies_for, graph_us, median_us, route
 from .fp8_gemm import fp8_block_grouped_linear
-from .fp8_quantize import fp8_block_quantize
+from .fp8_grouped_ws import fp8_grouped_ws
+from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
 from .w4a16_gemm import W4A16Config, w4a16_grouped_matmul
 from .w4a16_quantize import w4a16_quantize
 
@@ -67,8 +69,11 @@ W4A16_CASES = [
 ]
 FP8_TILES = [(128, 128, 8, 3), (128, 128, 4, 3), (128, 128, 8, 4), (64, 128, 4, 4),
              (128, 256, 8, 3), (64, 256, 8, 3), (128, 64, 4, 4), (256, 128, 8, 3)]
+#: (block_n, stages) of the warp-specialized Gluon kernel (fp8_grouped_ws.default_tiles)
+FP8_WS_TILES = [(256, 3), (256, 2), (128, 4), (128, 3)]
 FP8_CASES = [("W13 E128", 128, 1536, 2048, 4096), ("W13 E128", 128, 1536, 2048, 16384),
-             ("W2 E128", 128, 2048, 768, 4096), ("W2 E128", 128, 2048, 768, 16384)]
+             ("W2 E128", 128, 2048, 768, 4096), ("W2 E128", 128, 2048, 768, 16384),
+             ("W13 EP8", 16, 1536, 2048, 4096), ("W2 EP8", 16, 2048, 768, 4096)]
 
 
 def _name(c: W4A16Config) -> str:
@@ -161,6 +166,11 @@ def _fp8_sweep():
                 continue
             results.append((median_us([lambda: fp8_block_grouped_linear(x, qw, counts, tiles)]),
                             tiles))
+        for tiles in FP8_WS_TILES:  # the activation quantizer included, as above
+            def ws():
+                return fp8_grouped_ws(*fp8_quantize_activation(x), qw, counts, tiles)
+            if _safe(ws) is not None:
+                results.append((median_us([ws]), f"ws{tiles[0]}/{tiles[1]}"))
         results.sort()
         print(f"FP8 {label} M={m}: bf16 {t_bf16:.1f}; " + "; ".join(
             f"{t_} {t:.1f} ({t_bf16 / t:.2f}x)" for t, t_ in results[:4]), flush=True)

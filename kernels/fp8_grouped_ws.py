@@ -1,0 +1,295 @@
+"""Warp-specialized FP8 block-scaled grouped GEMM for Hopper (Gluon): the large-batch MoE path.
+
+Blockwise FP8 needs each 128-deep partial product scaled by its own activation and weight
+scales before it joins the fp32 accumulator. In one warpgroup that serializes the tensor core
+(wgmma of block k) and the CUDA cores (its promotion): Triton waits for every non-chained dot
+(docs/benchmarks.md, round 4). Here one warp streams the operand tiles with TMA into a ring of
+shared-memory stages, and two consumer warpgroups own 64 token rows each of a 128-row tile:
+while one promotes its block, the other's wgmma runs (the DeepGEMM schedule). The kernel is
+persistent (one CTA per SM walks the tiles), so the loader fills the next tile's stages while
+the consumers finish and store the current one: with K=768 (W2) a tile has only six K blocks
+and a CTA per tile would spend as long on its pipeline fill and epilogue as on its MMAs. Same
+numbers as fp8_gemm._fp8_grouped_kernel: per K block a fresh fp32 wgmma, then
+acc + partial * (sa * sb).
+
+Gluon has no interpreter, so CI compiles this kernel for sm_90 offline and the H100 runs check
+it against the reference; fp8_gemm falls back to the Triton kernel wherever it does not apply.
+"""
+import torch
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma, \
+    warpgroup_mma, warpgroup_mma_wait
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+from megatron_qarl.quant.fp8_block import BLOCK
+
+from .expert_tiles import tile_bound
+
+# Triton 3.6 (the GPU machine) and 3.9 (CI) name these differently
+_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+_tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+_cta_barrier = getattr(gl, "thread_barrier", None) or gl.barrier
+
+ROWS_PER_CONSUMER = 64  # one warpgroup's wgmma M
+BLOCK_M = 2 * ROWS_PER_CONSUMER
+
+
+@gluon.jit
+def _tile_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
+                 num_warps: gl.constexpr):
+    """Per expert, into shared memory: its last row tile + 1, first row, and row count."""
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [num_warps], [0])
+    idx = gl.arange(0, E_PAD, layout=layout)
+    counts = gl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
+    blocks = (counts + BLOCK_M - 1) // BLOCK_M
+    # inclusive prefix sums as a masked [E_PAD, E_PAD] reduction (once per CTA)
+    grid: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [num_warps, 1], [1, 0])
+    i = gl.arange(0, E_PAD, layout=gl.SliceLayout(1, grid))
+    j = gl.arange(0, E_PAD, layout=gl.SliceLayout(0, grid))
+    upto = gl.expand_dims(j, 0) <= gl.expand_dims(i, 1)
+    blocks_j = gl.expand_dims(gl.convert_layout(blocks, gl.SliceLayout(0, grid)), 0)
+    counts_j = gl.expand_dims(gl.convert_layout(counts, gl.SliceLayout(0, grid)), 0)
+    tile_ends = gl.convert_layout(gl.sum(gl.where(upto, blocks_j, 0), 1), layout)
+    row_ends = gl.convert_layout(gl.sum(gl.where(upto, counts_j, 0), 1), layout)
+    tables[0].store(tile_ends)
+    tables[1].store(row_ends - counts)
+    tables[2].store(counts)
+
+
+@gluon.jit
+def _tile_of(tables, tile, n_blocks, num_experts, BLOCK_M: gl.constexpr, WARPS: gl.constexpr):
+    """(expert, first row, row end, first output column) of a tile; empty rows past the last."""
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [WARPS], [0])
+    tile_ends = tables[0].load(layout)
+    row_starts = tables[1].load(layout)
+    counts = tables[2].load(layout)
+    row_tile = tile // n_blocks
+    expert = gl.sum((tile_ends <= row_tile).to(gl.int32), 0)
+    idx = gl.arange(0, tile_ends.shape[0], layout=layout)
+    mine = idx == expert
+    first_tile = gl.sum(gl.where(mine, tile_ends - (counts + BLOCK_M - 1) // BLOCK_M, 0), 0)
+    first_row = gl.sum(gl.where(mine, row_starts, 0), 0)
+    row_start = first_row + (row_tile - first_tile) * BLOCK_M
+    row_end = first_row + gl.sum(gl.where(mine, counts, 0), 0)
+    return gl.minimum(expert, num_experts - 1), row_start, row_end, tile % n_blocks
+
+
+@gluon.jit
+def _partial(a, b, acc, acc_scale):
+    """acc + (a @ b) * acc_scale[:, None], the 128-deep partial in a fresh fp32 wgmma."""
+    # a dead zero tile as C: passing acc would tie up a copy of it for the wgmma's output
+    partial = warpgroup_mma(a, b, gl.zeros_like(acc), use_acc=False, is_async=True)
+    partial = warpgroup_mma_wait(num_outstanding=0, deps=(partial, ))
+    return acc + partial * gl.expand_dims(acc_scale, 1)
+
+
+@gluon.jit
+def _store(y_ptr, acc, rows, row_mask, cols, N, stride_ym):
+    ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(cols, 0)
+    mask = gl.expand_dims(row_mask, 1) & gl.expand_dims(cols < N, 0)
+    gl.store(ptrs, acc.to(gl.bfloat16), mask=mask)
+
+
+@gluon.jit
+def _stage_store(c_desc, c_buf, acc, row, col):
+    c_buf.store(acc.to(gl.bfloat16))
+    fence_async_shared()
+    _tma_store(c_desc, [row, col], c_buf)
+
+
+@gluon.jit
+def _load_partition(args):
+    (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, tables, xs_ptr, ws_ptr, y_ptr,
+     num_experts, N, K, n_blocks, num_tiles, stride_xsk, stride_wse, stride_wsn, stride_ym) = args
+    STAGES: gl.constexpr = b_bufs.type.shape[0]
+    HALF: gl.constexpr = a_bufs.type.shape[1]
+    BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
+    BLOCK_K: gl.constexpr = b_bufs.type.shape[2]
+    nbytes: gl.constexpr = 2 * a_desc.block_type.nbytes + b_desc.block_type.nbytes
+    it = 0
+    for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        expert, row_start, row_end, nb = _tile_of(tables, tile, n_blocks, num_experts, 2 * HALF, 1)
+        steps = gl.where(row_start < row_end, gl.cdiv(K, BLOCK_K), 0)
+        w_row = expert * N + nb * BLOCK_N
+        for kb in range(steps):
+            s = it % STAGES
+            mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)  # fresh: phase 1 complete
+            bar = ready.index(s)
+            mbarrier.expect(bar, nbytes)
+            _tma_load(a_desc, [row_start, kb * BLOCK_K], bar, a_bufs.index(2 * s))
+            _tma_load(a_desc, [row_start + HALF, kb * BLOCK_K], bar, a_bufs.index(2 * s + 1))
+            _tma_load(b_desc, [w_row, kb * BLOCK_K], bar, b_bufs.index(s))
+            it += 1
+
+
+@gluon.jit
+def _consume(args, HALF_INDEX: gl.constexpr):
+    """One warpgroup: HALF token rows of every tile of this CTA. A 256-wide tile (half the A
+    traffic per FLOP of a 128-wide one: the GEMM is bound by L2-to-SM bandwidth) spans two
+    weight scale blocks, so it keeps two 128-wide accumulators, promoted one after the other
+    to keep a single partial tile live (232 registers hold no more)."""
+    (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, tables, xs_ptr, ws_ptr, y_ptr,
+     num_experts, N, K, n_blocks, num_tiles, stride_xsk, stride_wse, stride_wsn, stride_ym) = args
+    STAGES: gl.constexpr = b_bufs.type.shape[0]
+    HALF: gl.constexpr = a_bufs.type.shape[1]
+    BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
+    BLOCK_K: gl.constexpr = b_bufs.type.shape[2]
+    SUB_N: gl.constexpr = BLOCK_K if BLOCK_N > BLOCK_K else BLOCK_N  # one weight block wide
+    TWO: gl.constexpr = BLOCK_N > SUB_N  # two weight blocks: two accumulators, one at a time
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, SUB_N, 32])
+    lanes = gl.arange(0, HALF, layout=gl.SliceLayout(1, acc_layout))
+    col_lanes = gl.arange(0, SUB_N, layout=gl.SliceLayout(0, acc_layout))
+    it = 0
+    for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        expert, row_start, row_end, nb = _tile_of(tables, tile, n_blocks, num_experts, 2 * HALF, 4)
+        steps = gl.where(row_start < row_end, gl.cdiv(K, BLOCK_K), 0)
+        n0 = nb * BLOCK_N
+        rows = row_start + HALF_INDEX * HALF + lanes
+        row_mask = rows < row_end
+        sa_ptrs = xs_ptr + rows  # activation scales are K-block-major: [KB, rows] in memory
+        sb_ptr = ws_ptr + expert.to(gl.int64) * stride_wse + (n0 // BLOCK_K) * stride_wsn
+        hi = TWO & (n0 + SUB_N < N)  # the second weight block exists
+        acc = gl.zeros([HALF, SUB_N], gl.float32, acc_layout)
+        acc_hi = gl.zeros([HALF, SUB_N], gl.float32, acc_layout)
+        # scales one block ahead: their global latency hides under the current block's wgmma
+        sa_next = gl.load(sa_ptrs, mask=row_mask, other=0.0)
+        sb_next = gl.load(sb_ptr)
+        sb_hi_next = gl.load(sb_ptr + stride_wsn, mask=hi, other=0.0)
+        for kb in range(steps):
+            s = it % STAGES
+            sa = sa_next
+            sb = sb_next
+            sb_hi = sb_hi_next
+            ahead = gl.minimum(kb + 1, steps - 1)
+            sa_next = gl.load(sa_ptrs + ahead * stride_xsk, mask=row_mask, other=0.0)
+            sb_next = gl.load(sb_ptr + ahead)
+            sb_hi_next = gl.load(sb_ptr + stride_wsn + ahead, mask=hi, other=0.0)
+            mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+            a = a_bufs.index(2 * s + HALF_INDEX)
+            b = b_bufs.index(s)
+            if TWO:
+                acc = _partial(a, b.slice(0, SUB_N).permute((1, 0)), acc, sa * sb)
+                acc_hi = _partial(a, b.slice(SUB_N, SUB_N).permute((1, 0)), acc_hi, sa * sb_hi)
+            else:
+                acc = _partial(a, b.permute((1, 0)), acc, sa * sb)
+            mbarrier.arrive(empty.index(s), count=1)
+            it += 1
+        first = row_start + HALF_INDEX * HALF
+        if first + HALF <= row_end:  # all rows this expert's: TMA stores, overlapping the next
+            tma.store_wait(0)        # tile's MMAs (the staging tiles of the last are read)
+            _stage_store(c_desc, c_bufs.index(2 * HALF_INDEX), acc, first, n0)
+            if TWO:
+                _stage_store(c_desc, c_bufs.index(2 * HALF_INDEX + 1), acc_hi, first, n0 + SUB_N)
+        else:  # the expert's last rows: the tile's others are the next expert's
+            _store(y_ptr, acc, rows, row_mask, n0 + col_lanes, N, stride_ym)
+            if TWO:
+                _store(y_ptr, acc_hi, rows, row_mask, n0 + SUB_N + col_lanes, N, stride_ym)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def _consume_low(args):
+    _consume(args, 0)
+
+
+@gluon.jit
+def _consume_high(args):
+    _consume(args, 1)
+
+
+@gluon.jit(do_not_specialize=["num_experts", "num_tiles"])
+def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts_ptr, num_experts,
+                           N, K, num_tiles, stride_xsk, stride_wse, stride_wsn, stride_ym,
+                           E_PAD: gl.constexpr, STAGES: gl.constexpr, num_warps: gl.constexpr):
+    HALF: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
+    table_layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
+    tables = (gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout),
+              gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout),
+              gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout))
+    _tile_tables(counts_ptr, num_experts, tables, 2 * HALF, E_PAD, num_warps)
+    _cta_barrier()  # the tables are read by every partition
+    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [2 * STAGES, HALF, BLOCK_K], a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BLOCK_N, BLOCK_K], b_desc.layout)
+    # staging tiles of the TMA epilogue: two consumers x two 128-wide accumulators
+    c_bufs = gl.allocate_shared_memory(c_desc.dtype, [4] + c_desc.block_type.shape,
+                                       c_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for s in gl.static_range(STAGES):
+        mbarrier.init(ready.index(s), count=1)
+        mbarrier.init(empty.index(s), count=2)  # both consumers release a stage
+
+    args = (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, tables, xs_ptr, ws_ptr,
+            y_ptr, num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles, stride_xsk, stride_wse,
+            stride_wsn, stride_ym)
+    # registers per thread: 216 per consumer, 72 for the loader (its tile lookups); the
+    # default partition gets the rest of 3 x 168 (maxnreg): 216. 232/40 spilled (ptxas -v).
+    gl.warp_specialize([(_consume_low, (args, )), (_consume_high, (args, )),
+                        (_load_partition, (args, ))], [4, 1], [216, 72])
+
+
+_SMS = {}
+
+
+def _sm_count(device: torch.device) -> int:
+    if device not in _SMS:
+        _SMS[device] = torch.cuda.get_device_properties(device).multi_processor_count
+    return _SMS[device]
+
+
+#: the measured crossover (H100, docs/benchmarks.md, round 6): below 8192 rows (1024 tokens at
+#: top-8) or 128 rows per expert, fp8_gemm's Triton kernel (64-row tiles, several CTAs per SM)
+#: is as fast or faster (W13 EP8 M=512: 60 vs 95 us; E128 M=1024: a tie)
+MIN_ROWS = 8192
+
+
+def applies(xq: torch.Tensor, qweight) -> bool:
+    """Hopper, K rows TMA can stride (16-byte aligned), and a batch over the crossover."""
+    num_experts = qweight.data.shape[0]
+    return (xq.is_cuda and torch.cuda.get_device_capability(xq.device) == (9, 0)
+            and qweight.in_features % 16 == 0 and qweight.scale.stride(-1) == 1
+            and xq.shape[0] >= MIN_ROWS and xq.shape[0] >= BLOCK_M * num_experts)
+
+
+def default_tiles(num_experts: int) -> tuple:
+    """(block_n, stages): 256-wide tiles with 3 stages for many experts (E128: 1.29-1.71x the
+    128-wide), 128-wide with 4 for few (EP8's 16: there the 256-wide tile with the TMA
+    epilogue ran 1.1-1.3x slower than without it, for reasons not found; 128-wide with it
+    was the fastest)."""
+    return (256, 3) if num_experts >= 64 else (128, 4)
+
+
+def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Tensor,
+                   tiles: tuple = None) -> torch.Tensor:
+    """Quantized rows xq [T, in] (e4m3) sorted by expert, their scales xs [T, in/128] stored
+    K-block-major (fp8_quantize_activation's layout), FP8Block [E, out, in] -> bf16 [T, out]."""
+    wq, ws = qweight.data, qweight.scale
+    num_experts, n, k = wq.shape
+    block_n, stages = tiles or default_tiles(num_experts)
+    rows = xq.shape[0]
+    y = torch.empty(rows, n, device=xq.device, dtype=torch.bfloat16)
+    if rows == 0:
+        return y
+    if xs.stride(0) != 1:
+        raise ValueError("xs: activation scales must be K-block-major (stride 1 along rows), "
+                         "as fp8_quantize_activation returns them")
+    a_layout = gl.NVMMASharedLayout.get_default_for([ROWS_PER_CONSUMER, BLOCK], gl.float8e4nv)
+    b_layout = gl.NVMMASharedLayout.get_default_for([block_n, BLOCK], gl.float8e4nv)
+    a_desc = TensorDescriptor.from_tensor(xq, [ROWS_PER_CONSUMER, BLOCK], a_layout)
+    b_desc = TensorDescriptor.from_tensor(wq.reshape(num_experts * n, k), [block_n, BLOCK],
+                                          b_layout)
+    sub_n = min(block_n, BLOCK)
+    c_desc = TensorDescriptor.from_tensor(
+        y, [ROWS_PER_CONSUMER, sub_n],
+        gl.NVMMASharedLayout.get_default_for([ROWS_PER_CONSUMER, sub_n], gl.bfloat16))
+    num_tiles = triton.cdiv(n, block_n) * tile_bound(rows, num_experts, BLOCK_M)
+    _fp8_grouped_ws_kernel[(min(num_tiles, _sm_count(xq.device)), )](
+        a_desc, b_desc, c_desc, xs, ws, y, counts, num_experts, n, k, num_tiles, xs.stride(1),
+        ws.stride(0), ws.stride(1), y.stride(0), E_PAD=triton.next_power_of_2(num_experts),
+        STAGES=stages, num_warps=4, maxnreg=168)  # 3 warpgroups x 168 = the SM's 64K registers
+    return y

@@ -1,11 +1,13 @@
-"""Backward of the aligned (straight-through) W4A16 grouped GEMM, on bf16 tensor cores.
+"""Backward of the aligned (straight-through) grouped GEMMs, on bf16 tensor cores.
 
 grad_input flows through the dequantized weight the forward used (bf16 operand, fp32
-accumulation: megatron_qarl.quant.ste's numbers up to accumulation order); grad_weight is the
-bf16 product grad_out_e^T @ x_e for the master weights.
+accumulation: megatron_qarl.quant.ste's numbers up to accumulation order; FP8's operand is
+rounded to bf16, see fp8_dequantize); grad_weight is the bf16 product grad_out_e^T @ x_e for
+the master weights. Both are torch._grouped_mm calls: no host sync, no per-expert loop.
 """
 import torch
 
+from .fp8_dequantize import fp8_dequantize
 from .grouped_mm import grouped_mm, grouped_weight_grad
 from .w4a16_operand import w4a16_operand
 
@@ -29,3 +31,12 @@ def grouped_grad_weight(grad_out: torch.Tensor, x: torch.Tensor,
     """grad_W [E, out, in] in bf16 (zeros for experts without tokens)."""
     return grouped_weight_grad(grad_out.to(torch.bfloat16), x.to(torch.bfloat16),
                                tokens_per_expert)
+
+
+def fp8_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,
+                         tokens_per_expert: torch.Tensor) -> tuple:
+    """(grad_x, grad_W) of the aligned FP8 block grouped GEMM: the quant.ops grouped-backward
+    op (the pure-torch reference loops over experts in fp32 after a host sync)."""
+    weight = fp8_dequantize(qweight, tokens_per_expert)
+    return (grouped_mm(grad_out.to(torch.bfloat16), weight, tokens_per_expert),
+            grouped_grad_weight(grad_out, x, tokens_per_expert))

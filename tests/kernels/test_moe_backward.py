@@ -3,7 +3,9 @@ import torch
 
 from megatron_qarl.quant import aligned_grouped_linear, get_scheme
 from qarl_kernels.grouped_mm import grouped_mm, grouped_weight_grad
-from qarl_kernels.moe_backward import grouped_grad_weight, w4a16_grouped_grad_input
+from qarl_kernels.fp8_dequantize import fp8_dequantize
+from qarl_kernels.moe_backward import (fp8_grouped_backward, grouped_grad_weight,
+                                      w4a16_grouped_grad_input)
 
 
 def _case(device):
@@ -39,3 +41,31 @@ def test_torch_grouped_mm_and_fallback_agree(use_torch, device, assert_gemm_clos
     want = torch.stack([grad_out[:4].t() @ x[:4], torch.zeros(24, 64, device=device),
                         grad_out[4:].t() @ x[4:]])
     assert_gemm_close(grouped_weight_grad(grad_out, x, tokens, use_torch), want)
+
+
+def test_fp8_operand_is_the_reference_weight_rounded_to_bf16(device):
+    torch.manual_seed(0)
+    scheme = get_scheme("fp8-block")
+    qweight = scheme.quantize_weight(torch.randn(3, 200, 300, device=device))  # ragged blocks
+    operand = fp8_dequantize(qweight, torch.tensor([2, 0, 1]))
+    want = scheme.dequantize(qweight).bfloat16()
+    assert torch.equal(operand[0], want[0]) and torch.equal(operand[2], want[2])
+    assert torch.equal(fp8_dequantize(qweight), want)  # without counts: every expert
+
+
+def test_fp8_grads_match_the_ste_reference(device, assert_gemm_close):
+    torch.manual_seed(0)
+    scheme = get_scheme("fp8-block")
+    master = torch.randn(3, 136, 256, device=device, requires_grad=True)
+    qweight = scheme.quantize_weight(master.detach())
+    tokens = torch.tensor([4, 0, 3])
+    x = torch.randn(7, 256, device=device).bfloat16().requires_grad_()
+    grad_out = torch.randn(7, 136, device=device).bfloat16()
+    # the STE reference (pure torch, fp32 operand; CUDA kernels are not registered here)
+    aligned_grouped_linear(x, master, qweight, tokens).backward(grad_out)
+    grad_x, grad_w = fp8_grouped_backward(grad_out, x.detach(), qweight, tokens)
+    # grad_x: the bf16-rounded operand (<= 2^-9 relative per weight) on top of summation order
+    err = (grad_x.float() - x.grad.float()).norm() / x.grad.float().norm()
+    assert err < 2**-8, err
+    assert grad_w.dtype == torch.bfloat16 and not grad_w[1].any()
+    assert_gemm_close(grad_w, master.grad)

@@ -13,6 +13,7 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
     for kind in ("linear", "grouped", "quantize"):
         assert ("W4A16", "cuda") in registered[kind] and ("FP8Block", "cuda") in registered[kind]
     assert ("W4A16", "cuda") in registered["grouped_backward"]
+    assert ("FP8Block", "cuda") in registered["grouped_backward"]
     assert ("W4A16", "cuda") in registered["grouped_swiglu"]
 
 

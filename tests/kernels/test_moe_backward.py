@@ -66,6 +66,6 @@ def test_fp8_grads_match_the_ste_reference(device, assert_gemm_close):
     grad_x, grad_w = fp8_grouped_backward(grad_out, x.detach(), qweight, tokens)
     # grad_x: the bf16-rounded operand (<= 2^-9 relative per weight) on top of summation order
     err = (grad_x.float() - x.grad.float()).norm() / x.grad.float().norm()
-    assert err < 2**-8, err
+    assert err < 2**-7, err  # 2.6e-3 on the CPU; a wrong scale or block would give O(1)
     assert grad_w.dtype == torch.bfloat16 and not grad_w[1].any()
     assert_gemm_close(grad_w, master.grad)

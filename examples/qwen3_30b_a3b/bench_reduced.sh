@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reduced Qwen3-30B-A3B RL benchmark of docs/benchmarks_30b_reduced.md, for one GPU: the
+# The Qwen3-30B-A3B RL benchmark of docs/benchmarks_30b_reduced.md (one GPU by default): the
 # exact Qwen3-30B-A3B layer (hidden 2048, 32/4 heads, head_dim 128, 128 experts top-8, expert
 # FFN 768) with LAYERS layers and the full 151936-row embedding/output layer, randomly
 # initialised, no warm start, STEPS RL steps of the three variants of train.sh (embedded
@@ -8,6 +8,10 @@
 #   examples/qwen3_30b_a3b/bench_reduced.sh OUT_DIR [extra trainer flags]
 #   NPROC=2 examples/qwen3_30b_a3b/bench_reduced.sh OUT_DIR --tensor-model-parallel-size 2 \
 #       --sequence-parallel --expert-model-parallel-size 2 --expert-tensor-parallel-size 1
+# The full model on one 8-GPU node, in train.sh's layout (docs/benchmarks_30b_reduced.md):
+#   NPROC=8 LAYERS=48 NEW_TOKENS=128 STEPS=2 examples/qwen3_30b_a3b/bench_reduced.sh OUT_DIR \
+#       --tensor-model-parallel-size 2 --sequence-parallel --expert-model-parallel-size 8 \
+#       --expert-tensor-parallel-size 1 --use-distributed-optimizer
 #
 # Writes OUT_DIR/{quantize.json, w4a16-qarl-tbpo.jsonl, w4a16-rollout-grpo.jsonl,
 # bf16-grpo.jsonl, smi.csv}; each run is cut at TIMEOUT seconds (metrics are flushed per step).

@@ -60,7 +60,7 @@ def _tile_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, E_PAD: 
 
 @gluon.jit
 def _tile_of(tables, tile, n_blocks, num_experts, BLOCK_M: gl.constexpr, WARPS: gl.constexpr):
-    """(expert, first row, row end, first output column) of a tile; empty rows past the last."""
+    """(expert, first row, row end, N-block) of a tile; an empty row range past the last."""
     layout: gl.constexpr = gl.BlockedLayout([1], [32], [WARPS], [0])
     tile_ends = tables[0].load(layout)
     row_starts = tables[1].load(layout)
@@ -101,8 +101,11 @@ def _stage_store(c_desc, c_buf, acc, row, col):
 
 @gluon.jit
 def _load_partition(args):
-    (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, tables, xs_ptr, ws_ptr, y_ptr,
-     num_experts, N, K, n_blocks, num_tiles, stride_xsk, stride_wse, stride_wsn, stride_ym) = args
+    a_desc, b_desc, _ = args[0]
+    a_bufs, b_bufs, _ = args[1]
+    ready, empty = args[2]
+    tables = args[3]
+    num_experts, N, K, n_blocks, num_tiles = args[5]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
     HALF: gl.constexpr = a_bufs.type.shape[1]
     BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
@@ -130,8 +133,13 @@ def _consume(args, HALF_INDEX: gl.constexpr):
     traffic per FLOP of a 128-wide one: the GEMM is bound by L2-to-SM bandwidth) spans two
     weight scale blocks, so it keeps two 128-wide accumulators, promoted one after the other
     to keep a single partial tile live (232 registers hold no more)."""
-    (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, tables, xs_ptr, ws_ptr, y_ptr,
-     num_experts, N, K, n_blocks, num_tiles, stride_xsk, stride_wse, stride_wsn, stride_ym) = args
+    _, _, c_desc = args[0]
+    a_bufs, b_bufs, c_bufs = args[1]
+    ready, empty = args[2]
+    tables = args[3]
+    xs_ptr, ws_ptr, y_ptr = args[4]
+    num_experts, N, K, n_blocks, num_tiles = args[5]
+    stride_xsk, stride_wse, stride_wsn, stride_ym = args[6]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
     HALF: gl.constexpr = a_bufs.type.shape[1]
     BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
@@ -224,9 +232,10 @@ def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts
         mbarrier.init(ready.index(s), count=1)
         mbarrier.init(empty.index(s), count=2)  # both consumers release a stage
 
-    args = (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, tables, xs_ptr, ws_ptr,
-            y_ptr, num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles, stride_xsk, stride_wse,
-            stride_wsn, stride_ym)
+    # the partitions' arguments (worker partitions share one signature), grouped by kind
+    args = ((a_desc, b_desc, c_desc), (a_bufs, b_bufs, c_bufs), (ready, empty), tables,
+            (xs_ptr, ws_ptr, y_ptr), (num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles),
+            (stride_xsk, stride_wse, stride_wsn, stride_ym))
     # registers per thread: 216 per consumer, 72 for the loader (its tile lookups); the
     # default partition gets the rest of 3 x 168 (maxnreg): 216. 232/40 spilled (ptxas -v).
     gl.warp_specialize([(_consume_low, (args, )), (_consume_high, (args, )),

@@ -1,6 +1,6 @@
 """Megatron layers running the aligned quantized forward (layer 3 of ARCHITECTURE.md)."""
 from .cuda_ops import enable_cuda_kernels
-from .experts import QuantizedGroupedExperts
+from .experts import QuantizedGroupedExperts, keep_counts_on_device
 from .export import QuantizedTensor, iter_quantized_weights
 from .hooks import install_quant_refresh_hook, invalidate_quantized_weights, quantized_modules
 from .layout import validate_model
@@ -9,7 +9,8 @@ from .spec import TARGETS, parse_targets, qarl_block_spec
 from .weight_cache import QuantizedWeightCache
 
 __all__ = [
-    "enable_cuda_kernels", "QuantizedGroupedExperts", "QuantColumnParallelLinear",
+    "enable_cuda_kernels", "QuantizedGroupedExperts", "keep_counts_on_device",
+    "QuantColumnParallelLinear",
     "QuantRowParallelLinear",
     "QuantizedTensor", "iter_quantized_weights", "install_quant_refresh_hook",
     "invalidate_quantized_weights", "quantized_modules", "validate_model", "TARGETS",

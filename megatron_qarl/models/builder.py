@@ -19,7 +19,8 @@ from megatron.core.models.gpt import GPTModel
 from megatron.core.transformer import TransformerConfig
 
 from ..compat import apply_megatron_fixes
-from ..layers import enable_cuda_kernels, parse_targets, qarl_block_spec, validate_model
+from ..layers import (enable_cuda_kernels, keep_counts_on_device, parse_targets,
+                      qarl_block_spec, validate_model)
 from ..layers.layout import KEEP_OPERAND_FLAG
 from ..quant import W4A16, NoQuant, QuantScheme, get_scheme
 
@@ -49,7 +50,7 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
             f"keep_operand ({KEEP_OPERAND_FLAG}) keeps the operand of quantized W4A16 experts, "
             f"but this model quantizes no experts with W4A16 (scheme {scheme.name}, targets "
             f"{targets!r}, quantize={quantize}): drop it, or quantize the experts with w4a16")
-    return GPTModel(
+    model = GPTModel(
         config=config,
         transformer_layer_spec=qarl_block_spec(config, scheme, chosen, keep_operand),
         vocab_size=vocab_size,
@@ -61,3 +62,5 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
         rotary_percent=1.0,
         rotary_base=rotary_base,
     )
+    keep_counts_on_device(model)
+    return model

@@ -54,12 +54,15 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
     under sequence parallelism, else 1; sync_group: the ranks that must decode in lockstep
     (data-parallel group under expert parallelism), else None."""
     batch = len(prompts)
+    # host-side sizes: the loop below reads no device value except the stop check
+    longest, shortest = max(len(p) for p in prompts), min(len(p) for p in prompts)
     lengths = torch.tensor([len(p) for p in prompts], device=device)
-    total = int(lengths.max()) + params.max_new_tokens
+    total = longest + params.max_new_tokens
     room = total + window_multiple - 1
-    tokens = torch.full((batch, room), pad_id, dtype=torch.long, device=device)
+    tokens = torch.full((batch, room), pad_id, dtype=torch.long)
     for row, prompt in enumerate(prompts):
-        tokens[row, :len(prompt)] = torch.tensor(prompt, device=device)
+        tokens[row, :len(prompt)] = torch.tensor(prompt)
+    tokens = tokens.to(device)
     positions = torch.arange(room, device=device).expand(batch, room)
     mask = causal_mask(room, device)
     stop = torch.tensor(list(params.stop_token_ids), dtype=torch.long, device=device)
@@ -70,7 +73,7 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
 
     context = StaticInferenceContext(batch, room)
     context.materialize_only_last_token_logits = False  # the last position may be padding
-    start, end = 0, int(lengths.min())
+    start, end = 0, shortest
     while True:
         running = end < total and not bool(finished.all())
         if sync_group is not None and not _any_rank(running, sync_group, device):
@@ -85,13 +88,16 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
                        mask[..., start:stop_at, :stop_at], inference_context=context,
                        runtime_gather_output=True)
         context.increment_sequence_len_offset(end - start)
-        if end >= int(lengths.max()):
+        if end >= longest:
             context.enable_decode_mode()
         next_tokens, next_logprobs = sample_next(logits[:, end - start - 1, :], params, generator)
         active = (lengths <= end) & ~finished
         tokens[:, end] = torch.where(active, next_tokens, tokens[:, end])
-        rows = active.nonzero().squeeze(-1)
-        logprobs[rows, generated[rows]] = next_logprobs[rows]
+        # logprobs[row, generated[row]] = next_logprobs[row] for active rows, without the
+        # host sync of nonzero(): inactive rows write their current value back
+        slot = generated.clamp(max=params.max_new_tokens - 1).unsqueeze(1)
+        kept = logprobs.gather(1, slot).squeeze(1)
+        logprobs.scatter_(1, slot, torch.where(active, next_logprobs, kept).unsqueeze(1))
         generated += active.long()
         hit_stop = active & torch.isin(next_tokens, stop)
         stopped |= hit_stop
@@ -99,12 +105,13 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
         start, end = end, end + 1
 
     samples = []
-    for row in range(batch):
-        n, p = int(generated[row]), int(lengths[row])
+    tokens, logprobs = tokens.tolist(), logprobs.tolist()  # one device-to-host copy each
+    for row, (n, hit) in enumerate(zip(generated.tolist(), stopped.tolist())):
+        p = len(prompts[row])
         samples.append(Sample(
             prompt_ids=list(prompts[row]),
-            response_ids=tokens[row, p:p + n].tolist(),
-            sampler_logprobs=logprobs[row, :n].tolist(),
-            finish_reason="stop" if bool(stopped[row]) else "length",
+            response_ids=tokens[row][p:p + n],
+            sampler_logprobs=logprobs[row][:n],
+            finish_reason="stop" if hit else "length",
         ))
     return samples

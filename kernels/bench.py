@@ -18,9 +18,9 @@ from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import gated_activation
 
 from .bench_setup import DECODE_MAX_TOKENS, ceilings, copies_for, graph_us, median_us, route
-from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
+from .fp8_gemm import fp8_block_grouped_linear, fp8_block_grouped_matmul, fp8_block_linear
 from .fp8_grouped_ws import applies as ws_applies
-from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
+from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation, fp8_quantize_swiglu
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
                          w4a16_grouped_matmul, w4a16_grouped_swiglu)
@@ -305,6 +305,43 @@ def bench_fp8(peak, check):
     return [table]
 
 
+def bench_fp8_swiglu(check):
+    """MoE fc2 with the experts' activation before it, in CUDA graphs: torch's SwiGLU then the
+    bf16 GEMM, against the FP8 GEMM fed by torch's SwiGLU and the activation quantizer, and
+    by the SwiGLU that writes FP8 itself (fp8_quantize_swiglu: same codes, one pass)."""
+    scheme = get_scheme("fp8-block")
+    table = Table("FP8 SwiGLU + fc2 vs bf16 (CUDA graphs)",
+                  ["shape", "M tokens", "bf16: SwiGLU + grouped_mm us",
+                   "fp8: SwiGLU + quantizer + GEMM us", "fp8: FP8-writing SwiGLU + GEMM us",
+                   "fused / unfused", "fused fp8 / bf16"])
+    for label, e, n, k in [s for s in GROUPED_SHAPES[:4] if s[0].startswith("W2")]:
+        w = torch.randn(e, n, k, device="cuda")
+        qw = fp8_block_quantize(w, scheme)
+        wb = w.bfloat16().transpose(1, 2)
+        del w
+        for m in (1024, 4096, 16384):
+            counts = route(m, e, TOP_K)
+            rows = int(counts.sum())
+            h = torch.randn(rows, 2 * k, device="cuda", dtype=torch.bfloat16)
+            probs = torch.rand(rows, device="cuda")
+            offs = torch.cumsum(counts, 0, dtype=torch.int32)
+            fused = fp8_quantize_swiglu(h, probs)
+            unfused = fp8_quantize_activation(gated_activation(h, probs))
+            check.equal(f"fp8 swiglu codes {label} M={m}", fused[0].view(torch.uint8),
+                        unfused[0].view(torch.uint8))
+            check.equal(f"fp8 swiglu scales {label} M={m}", fused[1], unfused[1])
+            t_bf16 = graph_us([lambda: torch._grouped_mm(gated_activation(h, probs), wb,
+                                                         offs=offs)])
+            t_unfused = graph_us([lambda: fp8_block_grouped_linear(gated_activation(h, probs),
+                                                                   qw, counts)])
+            t_fused = graph_us([lambda: fp8_block_grouped_matmul(
+                *fp8_quantize_swiglu(h, probs), qw, counts)])
+            table.add(label, str(m), t_bf16, t_unfused, t_fused,
+                      _fmt(t_unfused / t_fused, ".2f"), _fmt(t_bf16 / t_fused, ".2f"))
+        del qw, wb
+    return [table]
+
+
 def _header(peak, floor_us, command):
     props = torch.cuda.get_device_properties(0)
     return (f"GPU {props.name} ({props.multi_processor_count} SMs), torch {torch.__version__}, "
@@ -366,7 +403,7 @@ def main(argv=None):
     if "quantize" in parts:
         tables += bench_quantize(peak, check, args.sweep)
     if "fp8" in parts:
-        tables += bench_fp8(peak, check)
+        tables += bench_fp8(peak, check) + bench_fp8_swiglu(check)
     command = "python -m qarl_kernels.bench" + "".join(
         f" {a}" for a in (argv if argv is not None else __import__("sys").argv[1:]))
     body = _header(peak, floor_us, command) + "\n" + "\n".join(t.markdown() for t in tables)

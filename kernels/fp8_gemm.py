@@ -17,7 +17,7 @@ from megatron_qarl.quant.fp8_block import BLOCK
 from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import program_tile, tile_bound
 from .fp8_grouped_ws import applies as ws_applies, fp8_grouped_ws
-from .fp8_quantize import fp8_quantize_activation
+from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 from .numerics import INTERPRETED, mma, to_bf16
 
 _SCALED_MM_PAD = 4
@@ -106,18 +106,34 @@ def _tiles(rows_per_expert: int, k: int):
     return 64, 128, 4, 4
 
 
+def fp8_block_grouped_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight,
+                             tokens_per_expert: torch.Tensor, tiles=None) -> torch.Tensor:
+    """Quantized activations (e4m3 [T, in], scales [T, in/128] as fp8_quantize_activation
+    returns them) sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out]."""
+    check_activation(xq, qweight.in_features, "xq")
+    num_experts = qweight.data.shape[0]
+    check_tokens_per_expert(tokens_per_expert, num_experts, xq.shape[0])
+    counts = counts_on(xq.device, tokens_per_expert)
+    if tiles is None and ws_applies(xq, qweight):
+        return fp8_grouped_ws(xq, xs, qweight, counts)
+    tiles = tiles or _tiles(xq.shape[0] // max(1, num_experts), qweight.in_features)
+    return _launch(xq, xs, qweight, counts, num_experts, False, *tiles)
+
+
 def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
                              tiles=None) -> torch.Tensor:
     """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out]."""
     check_activation(x, qweight.in_features)
-    num_experts = qweight.data.shape[0]
-    check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
-    xq, xs = fp8_quantize_activation(x)
-    counts = counts_on(x.device, tokens_per_expert)
-    if tiles is None and ws_applies(xq, qweight):
-        return fp8_grouped_ws(xq, xs, qweight, counts)
-    tiles = tiles or _tiles(x.shape[0] // max(1, num_experts), qweight.in_features)
-    return _launch(xq, xs, qweight, counts, num_experts, False, *tiles)
+    return fp8_block_grouped_matmul(*fp8_quantize_activation(x), qweight, tokens_per_expert,
+                                    tiles)
+
+
+def fp8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tensor,
+                       probs: torch.Tensor) -> torch.Tensor:
+    """The op registered for the experts' no-grad forward: fc1, then the SwiGLU writing fc2's
+    FP8 input directly (fp8_quantize_swiglu), then fc2."""
+    h = fp8_block_grouped_linear(x, fc1, tokens_per_expert)
+    return fp8_block_grouped_matmul(*fp8_quantize_swiglu(h, probs), fc2, tokens_per_expert)
 
 
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:

@@ -13,7 +13,7 @@ from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.fp8_block import AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX
 
-from .numerics import fp32_constant, to_e4m3
+from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu, to_e4m3
 
 _EPS = tl.constexpr(AMAX_EPS)
 _MAX = tl.constexpr(FP8_MAX)
@@ -45,21 +45,48 @@ def _fp8_weight_kernel(w_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn, BLOCK: t
 
 
 @triton.jit
+def _store_activation_block(q_ptr, s_ptr, x, offs_r, offs_k, kb, rows_out, K, stride_sm,
+                            stride_sk):
+    """One 128-input block of token rows (fp32 x) to e4m3 codes and its per-row scale; rows in
+    [rows, rows_out) pad for scaled_mm: zeros with the eps scale."""
+    scale = _scale_of(tl.max(tl.abs(x), 1))
+    out_mask = offs_r < rows_out
+    tl.store(q_ptr + offs_r[:, None].to(tl.int64) * K + offs_k[None, :],
+             _e4m3(x, scale[:, None]), mask=out_mask[:, None] & (offs_k[None, :] < K))
+    tl.store(s_ptr + offs_r * stride_sm + kb * stride_sk, scale, mask=out_mask)
+
+
+@triton.jit
 def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, rows, rows_out, K, stride_xm, stride_sm,
                            stride_sk,
                            BLOCK_R: tl.constexpr, BLOCK: tl.constexpr):
     pid_r, kb = tl.program_id(0), tl.program_id(1)
     offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_k = kb * BLOCK + tl.arange(0, BLOCK)
-    k_mask = offs_k[None, :] < K
     x = tl.load(x_ptr + offs_r[:, None].to(tl.int64) * stride_xm + offs_k[None, :],
-                mask=(offs_r[:, None] < rows) & k_mask, other=0.0).to(tl.float32)
-    scale = _scale_of(tl.max(tl.abs(x), 1))
-    # rows in [rows, rows_out) pad for scaled_mm: zeros with the eps scale
-    out_mask = offs_r < rows_out
-    tl.store(q_ptr + offs_r[:, None].to(tl.int64) * K + offs_k[None, :],
-             _e4m3(x, scale[:, None]), mask=out_mask[:, None] & k_mask)
-    tl.store(s_ptr + offs_r * stride_sm + kb * stride_sk, scale, mask=out_mask)
+                mask=(offs_r[:, None] < rows) & (offs_k[None, :] < K), other=0.0)
+    _store_activation_block(q_ptr, s_ptr, x.to(tl.float32), offs_r, offs_k, kb, rows_out, K,
+                            stride_sm, stride_sk)
+
+
+@triton.jit
+def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, rows, F, stride_hm, stride_sm, stride_sk,
+                       HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK: tl.constexpr,
+                       SOFTWARE: tl.constexpr):
+    """h = [gate | up] [rows, 2F] -> the FP8 codes and scales of silu(gate) * up [* prob]."""
+    pid_r, kb = tl.program_id(0), tl.program_id(1)
+    offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
+    offs_k = kb * BLOCK + tl.arange(0, BLOCK)
+    mask = (offs_r[:, None] < rows) & (offs_k[None, :] < F)
+    gate_ptrs = h_ptr + offs_r[:, None].to(tl.int64) * stride_hm + offs_k[None, :]
+    gate = tl.load(gate_ptrs, mask=mask, other=0.0).to(tl.float32)
+    up = tl.load(gate_ptrs + F, mask=mask, other=0.0).to(tl.float32)
+    prob = tl.zeros([BLOCK_R], dtype=tl.float32)
+    if HAS_PROBS:
+        prob = tl.load(p_ptr + offs_r, mask=offs_r < rows, other=0.0).to(tl.float32)
+    act = round_to_bf16(swiglu(gate, up, prob[:, None], HAS_PROBS, SOFTWARE), SOFTWARE)
+    _store_activation_block(q_ptr, s_ptr, act, offs_r, offs_k, kb, rows, F, stride_sm,
+                            stride_sk)
 
 
 def fp8_block_quantize(weight: torch.Tensor, scheme, name: str = "weight",
@@ -103,4 +130,31 @@ def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to
         _fp8_activation_kernel[grid](
             x, q, scale_t, rows, rows_out, k, x.stride(0), scale_t.stride(1),
             scale_t.stride(0), BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=4)
+    return q, scale_t.t()
+
+
+def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows: int = 16):
+    """MoE experts' activation straight to fc2's FP8 input: h = [gate | up] [T, 2F] bf16
+    (fc1's output), probs [T] -> (e4m3 [T, F], fp32 scales [T, ceil(F/128)] token-major),
+    bit for bit fp8_quantize_activation(quant.ops.gated_activation(h, probs)) on the GPU. One
+    pass instead of torch's silu, two products, the cast and the quantizer's re-read."""
+    if h.dim() != 2 or h.shape[1] % 2:
+        raise ValueError(f"h: shape {tuple(h.shape)}; the experts' fc1 output [tokens, 2 * ffn] "
+                         f"= [gate | up] is expected")
+    if h.dtype != torch.bfloat16:
+        raise ValueError(f"h: dtype {h.dtype}; fc1's output is bf16 (cast with "
+                         f"h.to(torch.bfloat16))")
+    if probs is not None and tuple(probs.shape) != (h.shape[0],):
+        raise ValueError(f"probs: shape {tuple(probs.shape)}; one router prob per row of h "
+                         f"({h.shape[0]},)")
+    rows, ffn = h.shape[0], h.shape[1] // 2
+    kb = triton.cdiv(ffn, BLOCK)
+    q = torch.empty(rows, ffn, device=h.device, dtype=FP8_DTYPE)
+    scale_t = torch.empty(kb, rows, device=h.device, dtype=torch.float32)
+    if rows and ffn:
+        h = h if h.stride(-1) == 1 else h.contiguous()
+        _fp8_swiglu_kernel[(triton.cdiv(rows, block_rows), kb)](
+            h, h if probs is None else probs.contiguous(), q, scale_t, rows, ffn, h.stride(0),
+            scale_t.stride(1), scale_t.stride(0), HAS_PROBS=probs is not None,
+            BLOCK_R=block_rows, BLOCK=BLOCK, SOFTWARE=INTERPRETED, num_warps=4)
     return q, scale_t.t()

@@ -11,6 +11,7 @@ import os
 import numpy as np
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 #: pass as the SOFTWARE constexpr of the kernels below
 INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") == "1"
@@ -64,6 +65,24 @@ def round_to_bf16(v, SOFTWARE: tl.constexpr):
     if SOFTWARE:
         return _round_bits_rne(v, 16).to(tl.float32, bitcast=True)
     return v.to(tl.bfloat16).to(tl.float32)
+
+
+@triton.jit
+def swiglu(gate, up, prob, HAS_PROBS: tl.constexpr, SOFTWARE: tl.constexpr):
+    """silu(gate) * up [* prob], fp32 in and out, with the roundings of
+    quant.ops.gated_activation on bf16 tensors: gate and up rounded to bf16, silu in fp32 as
+    torch computes it (x / (1 + expf(-x)), IEEE division) rounded, the product with up
+    rounded, then the fp32 product with the router prob (broadcast against gate)."""
+    gate = round_to_bf16(gate, SOFTWARE)
+    if SOFTWARE:  # the interpreter has no libdevice; its tl.exp is numpy's
+        e = tl.exp(0.0 - gate)
+    else:  # expf, as torch's silu kernel calls it (tl.exp is an approximate exp2)
+        e = libdevice.exp(0.0 - gate)
+    act = round_to_bf16(tl.div_rn(gate, 1.0 + e), SOFTWARE)
+    out = act * round_to_bf16(up, SOFTWARE)
+    if HAS_PROBS:
+        out = round_to_bf16(out, SOFTWARE) * prob
+    return out
 
 
 @triton.jit

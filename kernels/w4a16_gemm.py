@@ -31,15 +31,13 @@ from dataclasses import dataclass, replace
 import torch
 import triton
 import triton.language as tl
-from triton.language.extra import libdevice
 
 from megatron_qarl.quant.ops import gated_activation
 
 from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import program_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
-from .numerics import (INTERPRETED, bf16_pairs, int4_pair_operand, mma, round_to_bf16,
-                       to_bf16)
+from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
 from .w4a16_operand import w4a16_operand
 
 
@@ -80,23 +78,6 @@ def _weight_step(acc, w_rows, s_rows, n_mask, step, K, x0, x1, x2, x3, GROUP: tl
     acc = mma(int4_pair_operand(packed, 1, scale, SOFTWARE), tl.trans(x1), acc, SOFTWARE)
     acc = mma(int4_pair_operand(packed, 2, scale, SOFTWARE), tl.trans(x2), acc, SOFTWARE)
     return mma(int4_pair_operand(packed, 3, scale, SOFTWARE), tl.trans(x3), acc, SOFTWARE)
-
-
-@triton.jit
-def _swiglu(gate, up, prob, HAS_PROBS: tl.constexpr, SOFTWARE: tl.constexpr):
-    """The unfused path's roundings (quant.ops.gated_activation on bf16 tensors): gate and up
-    rounded to bf16, silu in fp32 as torch computes it (x / (1 + expf(-x)), IEEE division)
-    rounded, the product with up rounded, then the fp32 product with the router prob."""
-    gate = round_to_bf16(gate, SOFTWARE)
-    if SOFTWARE:  # the interpreter has no libdevice; its tl.exp is numpy's
-        e = tl.exp(0.0 - gate)
-    else:  # expf, as torch's silu kernel calls it (tl.exp is an approximate exp2)
-        e = libdevice.exp(0.0 - gate)
-    act = round_to_bf16(tl.div_rn(gate, 1.0 + e), SOFTWARE)
-    out = act * round_to_bf16(up, SOFTWARE)
-    if HAS_PROBS:
-        out = round_to_bf16(out, SOFTWARE) * prob[None, :]
-    return out
 
 
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
@@ -149,7 +130,8 @@ def _w4a16_gemm_kernel(
         prob = tl.zeros([BLOCK_M], dtype=tl.float32)
         if HAS_PROBS:
             prob = tl.load(p_ptr + rows, mask=row_mask, other=0.0).to(tl.float32)
-        tl.store(y_ptrs, to_bf16(_swiglu(acc, acc_up, prob, HAS_PROBS, SOFTWARE), SOFTWARE),
+        tl.store(y_ptrs, to_bf16(swiglu(acc, acc_up, prob[None, :], HAS_PROBS, SOFTWARE),
+                                 SOFTWARE),
                  mask=mask)
     elif SPLIT_K == 1:
         tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
@@ -333,3 +315,11 @@ def w4a16_grouped_swiglu_op(x: torch.Tensor, qweight, tokens_per_expert: torch.T
     if x.shape[0] > FUSED_SWIGLU_ROWS_PER_EXPERT * qweight.data.shape[0]:
         return gated_activation(w4a16_grouped_linear(x, qweight, tokens_per_expert), probs)
     return w4a16_grouped_swiglu(x, qweight, tokens_per_expert, probs)
+
+
+def w4a16_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tensor,
+                         probs: torch.Tensor) -> torch.Tensor:
+    """The op registered for the experts' no-grad forward: fc1 + SwiGLU (fused up to its
+    batch limit), then fc2."""
+    return w4a16_grouped_linear(w4a16_grouped_swiglu_op(x, fc1, tokens_per_expert, probs), fc2,
+                                tokens_per_expert)

@@ -67,11 +67,11 @@ class QuantizedGroupedExperts(SequentialMLP):
     def forward(self, permuted_local_hidden_states, tokens_per_expert, permuted_probs):
         x = permuted_local_hidden_states
         if self.config.activation_func is F.silu and not torch.is_grad_enabled():
-            # rollout / old-logprob forwards: fc1 + SwiGLU fused where a kernel is registered
-            h = ops.grouped_swiglu(x, self.fc1_cache.get(), tokens_per_expert, permuted_probs)
-        else:
-            h = gated_activation(self._project(x, self.fc1_cache, tokens_per_expert),
-                                 permuted_probs, self.config.activation_func)
+            # rollout / old-logprob forwards: the scheme's fused experts where registered
+            return ops.swiglu_experts(x, self.fc1_cache.get(), self.fc2_cache.get(),
+                                      tokens_per_expert, permuted_probs), None
+        h = gated_activation(self._project(x, self.fc1_cache, tokens_per_expert),
+                             permuted_probs, self.config.activation_func)
         return self._project(h, self.fc2_cache, tokens_per_expert), None
 
 

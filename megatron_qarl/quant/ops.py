@@ -19,14 +19,15 @@ GroupedOp = Callable[[torch.Tensor, QuantizedWeight, torch.Tensor], torch.Tensor
 QuantizeOp = Callable[..., QuantizedWeight]  # (weight, scheme, name) -> QuantizedWeight
 # (grad_out, x, qweight, tokens_per_expert) -> (grad_x, grad_w [E, out, in]) of the grouped STE
 GroupedBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
-# (x, fc1 qweight [E, 2F, in], tokens_per_expert, probs [T]) -> silu(gate) * up * probs [T, F]
-GroupedSwigluOp = Callable[..., torch.Tensor]
+# (x, fc1 qweight [E, 2F, in], fc2 qweight [E, out, F], tokens_per_expert, probs [T])
+# -> fc2(silu(gate) * up * probs) [T, out]
+SwigluExpertsOp = Callable[..., torch.Tensor]
 
 _LINEAR: Dict[Tuple[str, str], LinearOp] = {}
 _GROUPED: Dict[Tuple[str, str], GroupedOp] = {}
 _QUANTIZE: Dict[Tuple[str, str], QuantizeOp] = {}
 _GROUPED_BACKWARD: Dict[Tuple[str, str], GroupedBackwardOp] = {}
-_GROUPED_SWIGLU: Dict[Tuple[str, str], GroupedSwigluOp] = {}
+_SWIGLU_EXPERTS: Dict[Tuple[str, str], SwigluExpertsOp] = {}
 
 
 def _key(scheme_type: type, device_type: str) -> Tuple[str, str]:
@@ -49,8 +50,8 @@ def register_grouped_backward(scheme_type: type, device_type: str, op: GroupedBa
     _GROUPED_BACKWARD[_key(scheme_type, device_type)] = op
 
 
-def register_grouped_swiglu(scheme_type: type, device_type: str, op: GroupedSwigluOp) -> None:
-    _GROUPED_SWIGLU[_key(scheme_type, device_type)] = op
+def register_swiglu_experts(scheme_type: type, device_type: str, op: SwigluExpertsOp) -> None:
+    _SWIGLU_EXPERTS[_key(scheme_type, device_type)] = op
 
 
 def grouped_backward_op(qweight: QuantizedWeight, device: torch.device):
@@ -85,18 +86,25 @@ def gated_activation(h: torch.Tensor, probs: torch.Tensor, activation=F.silu) ->
     return (out * probs.unsqueeze(-1)).to(out.dtype)
 
 
-def grouped_swiglu(x: torch.Tensor, qweight: QuantizedWeight, tokens_per_expert: torch.Tensor,
-                   probs: torch.Tensor) -> torch.Tensor:
-    """grouped_linear then the SwiGLU of gated_activation, fused where a kernel is registered
-    (no autograd: the learner's forward keeps the GEMM's output for its backward)."""
-    op = _GROUPED_SWIGLU.get(_key(type(qweight.scheme), x.device.type))
-    if op:
-        return op(x, qweight, tokens_per_expert, probs)
-    return gated_activation(grouped_linear(x, qweight, tokens_per_expert), probs)
+def composed_swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: QuantizedWeight,
+                            tokens_per_expert: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
+    """The experts' MLP from the grouped op and gated_activation: what every fused version
+    reproduces."""
+    h = gated_activation(grouped_linear(x, fc1, tokens_per_expert), probs)
+    return grouped_linear(h, fc2, tokens_per_expert)
+
+
+def swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: QuantizedWeight,
+                   tokens_per_expert: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
+    """SwiGLU experts with router probs (fc1 = [gate; up]) for forwards without autograd
+    (rollout, old logprobs), fused where a kernel is registered: the learner's forward keeps
+    fc1's output for its backward and calls the grouped op per projection."""
+    op = _SWIGLU_EXPERTS.get(_key(type(fc1.scheme), x.device.type), composed_swiglu_experts)
+    return op(x, fc1, fc2, tokens_per_expert, probs)
 
 
 def registered_ops() -> dict:
     """Which kernels replace the reference, for logs and benchmarks."""
     return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED),
             "quantize": sorted(_QUANTIZE), "grouped_backward": sorted(_GROUPED_BACKWARD),
-            "grouped_swiglu": sorted(_GROUPED_SWIGLU)}
+            "swiglu_experts": sorted(_SWIGLU_EXPERTS)}

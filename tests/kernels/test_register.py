@@ -14,7 +14,8 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
         assert ("W4A16", "cuda") in registered[kind] and ("FP8Block", "cuda") in registered[kind]
     assert ("W4A16", "cuda") in registered["grouped_backward"]
     assert ("FP8Block", "cuda") in registered["grouped_backward"]
-    assert ("W4A16", "cuda") in registered["grouped_swiglu"]
+    assert ("W4A16", "cuda") in registered["swiglu_experts"]
+    assert ("FP8Block", "cuda") in registered["swiglu_experts"]
 
 
 def test_weight_cache_quantizes_through_the_registry(device):

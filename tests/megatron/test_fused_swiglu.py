@@ -1,28 +1,37 @@
-"""Forwards without autograd (rollout, old logprobs) run the experts' fc1 + SwiGLU as one
-registered op; training forwards keep the GEMM output for the backward. Both give the same
-loss."""
+"""Forwards without autograd (rollout, old logprobs) run the experts as one registered op
+(W4A16: fc1 + SwiGLU fused; FP8: the SwiGLU writes fc2's FP8 input); training forwards keep
+fc1's output for the backward. Both give the same loss."""
+import pytest
 import torch
 
 from megatron_qarl.quant import ops
-from qarl_kernels import w4a16_gemm
+from qarl_kernels import fp8_gemm, w4a16_gemm
 
 from tiny_qwen3 import batch, build_tiny, loss_of
 
+# scheme -> (registry key, grouped op, experts op) of the CUDA registration
+KERNELS = {
+    "w4a16-g32": ("W4A16", w4a16_gemm.w4a16_grouped_linear, w4a16_gemm.w4a16_swiglu_experts),
+    "fp8-block": ("FP8Block", fp8_gemm.fp8_block_grouped_linear, fp8_gemm.fp8_swiglu_experts),
+}
 
-def test_no_grad_forward_fuses_fc1_and_swiglu(single_process, monkeypatch):
+
+@pytest.mark.parametrize("scheme", sorted(KERNELS))
+def test_no_grad_forward_runs_the_fused_experts(scheme, single_process, monkeypatch):
+    name, grouped, experts = KERNELS[scheme]
     calls = []
 
-    def counting(x, qweight, tokens_per_expert, probs):
+    def counting(x, fc1, fc2, tokens_per_expert, probs):
         calls.append(x.shape[0])
-        return w4a16_gemm.w4a16_grouped_swiglu_op(x, qweight, tokens_per_expert, probs)
+        return experts(x, fc1, fc2, tokens_per_expert, probs)
 
     # the CUDA registration, on CPU (the kernels run under Triton's interpreter)
-    monkeypatch.setitem(ops._GROUPED, ("W4A16", "cpu"), w4a16_gemm.w4a16_grouped_linear)
-    monkeypatch.setitem(ops._GROUPED_SWIGLU, ("W4A16", "cpu"), counting)
-    model = build_tiny("w4a16-g32", targets="experts", params_dtype=torch.bfloat16)
+    monkeypatch.setitem(ops._GROUPED, (name, "cpu"), grouped)
+    monkeypatch.setitem(ops._SWIGLU_EXPERTS, (name, "cpu"), counting)
+    model = build_tiny(scheme, targets="experts", params_dtype=torch.bfloat16)
     tokens, positions = batch(seed=5)
     trained = loss_of(model, tokens, positions)
-    assert calls == []  # autograd on: fc1, then torch's activation
+    assert calls == []  # autograd on: fc1, then torch's activation, then fc2
     with torch.no_grad():
         fused = loss_of(model, tokens, positions)
     layers = model.config.num_layers

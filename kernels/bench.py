@@ -18,9 +18,11 @@ from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import gated_activation
 
 from .bench_setup import DECODE_MAX_TOKENS, ceilings, copies_for, graph_us, median_us, route
-from .fp8_gemm import fp8_block_grouped_linear, fp8_block_grouped_matmul, fp8_block_linear
+from .fp8_gemm import (fp8_block_grouped_linear, fp8_block_grouped_matmul,
+                       fp8_block_grouped_packed, fp8_block_linear)
 from .fp8_grouped_ws import applies as ws_applies
-from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation, fp8_quantize_swiglu
+from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
+                           fp8_quantize_swiglu)
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
                          w4a16_grouped_matmul, w4a16_grouped_swiglu)
@@ -342,6 +344,46 @@ def bench_fp8_swiglu(check):
     return [table]
 
 
+def bench_fp8_dispatch(check):
+    """MoE fc1 from the layer's unpermuted tokens (EP = 1: the permutation copies each token
+    top-k times), in CUDA graphs: bf16 (permute, GEMM), FP8 quantizing the permuted copies
+    (permute, quantizer, GEMM), and FP8 quantizing each token once before the permutation,
+    which then moves packed FP8 rows (layers.token_dispatch: quantizer, permute, GEMM)."""
+    scheme = get_scheme("fp8-block")
+    table = Table("FP8 fc1 from unpermuted tokens: quantized before or after the permutation "
+                  "(E128, CUDA graphs)",
+                  ["shape", "M tokens", "bf16: permute + grouped_mm us",
+                   "fp8: permute + quantizer + GEMM us", "fp8: quantizer + permute + GEMM us",
+                   "before / after", "fp8 before / bf16"])
+    for label, e, n, k in GROUPED_SHAPES[:1]:
+        w = torch.randn(e, n, k, device="cuda")
+        qw = fp8_block_quantize(w, scheme)
+        wb = w.bfloat16().transpose(1, 2)
+        del w
+        for m in (1024, 4096, 16384):
+            tokens = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            scores = torch.rand(m, e, device="cuda")
+            experts = scores.topk(TOP_K, dim=1).indices.flatten()
+            order = torch.argsort(experts, stable=True)
+            rows_of = (order // TOP_K).contiguous()  # the token of each permuted row
+            counts = torch.bincount(experts, minlength=e).to(torch.int32)
+            offs = torch.cumsum(counts, 0, dtype=torch.int32)
+            after = fp8_block_grouped_linear(tokens.index_select(0, rows_of), qw, counts)
+            before = fp8_block_grouped_packed(
+                fp8_quantize_packed_rows(tokens).index_select(0, rows_of), qw, counts)
+            check.equal(f"fp8 fc1 quantized before permute {label} M={m}", before, after)
+            t_bf16 = graph_us([lambda: torch._grouped_mm(tokens.index_select(0, rows_of), wb,
+                                                         offs=offs)])
+            t_after = graph_us([lambda: fp8_block_grouped_linear(
+                tokens.index_select(0, rows_of), qw, counts)])
+            t_before = graph_us([lambda: fp8_block_grouped_packed(
+                fp8_quantize_packed_rows(tokens).index_select(0, rows_of), qw, counts)])
+            table.add(label, str(m), t_bf16, t_after, t_before,
+                      _fmt(t_after / t_before, ".2f"), _fmt(t_bf16 / t_before, ".2f"))
+        del qw, wb
+    return [table]
+
+
 def _header(peak, floor_us, command):
     props = torch.cuda.get_device_properties(0)
     return (f"GPU {props.name} ({props.multi_processor_count} SMs), torch {torch.__version__}, "
@@ -403,7 +445,7 @@ def main(argv=None):
     if "quantize" in parts:
         tables += bench_quantize(peak, check, args.sweep)
     if "fp8" in parts:
-        tables += bench_fp8(peak, check) + bench_fp8_swiglu(check)
+        tables += bench_fp8(peak, check) + bench_fp8_swiglu(check) + bench_fp8_dispatch(check)
     command = "python -m qarl_kernels.bench" + "".join(
         f" {a}" for a in (argv if argv is not None else __import__("sys").argv[1:]))
     body = _header(peak, floor_us, command) + "\n" + "\n".join(t.markdown() for t in tables)

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from megatron_qarl.quant.fp8_block import BLOCK
+from megatron_qarl.quant.fp8_block import BLOCK, unpack_activation_rows
 
 from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import program_tile, tile_bound
@@ -115,6 +115,9 @@ def fp8_block_grouped_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight,
     check_tokens_per_expert(tokens_per_expert, num_experts, xq.shape[0])
     counts = counts_on(xq.device, tokens_per_expert)
     if tiles is None and ws_applies(xq, qweight):
+        # the Gluon kernel reads the scales K-block-major (a copy of 4 B per 128 inputs when
+        # they come token-major, as in packed rows); the Triton kernel takes any strides
+        xs = xs if xs.stride(0) == 1 else xs.t().contiguous().t()
         return fp8_grouped_ws(xq, xs, qweight, counts)
     tiles = tiles or _tiles(xq.shape[0] // max(1, num_experts), qweight.in_features)
     return _launch(xq, xs, qweight, counts, num_experts, False, *tiles)
@@ -128,11 +131,21 @@ def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.
                                     tiles)
 
 
+def fp8_block_grouped_packed(packed: torch.Tensor, qweight,
+                             tokens_per_expert: torch.Tensor) -> torch.Tensor:
+    """Tokens the dispatcher moved already quantized (uint8 rows of fp8_quantize_packed_rows),
+    sorted by expert, @ W^T -> bf16 [T, out]."""
+    return fp8_block_grouped_matmul(*unpack_activation_rows(packed, qweight.in_features),
+                                    qweight, tokens_per_expert)
+
+
 def fp8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tensor,
                        probs: torch.Tensor) -> torch.Tensor:
-    """The op registered for the experts' no-grad forward: fc1, then the SwiGLU writing fc2's
-    FP8 input directly (fp8_quantize_swiglu), then fc2."""
-    h = fp8_block_grouped_linear(x, fc1, tokens_per_expert)
+    """The op registered for the experts' no-grad forward: fc1 (on bf16 tokens, or on uint8
+    rows the dispatcher moved quantized), then the SwiGLU writing fc2's FP8 input directly
+    (fp8_quantize_swiglu), then fc2."""
+    fc1_op = fp8_block_grouped_packed if x.dtype == torch.uint8 else fp8_block_grouped_linear
+    h = fc1_op(x, fc1, tokens_per_expert)
     return fp8_block_grouped_matmul(*fp8_quantize_swiglu(h, probs), fc2, tokens_per_expert)
 
 

@@ -11,7 +11,8 @@ import triton.language as tl
 
 from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.errors import check_master_weight
-from megatron_qarl.quant.fp8_block import AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX
+from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX,
+                                          packed_row_bytes, unpack_activation_rows)
 
 from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu, to_e4m3
 
@@ -45,20 +46,20 @@ def _fp8_weight_kernel(w_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn, BLOCK: t
 
 
 @triton.jit
-def _store_activation_block(q_ptr, s_ptr, x, offs_r, offs_k, kb, rows_out, K, stride_sm,
-                            stride_sk):
+def _store_activation_block(q_ptr, s_ptr, x, offs_r, offs_k, kb, rows_out, K, stride_qm,
+                            stride_sm, stride_sk):
     """One 128-input block of token rows (fp32 x) to e4m3 codes and its per-row scale; rows in
     [rows, rows_out) pad for scaled_mm: zeros with the eps scale."""
     scale = _scale_of(tl.max(tl.abs(x), 1))
     out_mask = offs_r < rows_out
-    tl.store(q_ptr + offs_r[:, None].to(tl.int64) * K + offs_k[None, :],
+    tl.store(q_ptr + offs_r[:, None].to(tl.int64) * stride_qm + offs_k[None, :],
              _e4m3(x, scale[:, None]), mask=out_mask[:, None] & (offs_k[None, :] < K))
     tl.store(s_ptr + offs_r * stride_sm + kb * stride_sk, scale, mask=out_mask)
 
 
 @triton.jit
-def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, rows, rows_out, K, stride_xm, stride_sm,
-                           stride_sk,
+def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, rows, rows_out, K, stride_xm, stride_qm,
+                           stride_sm, stride_sk,
                            BLOCK_R: tl.constexpr, BLOCK: tl.constexpr):
     pid_r, kb = tl.program_id(0), tl.program_id(1)
     offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
@@ -66,7 +67,7 @@ def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, rows, rows_out, K, stride_xm, st
     x = tl.load(x_ptr + offs_r[:, None].to(tl.int64) * stride_xm + offs_k[None, :],
                 mask=(offs_r[:, None] < rows) & (offs_k[None, :] < K), other=0.0)
     _store_activation_block(q_ptr, s_ptr, x.to(tl.float32), offs_r, offs_k, kb, rows_out, K,
-                            stride_sm, stride_sk)
+                            stride_qm, stride_sm, stride_sk)
 
 
 @triton.jit
@@ -85,7 +86,7 @@ def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, rows, F, stride_hm, stride_sm
     if HAS_PROBS:
         prob = tl.load(p_ptr + offs_r, mask=offs_r < rows, other=0.0).to(tl.float32)
     act = round_to_bf16(swiglu(gate, up, prob[:, None], HAS_PROBS, SOFTWARE), SOFTWARE)
-    _store_activation_block(q_ptr, s_ptr, act, offs_r, offs_k, kb, rows, F, stride_sm,
+    _store_activation_block(q_ptr, s_ptr, act, offs_r, offs_k, kb, rows, F, F, stride_sm,
                             stride_sk)
 
 
@@ -128,9 +129,26 @@ def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to
         x = x if x.stride(-1) == 1 else x.contiguous()
         grid = (triton.cdiv(rows_out, block_rows), kb)
         _fp8_activation_kernel[grid](
-            x, q, scale_t, rows, rows_out, k, x.stride(0), scale_t.stride(1),
+            x, q, scale_t, rows, rows_out, k, x.stride(0), k, scale_t.stride(1),
             scale_t.stride(0), BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=4)
     return q, scale_t.t()
+
+
+def fp8_quantize_packed_rows(x: torch.Tensor, block_rows: int = 16) -> torch.Tensor:
+    """Tokens [T, H] -> uint8 [T, packed_row_bytes(H)] in one pass: codes and scales of each
+    token in its own row (quant.fp8_block.pack_activation_rows; padding bytes undefined), for
+    the MoE dispatcher to move quantized tokens (layers.token_dispatch)."""
+    if x.dim() != 2:
+        raise ValueError(f"x: shape {tuple(x.shape)}; flatten the tokens to [tokens, hidden]")
+    rows, k = x.shape
+    packed = torch.empty(rows, packed_row_bytes(k), device=x.device, dtype=torch.uint8)
+    _, scale = unpack_activation_rows(packed, k)
+    if rows and k:
+        x = x if x.stride(-1) == 1 else x.contiguous()
+        _fp8_activation_kernel[(triton.cdiv(rows, block_rows), triton.cdiv(k, BLOCK))](
+            x, packed.view(FP8_DTYPE), scale, rows, rows, k, x.stride(0), packed.stride(0),
+            scale.stride(0), scale.stride(1), BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=4)
+    return packed
 
 
 def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows: int = 16):

@@ -3,7 +3,7 @@ CUDA tensors of the W4A16 and FP8 block schemes (CPU tensors keep the reference)
 from megatron_qarl.quant import FP8Block, W4A16, ops
 
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear, fp8_swiglu_experts
-from .fp8_quantize import fp8_block_quantize
+from .fp8_quantize import fp8_block_quantize, fp8_quantize_packed_rows
 from .moe_backward import fp8_grouped_backward, w4a16_grouped_backward
 from .w4a16_gemm import w4a16_grouped_linear, w4a16_linear, w4a16_swiglu_experts
 from .w4a16_quantize import w4a16_quantize
@@ -22,3 +22,4 @@ def register_cuda_kernels() -> None:
     ops.register_grouped_backward(FP8Block, "cuda", fp8_grouped_backward)
     ops.register_swiglu_experts(W4A16, "cuda", w4a16_swiglu_experts)
     ops.register_swiglu_experts(FP8Block, "cuda", fp8_swiglu_experts)
+    ops.register_dispatch_quantizer(FP8Block, "cuda", fp8_quantize_packed_rows)

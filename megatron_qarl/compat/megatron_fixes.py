@@ -58,8 +58,8 @@ def _keep_device_counts(maybe_dtoh_and_synchronize):
     every MoE layer, for experts that split their input on the host (SequentialMLP). At
     EP = TP = 1 nothing else needs host counts (no all-to-all splits; the identity chunk
     sort is skipped above), so a dispatcher marked `counts_stay_on_device` (by
-    layers.experts.keep_counts_on_device, for experts that read the counts on the GPU) hands
-    its experts the device tensor: one GPU sync less per layer and decode step."""
+    layers.token_dispatch.configure_token_dispatchers, for experts that read the counts on the
+    GPU) hands its experts the device tensor: one GPU sync less per layer and decode step."""
 
     def method(self, point, tokens_per_expert=None):
         if getattr(self, "counts_stay_on_device", False) and self.ep_size == self.tp_size == 1:

@@ -72,7 +72,9 @@ def enable_cuda_kernels() -> bool:
         te_ops = TEFP8BlockOps(*_fp8_fallbacks(triton_active))
         ops.register_linear(FP8Block, "cuda", te_ops.linear)
         ops.register_grouped(FP8Block, "cuda", te_ops.grouped)
-        # the no-grad experts then run TE's grouped GEMM too (not the Triton-fused one)
+        # the no-grad experts then run TE's grouped GEMM too (not the Triton-fused one), on
+        # bf16 tokens
         ops.register_swiglu_experts(FP8Block, "cuda", ops.composed_swiglu_experts)
+        ops.register_dispatch_quantizer(FP8Block, "cuda", None)
     announce_fp8_backend(backend, te_unavailable)
     return triton_active

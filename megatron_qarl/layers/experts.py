@@ -23,7 +23,6 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from megatron.core.transformer.moe.experts import SequentialMLP
-from megatron.core.transformer.moe.moe_layer import MoELayer
 
 from ..quant import QuantScheme, aligned_grouped_linear, ops
 from ..quant.ops import gated_activation
@@ -46,6 +45,7 @@ class QuantizedGroupedExperts(SequentialMLP):
             raise ValueError("quantized experts implement SwiGLU experts; set "
                              "--swiglu (gated_linear_unit=True)")
         super().__init__(num_local_experts, config, submodules, pg_collection=pg_collection)
+        self.scheme = scheme
         etp = self.tp_group.size()
         ffn, hidden = self.config.moe_ffn_hidden_size, self.config.hidden_size
         check_layout(scheme, column_layout("experts.linear_fc1", 2 * ffn, hidden, ETP_FLAG, etp,
@@ -73,13 +73,3 @@ class QuantizedGroupedExperts(SequentialMLP):
         h = gated_activation(self._project(x, self.fc1_cache, tokens_per_expert),
                              permuted_probs, self.config.activation_func)
         return self._project(h, self.fc2_cache, tokens_per_expert), None
-
-
-def keep_counts_on_device(model: torch.nn.Module) -> None:
-    """Mark the token dispatchers that feed QuantizedGroupedExperts: these read
-    tokens_per_expert on the device (the kernels find their rows in-kernel; the CPU
-    reference splits on the host itself), so the dispatcher need not wait for a host copy
-    (compat.megatron_fixes._keep_device_counts)."""
-    for module in model.modules():
-        if isinstance(module, MoELayer) and isinstance(module.experts, QuantizedGroupedExperts):
-            module.token_dispatcher.counts_stay_on_device = True

@@ -19,7 +19,7 @@ from megatron.core.models.gpt import GPTModel
 from megatron.core.transformer import TransformerConfig
 
 from ..compat import apply_megatron_fixes
-from ..layers import (enable_cuda_kernels, keep_counts_on_device, parse_targets,
+from ..layers import (configure_token_dispatchers, enable_cuda_kernels, parse_targets,
                       qarl_block_spec, validate_model)
 from ..layers.layout import KEEP_OPERAND_FLAG
 from ..quant import W4A16, NoQuant, QuantScheme, get_scheme
@@ -62,5 +62,5 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
         rotary_percent=1.0,
         rotary_base=rotary_base,
     )
-    keep_counts_on_device(model)
+    configure_token_dispatchers(model)
     return model

@@ -7,7 +7,7 @@ op ran.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -22,12 +22,15 @@ GroupedBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 # (x, fc1 qweight [E, 2F, in], fc2 qweight [E, out, F], tokens_per_expert, probs [T])
 # -> fc2(silu(gate) * up * probs) [T, out]
 SwigluExpertsOp = Callable[..., torch.Tensor]
+# tokens [T, hidden] -> the scheme's quantized tokens in one tensor the dispatcher can move
+DispatchQuantizer = Callable[[torch.Tensor], torch.Tensor]
 
 _LINEAR: Dict[Tuple[str, str], LinearOp] = {}
 _GROUPED: Dict[Tuple[str, str], GroupedOp] = {}
 _QUANTIZE: Dict[Tuple[str, str], QuantizeOp] = {}
 _GROUPED_BACKWARD: Dict[Tuple[str, str], GroupedBackwardOp] = {}
 _SWIGLU_EXPERTS: Dict[Tuple[str, str], SwigluExpertsOp] = {}
+_DISPATCH_QUANTIZER: Dict[Tuple[str, str], DispatchQuantizer] = {}
 
 
 def _key(scheme_type: type, device_type: str) -> Tuple[str, str]:
@@ -52,6 +55,21 @@ def register_grouped_backward(scheme_type: type, device_type: str, op: GroupedBa
 
 def register_swiglu_experts(scheme_type: type, device_type: str, op: SwigluExpertsOp) -> None:
     _SWIGLU_EXPERTS[_key(scheme_type, device_type)] = op
+
+
+def register_dispatch_quantizer(scheme_type: type, device_type: str,
+                                op: Optional[DispatchQuantizer]) -> None:
+    """op quantizes tokens before the MoE dispatcher moves them; the scheme's swiglu_experts
+    op on this device must then accept its output. None withdraws it."""
+    if op is None:
+        _DISPATCH_QUANTIZER.pop(_key(scheme_type, device_type), None)
+    else:
+        _DISPATCH_QUANTIZER[_key(scheme_type, device_type)] = op
+
+
+def dispatch_quantizer(scheme, device: torch.device) -> Optional[DispatchQuantizer]:
+    """The registered pre-dispatch quantizer of this scheme and device, or None."""
+    return _DISPATCH_QUANTIZER.get(_key(type(scheme), device.type))
 
 
 def grouped_backward_op(qweight: QuantizedWeight, device: torch.device):
@@ -107,4 +125,5 @@ def registered_ops() -> dict:
     """Which kernels replace the reference, for logs and benchmarks."""
     return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED),
             "quantize": sorted(_QUANTIZE), "grouped_backward": sorted(_GROUPED_BACKWARD),
-            "swiglu_experts": sorted(_SWIGLU_EXPERTS)}
+            "swiglu_experts": sorted(_SWIGLU_EXPERTS),
+            "dispatch_quantizer": sorted(_DISPATCH_QUANTIZER)}

@@ -2,9 +2,11 @@ import pytest
 import torch
 
 from megatron_qarl.quant import get_scheme
-from megatron_qarl.quant.fp8_block import quantize_activation
+from megatron_qarl.quant.fp8_block import (pack_activation_rows, packed_row_bytes,
+                                          quantize_activation, unpack_activation_rows)
 from qarl_kernels.fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
-from qarl_kernels.fp8_quantize import fp8_block_quantize, fp8_quantize_activation
+from qarl_kernels.fp8_quantize import (fp8_block_quantize, fp8_quantize_activation,
+                                       fp8_quantize_packed_rows)
 
 
 def _bits(t):
@@ -57,3 +59,21 @@ def test_dense_matches_reference(n, k, device, assert_gemm_close):
     qweight = scheme.quantize_weight(torch.randn(n, k, device=device))
     x = torch.randn(2, 3, k, device=device).bfloat16()
     assert_gemm_close(fp8_block_linear(x, qweight), scheme.reference_matmul(x, qweight))
+
+
+def test_packed_rows_hold_the_quantizer_codes_and_scales(device):
+    """The tokens the MoE dispatcher moves quantized (layers.token_dispatch): one uint8 row
+    per token, codes then scales, the same bits as the activation quantizer's."""
+    torch.manual_seed(0)
+    x = (torch.randn(7, 300) * torch.logspace(-6, 3, 300)).bfloat16().to(device)
+    packed = fp8_quantize_packed_rows(x)
+    assert packed.dtype == torch.uint8 and packed.shape == (7, packed_row_bytes(300))
+    want_q, want_scale = quantize_activation(x)
+    for q, scale in (unpack_activation_rows(packed, 300),
+                     unpack_activation_rows(pack_activation_rows(want_q, want_scale), 300)):
+        assert torch.equal(_bits(q), _bits(want_q)) and torch.equal(scale, want_scale)
+
+
+def test_unpack_names_rows_of_another_width():
+    with pytest.raises(ValueError, match=r"packed: .*uint8 \[tokens, 320\]"):
+        unpack_activation_rows(torch.zeros(2, 300, dtype=torch.uint8), 300)

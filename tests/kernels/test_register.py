@@ -16,6 +16,7 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
     assert ("FP8Block", "cuda") in registered["grouped_backward"]
     assert ("W4A16", "cuda") in registered["swiglu_experts"]
     assert ("FP8Block", "cuda") in registered["swiglu_experts"]
+    assert registered["dispatch_quantizer"] == [("FP8Block", "cuda")]
 
 
 def test_weight_cache_quantizes_through_the_registry(device):

@@ -1,0 +1,76 @@
+"""How Megatron's all-to-all token dispatcher feeds our quantized experts.
+
+Two per-instance settings, made by `configure_token_dispatchers` for the MoE layers whose
+experts are QuantizedGroupedExperts, and read by methods installed once on the class
+(`install_dispatcher_hooks`, idempotent):
+
+- `counts_stay_on_device`: the experts read tokens_per_expert on the GPU (the kernels find
+  their rows in-kernel), so at EP = TP = 1 the dispatcher need not copy the counts to the host
+  and wait (compat.megatron_fixes._keep_device_counts).
+- `dispatch_quantizer`: forwards without autograd (rollout, old logprobs) quantize the tokens
+  *before* the dispatcher permutes them. Top-k routing copies each token k times, so the
+  activation quantizer of fc1 then runs on 1/k of the rows, and the permutation, all-to-all
+  and chunk sort move FP8 codes with their scales (about half the bytes of bf16 tokens). The
+  quantized tokens travel as one uint8 row each (quant.fp8_block.pack_activation_rows): the
+  dispatcher moves rows without looking at them. With autograd on the dispatcher moves bf16
+  tokens, whose gradients its backward returns.
+"""
+from __future__ import annotations
+
+import torch
+from megatron.core.transformer.moe import token_dispatcher
+from megatron.core.transformer.moe.moe_layer import MoELayer
+
+from ..quant import ops
+from .experts import QuantizedGroupedExperts
+
+
+def _quantizing_dispatch_preprocess(dispatch_preprocess):
+    def method(self, hidden_states, routing_map, probs):
+        quantize = getattr(self, "dispatch_quantizer", None)
+        if quantize is None or torch.is_grad_enabled():
+            return dispatch_preprocess(self, hidden_states, routing_map, probs)
+        op = quantize(hidden_states.device)
+        if op is None:
+            return dispatch_preprocess(self, hidden_states, routing_map, probs)
+        tokens = hidden_states.reshape(-1, hidden_states.shape[-1])
+        out = dispatch_preprocess(self, op(tokens), routing_map, probs)
+        # the combine restores the bf16 tokens' shapes, not the packed rows'
+        self.hidden_shape = hidden_states.shape
+        self.hidden_shape_before_permute = tokens.shape
+        return out
+
+    method.quantizes_tokens = True
+    return method
+
+
+def install_dispatcher_hooks() -> None:
+    dispatcher = token_dispatcher.MoEAlltoAllTokenDispatcher
+    if not getattr(dispatcher.dispatch_preprocess, "quantizes_tokens", False):
+        dispatcher.dispatch_preprocess = _quantizing_dispatch_preprocess(
+            dispatcher.dispatch_preprocess)
+
+
+def _quantizer_of(scheme):
+    def quantizer(device: torch.device):
+        return ops.dispatch_quantizer(scheme, device)
+    return quantizer
+
+
+def configure_token_dispatchers(model: torch.nn.Module) -> None:
+    """Mark the all-to-all dispatchers that feed QuantizedGroupedExperts (see the module
+    docstring). Token quantization before dispatch needs Megatron's unfused permutation (TE's
+    fused permute takes float tokens) and no shared experts (they read the dispatcher's
+    input)."""
+    install_dispatcher_hooks()
+    for module in model.modules():
+        if not (isinstance(module, MoELayer)
+                and isinstance(module.experts, QuantizedGroupedExperts)):
+            continue
+        dispatcher = module.token_dispatcher
+        dispatcher.counts_stay_on_device = True
+        if (isinstance(dispatcher, token_dispatcher.MoEAlltoAllTokenDispatcher)
+                and not module.config.moe_permute_fusion
+                and getattr(dispatcher, "shared_experts", None) is None
+                and module.experts.config.activation_func is torch.nn.functional.silu):
+            dispatcher.dispatch_quantizer = _quantizer_of(module.experts.scheme)

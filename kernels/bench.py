@@ -262,6 +262,12 @@ def bench_quantize(peak, check, sweep):
     return [table]
 
 
+def _fp8_weights(scheme, e, n, k):
+    """One layer's random experts: FP8 block-quantized, and bf16 [E, K, N] for _grouped_mm."""
+    w = torch.randn(e, n, k, device="cuda")
+    return fp8_block_quantize(w, scheme), w.bfloat16().transpose(1, 2)
+
+
 def bench_fp8(peak, check):
     """Every time in CUDA graphs (the dense op is host-bound below ~100 us of GPU work
     otherwise), with the activation quantizer timed alone: a producer such as the norm or
@@ -287,10 +293,7 @@ def bench_fp8(peak, check):
         add("dense scaled_mm", f"{m}x{n}x{k}", 2 * m * n * k,
             lambda: fp8_block_linear(x, qw), lambda: x @ wb.t(), x)
     for label, e, n, k in GROUPED_SHAPES[:4]:
-        w = torch.randn(e, n, k, device="cuda")
-        qw = fp8_block_quantize(w, scheme)
-        wb = w.bfloat16().transpose(1, 2)
-        del w
+        qw, wb = _fp8_weights(scheme, e, n, k)
         for m in (1024, 4096, 16384):
             counts = route(m, e, TOP_K)
             rows = int(counts.sum())
@@ -317,10 +320,7 @@ def bench_fp8_swiglu(check):
                    "fp8: SwiGLU + quantizer + GEMM us", "fp8: FP8-writing SwiGLU + GEMM us",
                    "fused / unfused", "fused fp8 / bf16"])
     for label, e, n, k in [s for s in GROUPED_SHAPES[:4] if s[0].startswith("W2")]:
-        w = torch.randn(e, n, k, device="cuda")
-        qw = fp8_block_quantize(w, scheme)
-        wb = w.bfloat16().transpose(1, 2)
-        del w
+        qw, wb = _fp8_weights(scheme, e, n, k)
         for m in (1024, 4096, 16384):
             counts = route(m, e, TOP_K)
             rows = int(counts.sum())
@@ -356,10 +356,7 @@ def bench_fp8_dispatch(check):
                    "fp8: permute + quantizer + GEMM us", "fp8: quantizer + permute + GEMM us",
                    "before / after", "fp8 before / bf16"])
     for label, e, n, k in GROUPED_SHAPES[:1]:
-        w = torch.randn(e, n, k, device="cuda")
-        qw = fp8_block_quantize(w, scheme)
-        wb = w.bfloat16().transpose(1, 2)
-        del w
+        qw, wb = _fp8_weights(scheme, e, n, k)
         for m in (1024, 4096, 16384):
             tokens = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             scores = torch.rand(m, e, device="cuda")

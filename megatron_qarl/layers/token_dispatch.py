@@ -7,8 +7,9 @@ experts are QuantizedGroupedExperts, and read by methods installed once on the c
 - `counts_stay_on_device`: the experts read tokens_per_expert on the GPU (the kernels find
   their rows in-kernel), so at EP = TP = 1 the dispatcher need not copy the counts to the host
   and wait (compat.megatron_fixes._keep_device_counts).
-- `dispatch_quantizer`: forwards without autograd (rollout, old logprobs) quantize the tokens
-  *before* the dispatcher permutes them. Top-k routing copies each token k times, so the
+- `token_scheme`: forwards without autograd (rollout, old logprobs) quantize the tokens
+  *before* the dispatcher permutes them, where that scheme has a pre-dispatch quantizer
+  registered for the tokens' device (quant.ops.dispatch_quantizer). Top-k routing copies each token k times, so the
   activation quantizer of fc1 then runs on 1/k of the rows, and the permutation, all-to-all
   and chunk sort move FP8 codes with their scales (about half the bytes of bf16 tokens). The
   quantized tokens travel as one uint8 row each (quant.fp8_block.pack_activation_rows): the
@@ -27,10 +28,9 @@ from .experts import QuantizedGroupedExperts
 
 def _quantizing_dispatch_preprocess(dispatch_preprocess):
     def method(self, hidden_states, routing_map, probs):
-        quantize = getattr(self, "dispatch_quantizer", None)
-        if quantize is None or torch.is_grad_enabled():
-            return dispatch_preprocess(self, hidden_states, routing_map, probs)
-        op = quantize(hidden_states.device)
+        scheme = getattr(self, "token_scheme", None)
+        op = None if scheme is None or torch.is_grad_enabled() else ops.dispatch_quantizer(
+            scheme, hidden_states.device)
         if op is None:
             return dispatch_preprocess(self, hidden_states, routing_map, probs)
         tokens = hidden_states.reshape(-1, hidden_states.shape[-1])
@@ -51,12 +51,6 @@ def install_dispatcher_hooks() -> None:
             dispatcher.dispatch_preprocess)
 
 
-def _quantizer_of(scheme):
-    def quantizer(device: torch.device):
-        return ops.dispatch_quantizer(scheme, device)
-    return quantizer
-
-
 def configure_token_dispatchers(model: torch.nn.Module) -> None:
     """Mark the all-to-all dispatchers that feed QuantizedGroupedExperts (see the module
     docstring). Token quantization before dispatch needs Megatron's unfused permutation (TE's
@@ -73,4 +67,4 @@ def configure_token_dispatchers(model: torch.nn.Module) -> None:
                 and not module.config.moe_permute_fusion
                 and getattr(dispatcher, "shared_experts", None) is None
                 and module.experts.config.activation_func is torch.nn.functional.silu):
-            dispatcher.dispatch_quantizer = _quantizer_of(module.experts.scheme)
+            dispatcher.token_scheme = module.experts.scheme

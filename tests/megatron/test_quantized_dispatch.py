@@ -28,7 +28,7 @@ def test_tokens_are_quantized_once_before_dispatch(single_process, monkeypatch):
 
     monkeypatch.setitem(ops._SWIGLU_EXPERTS, KEY, experts)
     model = build_tiny("fp8-block", targets="experts", params_dtype=torch.bfloat16)
-    assert all(m.token_dispatcher.dispatch_quantizer is not None
+    assert all(m.token_dispatcher.token_scheme is m.experts.scheme
                for m in model.modules() if isinstance(m, MoELayer))
     layers = model.config.num_layers
     tokens, positions = batch(seed=5)

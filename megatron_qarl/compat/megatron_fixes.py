@@ -30,10 +30,6 @@ def apply_megatron_fixes() -> None:
     if not getattr(token_dispatcher.sort_chunks_by_idxs, "skips_identity", False):
         token_dispatcher.sort_chunks_by_idxs = _skip_identity_sort(
             token_dispatcher.sort_chunks_by_idxs)
-    dispatcher = token_dispatcher.MoEAlltoAllTokenDispatcher
-    if not getattr(dispatcher._maybe_dtoh_and_synchronize, "keeps_device_counts", False):
-        dispatcher._maybe_dtoh_and_synchronize = _keep_device_counts(
-            dispatcher._maybe_dtoh_and_synchronize)
 
 
 def _skip_identity_sort(sort_chunks_by_idxs):
@@ -51,23 +47,6 @@ def _skip_identity_sort(sort_chunks_by_idxs):
 
     sort.skips_identity = True
     return sort
-
-
-def _keep_device_counts(maybe_dtoh_and_synchronize):
-    """The all-to-all dispatcher copies its token counts to the host and waits for the copy in
-    every MoE layer, for experts that split their input on the host (SequentialMLP). At
-    EP = TP = 1 nothing else needs host counts (no all-to-all splits; the identity chunk
-    sort is skipped above), so a dispatcher marked `counts_stay_on_device` (by
-    layers.token_dispatch.configure_token_dispatchers, for experts that read the counts on the
-    GPU) hands its experts the device tensor: one GPU sync less per layer and decode step."""
-
-    def method(self, point, tokens_per_expert=None):
-        if getattr(self, "counts_stay_on_device", False) and self.ep_size == self.tp_size == 1:
-            return tokens_per_expert
-        return maybe_dtoh_and_synchronize(self, point, tokens_per_expert)
-
-    method.keeps_device_counts = True
-    return method
 
 
 def disable_unavailable_fusions(config_kwargs: dict) -> dict:

@@ -5,16 +5,19 @@ experts are QuantizedGroupedExperts, and read by methods installed once on the c
 (`install_dispatcher_hooks`, idempotent):
 
 - `counts_stay_on_device`: the experts read tokens_per_expert on the GPU (the kernels find
-  their rows in-kernel), so at EP = TP = 1 the dispatcher need not copy the counts to the host
-  and wait (compat.megatron_fixes._keep_device_counts).
+  their rows in-kernel). At EP = TP = 1 nothing else needs host counts (no all-to-all
+  splits; compat.megatron_fixes skips the identity chunk sort), so the dispatcher hands over
+  the device tensor instead of copying it to the host and waiting: one GPU sync less per
+  layer and decode step.
 - `token_scheme`: forwards without autograd (rollout, old logprobs) quantize the tokens
   *before* the dispatcher permutes them, where that scheme has a pre-dispatch quantizer
-  registered for the tokens' device (quant.ops.dispatch_quantizer). Top-k routing copies each token k times, so the
-  activation quantizer of fc1 then runs on 1/k of the rows, and the permutation, all-to-all
-  and chunk sort move FP8 codes with their scales (about half the bytes of bf16 tokens). The
-  quantized tokens travel as one uint8 row each (quant.fp8_block.pack_activation_rows): the
-  dispatcher moves rows without looking at them. With autograd on the dispatcher moves bf16
-  tokens, whose gradients its backward returns.
+  registered for the tokens' device (quant.ops.dispatch_quantizer). Top-k routing copies
+  each token k times, so the activation quantizer of fc1 then runs on 1/k of the rows, and
+  the permutation, all-to-all and chunk sort move FP8 codes with their scales (about half
+  the bytes of bf16 tokens). The quantized tokens travel as one uint8 row each
+  (quant.fp8_block.pack_activation_rows): the dispatcher moves rows without looking at
+  them. With autograd on the dispatcher moves bf16 tokens, whose gradients its backward
+  returns.
 """
 from __future__ import annotations
 
@@ -24,6 +27,16 @@ from megatron.core.transformer.moe.moe_layer import MoELayer
 
 from ..quant import ops
 from .experts import QuantizedGroupedExperts
+
+
+def _keep_device_counts(maybe_dtoh_and_synchronize):
+    def method(self, point, tokens_per_expert=None):
+        if getattr(self, "counts_stay_on_device", False) and self.ep_size == self.tp_size == 1:
+            return tokens_per_expert
+        return maybe_dtoh_and_synchronize(self, point, tokens_per_expert)
+
+    method.keeps_device_counts = True
+    return method
 
 
 def _quantizing_dispatch_preprocess(dispatch_preprocess):
@@ -46,6 +59,9 @@ def _quantizing_dispatch_preprocess(dispatch_preprocess):
 
 def install_dispatcher_hooks() -> None:
     dispatcher = token_dispatcher.MoEAlltoAllTokenDispatcher
+    if not getattr(dispatcher._maybe_dtoh_and_synchronize, "keeps_device_counts", False):
+        dispatcher._maybe_dtoh_and_synchronize = _keep_device_counts(
+            dispatcher._maybe_dtoh_and_synchronize)
     if not getattr(dispatcher.dispatch_preprocess, "quantizes_tokens", False):
         dispatcher.dispatch_preprocess = _quantizing_dispatch_preprocess(
             dispatcher.dispatch_preprocess)

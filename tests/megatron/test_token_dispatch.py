@@ -1,7 +1,8 @@
 """Forwards without autograd quantize the tokens before Megatron's dispatcher moves them (FP8):
 each token is quantized once, not once per routed expert, and the experts get the codes they
 would have made from the dispatched bf16 tokens, so the loss is the same, on one rank and
-through EP=2 and TP=2 x EP=2 all-to-alls. Training forwards dispatch bf16 tokens."""
+through EP=2 and TP=2 x EP=2 all-to-alls. Training forwards dispatch bf16 tokens. At
+EP = TP = 1 the experts also get their token counts on the device."""
 import torch
 from megatron.core.transformer.moe.moe_layer import MoELayer
 
@@ -10,7 +11,7 @@ from megatron_qarl.quant import ops
 from qarl_kernels.fp8_gemm import fp8_swiglu_experts
 from qarl_kernels.fp8_quantize import fp8_quantize_packed_rows
 
-from quantized_dispatch_cases import KEY, no_grad_losses, register_fp8_kernels_on_cpu
+from token_dispatch_cases import KEY, no_grad_losses, register_fp8_kernels_on_cpu
 from tiny_qwen3 import batch, build_tiny, loss_of
 
 
@@ -54,3 +55,18 @@ def test_quantized_tokens_cross_the_all_to_all():
             assert before == after, (rank, layout)
             # bf16 model: TP=2 attention sums in another order (5e-5 relative measured)
             assert abs(before - reference) / reference < 2e-4, (rank, layout)
+
+
+def test_quantized_experts_get_device_counts_and_plain_experts_keep_host_ones(single_process):
+    """At EP = TP = 1 the dispatcher of QuantizedGroupedExperts skips the host copy and wait
+    of its token counts (our experts read them on the device); SequentialMLP's keeps both."""
+    quantized, plain = build_tiny("w4a16", "experts"), build_tiny("none")
+    dispatchers = [m.token_dispatcher for m in quantized.modules() if isinstance(m, MoELayer)]
+    assert dispatchers and all(d.counts_stay_on_device for d in dispatchers)
+    assert not any(getattr(m.token_dispatcher, "counts_stay_on_device", False)
+                   for m in plain.modules() if isinstance(m, MoELayer))
+    counts = torch.tensor([3, 1])
+    assert dispatchers[0]._maybe_dtoh_and_synchronize("before_finish", counts) is counts
+    tokens, positions = batch()
+    loss_of(quantized, tokens, positions).backward()  # the forward and backward still run
+    assert all(p.grad is not None for p in quantized.parameters() if p.requires_grad)

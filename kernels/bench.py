@@ -345,17 +345,20 @@ def bench_fp8_swiglu(check):
 
 
 def bench_fp8_dispatch(check):
-    """MoE fc1 from the layer's unpermuted tokens (EP = 1: the permutation copies each token
-    top-k times), in CUDA graphs: bf16 (permute, GEMM), FP8 quantizing the permuted copies
-    (permute, quantizer, GEMM), and FP8 quantizing each token once before the permutation,
-    which then moves packed FP8 rows (layers.token_dispatch: quantizer, permute, GEMM)."""
+    """MoE fc1 from the layer's unpermuted tokens, in CUDA graphs: bf16 (permute, GEMM), FP8
+    quantizing the permuted copies (permute, quantizer, GEMM), and FP8 quantizing each token
+    once before the permutation, which then moves packed FP8 rows (layers.token_dispatch:
+    quantizer, permute, GEMM). The permutation copies each token top-k times. E128 is EP = 1;
+    EP8 is one rank's share of EP = 8 with M tokens of its own, routed among its 16 experts so
+    that it receives 8M rows, as the GEMM rows above assume: the single-GPU permutation stands
+    for the dispatcher's permutation and all-to-all, which move the same bytes per rank."""
     scheme = get_scheme("fp8-block")
     table = Table("FP8 fc1 from unpermuted tokens: quantized before or after the permutation "
-                  "(E128, CUDA graphs)",
+                  "(CUDA graphs)",
                   ["shape", "M tokens", "bf16: permute + grouped_mm us",
                    "fp8: permute + quantizer + GEMM us", "fp8: quantizer + permute + GEMM us",
                    "before / after", "fp8 before / bf16"])
-    for label, e, n, k in GROUPED_SHAPES[:1]:
+    for label, e, n, k in [s for s in GROUPED_SHAPES if s[0] in ("W13 E128", "W13 EP8")]:
         qw, wb = _fp8_weights(scheme, e, n, k)
         for m in (1024, 4096, 16384):
             tokens = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)

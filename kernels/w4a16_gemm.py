@@ -38,6 +38,7 @@ from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import program_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
+from .w4a16_gluon import applies as gluon_applies, w4a16_grouped_gluon
 from .w4a16_operand import w4a16_operand
 
 
@@ -247,15 +248,38 @@ def w4a16_linear(x: torch.Tensor, qweight, config: W4A16Config = None) -> torch.
     return y.reshape(*x.shape[:-1], qweight.out_features)
 
 
+def gluon_tiles(rows: int, num_experts: int, k: int):
+    """(block_m, block_n, stages) of the Gluon kernel where it beats this file's, else None.
+    H100 sweeps in CUDA graphs (docs/benchmarks.md, round 8): from 16 tokens per expert with
+    K = 2048 (W13 E128 M=256: 101 vs 121 us) and from 32 with K = 768 (W2 EP8 M=64: 16.0 vs
+    17.3 us), up to 128 (EP8 M=256: W13 40 vs 53 us; E128 M=1024: W13 201 vs 278 us); below,
+    this file's kernel is as fast or faster (W2 E128 M=256: 63 vs 60 us). From 64 tokens per
+    expert, few experts take 64-row weight tiles (more CTAs: W13 EP8 M=128 33 vs 41 us), many
+    take 64-token tiles (W13 E128 M=1024: 201 vs 223 us)."""
+    per_expert = rows // max(1, num_experts)
+    if per_expert > 128 or per_expert < (16 if k >= 2048 else 32):
+        return None
+    if per_expert < 32:
+        return 32, 128, 3
+    if per_expert < 64 or num_experts >= 64:
+        return 64, 128, 3
+    return 128, 64, 3
+
+
 def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
                          config: W4A16Config = None) -> torch.Tensor:
-    """Rows of x [T, in] sorted by expert, counts [E]; qweight [E, out, in] -> [T, out]."""
+    """Rows of x [T, in] sorted by expert, counts [E]; qweight [E, out, in] -> [T, out]. Picks
+    the Gluon kernel where gluon_tiles does, unless a config names this file's tiles."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     num_experts = qweight.data.shape[0]
     check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
     counts = counts_on(x.device, tokens_per_expert)
-    return _launch(x.contiguous(), qweight, counts, num_experts, False, config)
+    x = x.contiguous()
+    tiles = None if config else gluon_tiles(x.shape[0], num_experts, qweight.in_features)
+    if tiles and gluon_applies(x, qweight):
+        return w4a16_grouped_gluon(x, qweight, counts, *tiles)
+    return _launch(x, qweight, counts, num_experts, False, config)
 
 
 def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
@@ -304,7 +328,9 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
 
 #: tokens per expert up to which the fused fc1 + SwiGLU beats the GEMM then torch's SwiGLU
 #: (H100, CUDA graphs: 1.45-1.52x at M=1, 1.0-1.28x at 16-64 rows per expert; 0.58x with the
-#: 128-token tiles of W13 EP8 M=256, 128 rows per expert); docs/benchmarks.md.
+#: 128-token tiles of W13 EP8 M=256, 128 rows per expert); docs/benchmarks.md. Where the Gluon
+#: GEMM takes 32-token tiles (16-31 rows per expert, K = 2048) the GEMM then torch's
+#: activation wins instead (W13 E128 M=256: 130 vs 148 us; TP2: 73 vs 81 us; round 8).
 FUSED_SWIGLU_ROWS_PER_EXPERT = 64
 
 
@@ -312,7 +338,10 @@ def w4a16_grouped_swiglu_op(x: torch.Tensor, qweight, tokens_per_expert: torch.T
                             probs: torch.Tensor) -> torch.Tensor:
     """The op registered for fc1 + gated activation on CUDA: fused up to
     FUSED_SWIGLU_ROWS_PER_EXPERT, else the GEMM op then torch's activation."""
-    if x.shape[0] > FUSED_SWIGLU_ROWS_PER_EXPERT * qweight.data.shape[0]:
+    rows, num_experts = x.shape[0], qweight.data.shape[0]
+    tiles = gluon_tiles(rows, num_experts, qweight.in_features)
+    gluon_wins = tiles is not None and tiles[0] == 32 and gluon_applies(x, qweight)
+    if rows > FUSED_SWIGLU_ROWS_PER_EXPERT * num_experts or gluon_wins:
         return gated_activation(w4a16_grouped_linear(x, qweight, tokens_per_expert), probs)
     return w4a16_grouped_swiglu(x, qweight, tokens_per_expert, probs)
 

@@ -1,0 +1,201 @@
+"""W4A16 grouped GEMM for Hopper in Gluon: the int4 weights unpack straight into the A registers
+of an asynchronous wgmma, so the unpack of one half K block runs while the tensor core works
+on the previous one, and both operands arrive by TMA. The decode path from 16 tokens per
+expert (w4a16_gemm.gluon_tiles).
+
+Swap AB, as in w4a16_gemm: weight rows are the MMA's M side, tokens its N side. The A registers
+of a wgmma hold pairs of neighbouring inputs (2q, 2q + 1) in lane q of each quad, for rows
+lane / 4 (+8 by register, +16 and +32 by warp). Those two nibbles are byte q of the word
+holding inputs 8w..8w + 7, so each thread unpacks one byte per word and register: a byte
+permute of the word and the word shifted by four (lane q's selector) puts the two nibbles at
+bits 0 and 16, an AND-OR makes the bf16 pair (128 + n0, 128 + n1), then a bf16x2 subtraction
+of 136 (exact) and a bf16x2 multiplication by the group scale (one rounding: the engine's
+operand bit for bit, as numerics.int4_pair_operand). x needs no reorder, so it comes by TMA
+straight into the wgmma's swizzled layout (the Triton kernel splits it into K planes in
+registers instead).
+
+One warpgroup per CTA, a ring of stages holding per 128-input K block (one scale group) the
+weight words and the two 64-input x halves. Per half block: read the words, unpack, issue the
+wgmma, retire the previous one; after the first half the previous block's stage is refilled.
+Tried on the H100 and dropped (docs/benchmarks.md, round 8): a separate, deeper ring for the
+words; two consumer warpgroups sharing x; warp specialization with a TMA warpgroup (as fast
+at EP8, slower at E128); two wgmmas in flight.
+
+Gluon has no interpreter: CI compiles this kernel for sm_90 offline; the H100 runs check it
+against the reference.
+"""
+import torch
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma, \
+    warpgroup_mma_wait
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+from .expert_tiles import tile_bound
+from .fp8_grouped_ws import _cta_barrier, _tile_of, _tile_tables
+
+_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+
+GROUP, HALF, STAGE_WORDS = 128, 64, 16
+BLOCK_K = gl.constexpr(GROUP)  # inputs per stage: one scale group
+HALF_K = gl.constexpr(HALF)  # inputs per wgmma: 128 bytes of bf16, the widest TMA swizzle
+WORDS = gl.constexpr(STAGE_WORDS)  # int32 words of 8 nibbles per stage
+
+
+def _layouts(block_n: int, block_m: int) -> tuple:
+    """(accumulator, [block_n, HALF_K / 8, 4, 2] operand) layouts. The second is the wgmma A
+    operand's (inputs: pair t by register, 2q by lane q, +8 and up by register; rows: lane / 4,
+    +8 by register, +16 and +32 by warp, +64 by register) with input v = 8 * word + 2q + t
+    split into (word, q, t), so each word broadcasts to its inputs without data movement."""
+    acc = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                    instr_shape=[16, block_m, 16])
+    regs = [[0, 0, 0, 1], [8, 0, 0, 0], [0, 1, 0, 0], [0, 2, 0, 0], [0, 4, 0, 0]]
+    regs += [[2**i, 0, 0, 0] for i in range(6, block_n.bit_length() - 1)]
+    operand = gl.DistributedLinearLayout(
+        reg_bases=regs,
+        lane_bases=[[0, 0, 1, 0], [0, 0, 2, 0], [1, 0, 0, 0], [2, 0, 0, 0], [4, 0, 0, 0]],
+        warp_bases=[[16, 0, 0, 0], [32, 0, 0, 0]], block_bases=[],
+        shape=[block_n, HALF // 8, 4, 2])
+    return acc, operand
+
+
+@gluon.jit
+def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
+    """Words [BLOCK_N, HALF_K / 8] int32 and the rows' group scales as bf16x2 words [BLOCK_N]
+    -> the bf16 A operand [BLOCK_N, HALF_K]: input 8w + j is (nibble j of word w - 8) * scale."""
+    BLOCK_N: gl.constexpr = words.shape[0]
+    lanes: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, gl.SliceLayout(3, split_layout)))
+    q = gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.arange(0, 4, lanes), 0), 1), 3)
+    # PRMT selector: byte q of the word into byte 0, byte q of the word >> 4 into byte 2
+    select = q | (q << 4) | ((q + 4) << 8) | ((q + 4) << 12)
+    whole = gl.full([BLOCK_N, HALF_K // 8, 4, 2], 0, gl.int32, split_layout)  # free broadcast
+    low = gl.expand_dims(gl.expand_dims(words, 2), 3) + whole
+    high = gl.expand_dims(gl.expand_dims(words >> 4, 2), 3) + whole
+    low = gl.convert_layout(gl.reshape(low, [BLOCK_N, HALF_K]), a_layout)
+    high = gl.convert_layout(gl.reshape(high, [BLOCK_N, HALF_K]), a_layout)
+    select = gl.convert_layout(gl.reshape(select + whole, [BLOCK_N, HALF_K]), a_layout)
+    low, scale2 = gl.broadcast(low, gl.expand_dims(scale2, 1))
+    return gl.inline_asm_elementwise(
+        asm="""{
+        .reg .b32 t, c;
+        prmt.b32 t, $1, $3, $5;
+        lop3.b32 t, t, 0x000F000F, 0x43004300, 0xEA;
+        mov.b32 c, 0x43084308;
+        sub.rn.bf16x2 t, t, c;
+        mul.rn.bf16x2 $0, t, $7;
+        }""",
+        constraints="=r,r,r,r,r,r,r,r,r", args=[low, high, select, scale2], dtype=gl.bfloat16,
+        is_pure=True, pack=2)
+
+
+@gluon.jit
+def _issue(w_desc, x_desc, w_bufs, x_bufs, ready, stage, kb, w_row, x_row):
+    bar = ready.index(stage)
+    mbarrier.expect(bar, w_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes)
+    _tma_load(w_desc, [w_row, kb * WORDS], bar, w_bufs.index(stage))
+    _tma_load(x_desc, [x_row, kb * BLOCK_K], bar, x_bufs.index(2 * stage))
+    _tma_load(x_desc, [x_row, kb * BLOCK_K + HALF_K], bar, x_bufs.index(2 * stage + 1))
+
+
+@gluon.jit(do_not_specialize=["num_experts"])
+def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, counts_ptr, num_experts, N, K, stride_se,
+                        stride_sn, stride_ym, acc_layout: gl.constexpr,
+                        split_layout: gl.constexpr, E_PAD: gl.constexpr, STAGES: gl.constexpr,
+                        num_warps: gl.constexpr):
+    BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
+    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=2)
+    word_layout: gl.constexpr = gl.SliceLayout(2, gl.SliceLayout(3, split_layout))
+
+    table_layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
+    tables = (gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout),
+              gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout),
+              gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout))
+    _tile_tables(counts_ptr, num_experts, tables, BLOCK_M, E_PAD, num_warps)
+    _cta_barrier()
+    n_blocks = gl.cdiv(N, BLOCK_N)
+    expert, row_start, row_end, nb = _tile_of(
+        tables, gl.program_id(1) * n_blocks + gl.program_id(0), n_blocks, num_experts, BLOCK_M,
+        num_warps)
+    steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+    n0 = nb * BLOCK_N
+    w_row = expert * N + n0
+
+    w_bufs = gl.allocate_shared_memory(gl.int32, [STAGES, BLOCK_N, WORDS], w_desc.layout)
+    x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * STAGES, BLOCK_M, HALF_K],
+                                       x_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(ready.index(i), count=1)
+    for i in gl.static_range(STAGES - 1):
+        if i < steps:
+            _issue(w_desc, x_desc, w_bufs, x_bufs, ready, i, i, w_row, row_start)
+
+    n_rows = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, a_layout))
+    s_rows = s_ptr + expert.to(gl.int64) * stride_se + n_rows * stride_sn
+    n_mask = n_rows < N
+    scale_next = gl.load(s_rows, mask=n_mask, other=0.0)
+    acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
+    # the A registers of the wgmma in flight: they must outlive it (they are the wait's deps)
+    in_flight = gl.zeros([BLOCK_N, HALF_K], gl.bfloat16, a_layout)
+    for kb in range(steps):
+        s = kb % STAGES
+        bits = scale_next.to(gl.int16, bitcast=True).to(gl.int32) & 0xFFFF
+        scale2 = bits | (bits << 16)
+        scale_next = gl.load(s_rows + gl.minimum(kb + 1, steps - 1), mask=n_mask, other=0.0)
+        mbarrier.wait(ready.index(s), (kb // STAGES) & 1)
+        words = w_bufs.index(s)
+        for h in gl.static_range(2):
+            a = _unpack(words.slice(h * (WORDS // 2), WORDS // 2, dim=1).load(word_layout),
+                        scale2, a_layout, split_layout)
+            acc = warpgroup_mma(a, x_bufs.index(2 * s + h).permute((1, 0)), acc, is_async=True)
+            acc, in_flight = warpgroup_mma_wait(num_outstanding=1, deps=(acc, in_flight))
+            in_flight = a
+            if h == 0:  # block kb - 1 is done with its stage: refill it STAGES - 1 ahead
+                _cta_barrier()
+                if kb + STAGES - 1 < steps:
+                    _issue(w_desc, x_desc, w_bufs, x_bufs, ready, (kb + STAGES - 1) % STAGES,
+                           kb + STAGES - 1, w_row, row_start)
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+
+    out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
+    out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
+    cols = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
+    rows = row_start + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))
+    ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 0) + gl.expand_dims(cols, 1)
+    gl.store(ptrs, out, mask=gl.expand_dims(rows < row_end, 0) & gl.expand_dims(cols < N, 1))
+
+
+def applies(x: torch.Tensor, qweight) -> bool:
+    """Hopper, 128-input groups, K in whole groups, and tensors TMA can read (contiguous rows,
+    16-byte aligned)."""
+    data = qweight.data
+    return (x.is_cuda and torch.cuda.get_device_capability(x.device) == (9, 0)
+            and qweight.scheme.group_size == GROUP and qweight.in_features % GROUP == 0
+            and data.dim() == 3 and data.is_contiguous() and data.data_ptr() % 16 == 0
+            and qweight.scale.stride(-1) == 1
+            and x.stride(-1) == 1 and x.stride(0) % 8 == 0 and x.data_ptr() % 16 == 0)
+
+
+def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m: int = 64,
+                        block_n: int = 128, stages: int = 3) -> torch.Tensor:
+    """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
+    QuantizedWeight [E, out, in] -> bf16 [T, out]."""
+    data, scale = qweight.data, qweight.scale
+    num_experts, n, words = data.shape
+    rows = x.shape[0]
+    y = torch.empty(rows, n, device=x.device, dtype=torch.bfloat16)
+    if rows == 0:
+        return y
+    w_desc = TensorDescriptor.from_tensor(
+        data.reshape(num_experts * n, words), [block_n, STAGE_WORDS],
+        gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=32, rank=2))
+    x_desc = TensorDescriptor.from_tensor(
+        x, [block_m, HALF], gl.NVMMASharedLayout.get_default_for([block_m, HALF], gl.bfloat16))
+    grid = (triton.cdiv(n, block_n), tile_bound(rows, num_experts, block_m))
+    _w4a16_gluon_kernel[grid](
+        w_desc, x_desc, scale, y, counts, num_experts, n, qweight.in_features, scale.stride(0),
+        scale.stride(1), y.stride(0), *_layouts(block_n, block_m),
+        E_PAD=triton.next_power_of_2(num_experts), STAGES=stages, num_warps=4)
+    return y

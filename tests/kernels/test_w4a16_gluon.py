@@ -1,0 +1,122 @@
+"""The Gluon W4A16 grouped GEMM (Hopper only). Gluon has no CPU interpreter, so CI compiles it
+for sm_90 offline (the GPU code is built, not run); on an H100 the same tests check it against
+the reference."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon._runtime import GluonASTSource
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+from triton.runtime.jit import mangle_type
+
+from megatron_qarl.quant import get_scheme
+from qarl_kernels import w4a16_gluon as wg
+from qarl_kernels.w4a16_gemm import gluon_tiles, w4a16_grouped_matmul
+
+HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+TILES = [(32, 128, 3), (64, 128, 3), (128, 64, 3)]
+
+
+def _compile_for_sm90(block_m: int, block_n: int, stages: int) -> dict:
+    """PTX facts of the kernel built for sm_90a (W13 EP8 shapes)."""
+    words = torch.empty(16 * 1536, 256, dtype=torch.int32)
+    x = torch.empty(512, 2048, dtype=torch.bfloat16)
+    w_desc = TensorDescriptor.from_tensor(
+        words, [block_n, wg.STAGE_WORDS],
+        gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=32, rank=2))
+    x_desc = TensorDescriptor.from_tensor(
+        x, [block_m, wg.HALF], gl.NVMMASharedLayout.get_default_for([block_m, wg.HALF],
+                                                                    gl.bfloat16))
+    names = ["w_desc", "x_desc", "s_ptr", "y_ptr", "counts_ptr", "num_experts", "N", "K",
+             "stride_se", "stride_sn", "stride_ym"]
+    types = [mangle_type(w_desc), mangle_type(x_desc), "*bf16", "*bf16", "*i32"] + ["i32"] * 6
+    signature = dict(zip(names, types))
+    acc, operand = wg._layouts(block_n, block_m)
+    constexprs = {"acc_layout": acc, "split_layout": operand, "E_PAD": 16, "STAGES": stages,
+                  "num_warps": 4}
+    signature.update({name: "constexpr" for name in constexprs})
+    kernel = triton.compile(
+        GluonASTSource(fn=wg._w4a16_gluon_kernel, signature=signature, constexprs=constexprs),
+        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    ptx = kernel.asm["ptx"]
+    return {"wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
+            "wgmma_register_a": len(re.findall(r"wgmma\.mma_async\S*bf16\.bf16\s+\{[^}]*\},"
+                                               r"\s*\{", ptx)),
+            "tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::\w+\.global",
+                                        ptx)),
+            "prmt": len(re.findall(r"prmt\.b32", ptx)),
+            "shared": kernel.metadata.shared}
+
+
+@pytest.mark.parametrize("block_m,block_n,stages", TILES)
+def test_compiles_for_sm90(block_m, block_n, stages):
+    """Frontend, layouts and ptxas for sm_90a, in a child process: the tests run Triton's
+    interpreter (tests/conftest.py), which cannot compile for a GPU."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, __file__, str(block_m), str(block_n), str(stages)],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    facts = json.loads(out.stdout.strip().splitlines()[-1])
+    # per 64 weight rows, 8 wgmma (k = 16) per 128-input block, A from registers
+    assert facts["wgmma"] == facts["wgmma_register_a"] == 8 * (block_n // 64)
+    # words and two x halves per stage: STAGES - 1 in the prologue, one refill in the loop
+    assert facts["tma_loads"] == 3 * stages
+    # one byte permute per A register pair: the unpack is one asm per register, not per element
+    assert facts["prmt"] == block_n // 2
+    assert facts["shared"] <= 227 * 1024
+
+
+def test_routing_follows_the_measured_crossovers():
+    assert gluon_tiles(512, 16, 2048) == (64, 128, 3)  # W13 EP8 M=64
+    assert gluon_tiles(2048, 16, 768) == (128, 64, 3)  # W2 EP8 M=256
+    assert gluon_tiles(2048, 128, 2048) == (32, 128, 3)  # W13 E128 M=256
+    assert gluon_tiles(1024, 16, 2048) == (128, 64, 3)  # W13 EP8 M=128
+    assert gluon_tiles(8192, 128, 2048) == (64, 128, 3)  # W13 E128 M=1024
+    assert gluon_tiles(2048, 128, 768) is None  # W2 E128 M=256: the Triton kernel
+    assert gluon_tiles(64, 16, 2048) is None  # decode of 8 tokens: the Triton kernel
+    assert gluon_tiles(8192, 16, 2048) is None  # 512 per expert: dequantize + _grouped_mm
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(2, 64, 256))
+    assert not wg.applies(torch.empty(64, 256, dtype=torch.bfloat16), qweight)  # CPU
+    qweight64 = get_scheme("w4a16-g64").quantize_weight(torch.randn(2, 64, 256))
+    assert not wg.applies(torch.empty(64, 256, dtype=torch.bfloat16), qweight64)
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+@pytest.mark.parametrize("tiles", TILES)
+@pytest.mark.parametrize("e,n,k,counts", [
+    (6, 256, 512, [0, 37, 0, 130, 1, 64]),  # empty experts, partial and several row tiles
+    (3, 192, 128, [5, 70, 0]),  # N not a multiple of 128, K of a single group
+    (2, 2048, 768, [33, 96]),  # W2's K: six blocks
+])
+def test_matches_reference(tiles, e, n, k, counts, assert_gemm_close):
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16")
+    qweight = scheme.quantize_weight(torch.randn(e, n, k, device="cuda"))
+    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    x = torch.randn(sum(counts), k, device="cuda").bfloat16()
+    assert wg.applies(x, qweight)
+    assert_gemm_close(wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles),
+                      scheme.reference_grouped_matmul(x, qweight, tokens))
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+def test_grouped_op_takes_it():
+    torch.manual_seed(0)
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(16, 256, 2048, device="cuda"))
+    tokens = torch.full((16, ), 40, dtype=torch.int32)
+    x = torch.randn(640, 2048, device="cuda").bfloat16()
+    tiles = gluon_tiles(640, 16, 2048)
+    assert tiles is not None
+    want = wg.w4a16_grouped_gluon(x, qweight, tokens.cuda(), *tiles)
+    assert torch.equal(w4a16_grouped_matmul(x, qweight, tokens), want)
+
+
+if __name__ == "__main__":
+    print(json.dumps(_compile_for_sm90(*map(int, sys.argv[1:4]))))

@@ -248,7 +248,19 @@ def w4a16_linear(x: torch.Tensor, qweight, config: W4A16Config = None) -> torch.
     return y.reshape(*x.shape[:-1], qweight.out_features)
 
 
-def gluon_tiles(rows: int, num_experts: int, k: int):
+#: host time per eager call (H100 host, W13 EP8 M=64, round 8): 87 us for the Gluon kernel
+#: (Triton's Gluon launch path and two TMA descriptors), 55 us for this file's kernel. Outside
+#: CUDA-graph capture the Gluon kernel is taken only where its GPU time saves more than that:
+#: from 64 tokens per expert with many experts (E128 M=1024: 201 vs 278 us).
+EAGER_GLUON_MIN_EXPERTS = 64
+EAGER_GLUON_ROWS_PER_EXPERT = 64
+
+
+def _capturing(x: torch.Tensor) -> bool:
+    return x.is_cuda and torch.cuda.is_current_stream_capturing()
+
+
+def gluon_tiles(rows: int, num_experts: int, k: int, capturing: bool = True):
     """(block_m, block_n, stages) of the Gluon kernel where it beats this file's, else None.
     H100 sweeps in CUDA graphs (docs/benchmarks.md, round 8): from 16 tokens per expert with
     K = 2048 (W13 E128 M=256: 101 vs 121 us) and from 32 with K = 768 (W2 EP8 M=64: 16.0 vs
@@ -258,6 +270,9 @@ def gluon_tiles(rows: int, num_experts: int, k: int):
     take 64-token tiles (W13 E128 M=1024: 201 vs 223 us)."""
     per_expert = rows // max(1, num_experts)
     if per_expert > 128 or per_expert < (16 if k >= 2048 else 32):
+        return None
+    if not capturing and (num_experts < EAGER_GLUON_MIN_EXPERTS
+                          or per_expert < EAGER_GLUON_ROWS_PER_EXPERT):
         return None
     if per_expert < 32:
         return 32, 128, 3
@@ -269,14 +284,16 @@ def gluon_tiles(rows: int, num_experts: int, k: int):
 def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
                          config: W4A16Config = None) -> torch.Tensor:
     """Rows of x [T, in] sorted by expert, counts [E]; qweight [E, out, in] -> [T, out]. Picks
-    the Gluon kernel where gluon_tiles does, unless a config names this file's tiles."""
+    the Gluon kernel where gluon_tiles does (in CUDA-graph capture or eager), unless a config
+    names this file's tiles."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     num_experts = qweight.data.shape[0]
     check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
     counts = counts_on(x.device, tokens_per_expert)
     x = x.contiguous()
-    tiles = None if config else gluon_tiles(x.shape[0], num_experts, qweight.in_features)
+    tiles = None if config else gluon_tiles(x.shape[0], num_experts, qweight.in_features,
+                                            _capturing(x))
     if tiles and gluon_applies(x, qweight):
         return w4a16_grouped_gluon(x, qweight, counts, *tiles)
     return _launch(x, qweight, counts, num_experts, False, config)
@@ -339,7 +356,7 @@ def w4a16_grouped_swiglu_op(x: torch.Tensor, qweight, tokens_per_expert: torch.T
     """The op registered for fc1 + gated activation on CUDA: fused up to
     FUSED_SWIGLU_ROWS_PER_EXPERT, else the GEMM op then torch's activation."""
     rows, num_experts = x.shape[0], qweight.data.shape[0]
-    tiles = gluon_tiles(rows, num_experts, qweight.in_features)
+    tiles = gluon_tiles(rows, num_experts, qweight.in_features, _capturing(x))
     gluon_wins = tiles is not None and tiles[0] == 32 and gluon_applies(x, qweight)
     if rows > FUSED_SWIGLU_ROWS_PER_EXPERT * num_experts or gluon_wins:
         return gated_activation(w4a16_grouped_linear(x, qweight, tokens_per_expert), probs)

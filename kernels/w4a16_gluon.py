@@ -24,6 +24,8 @@ at EP8, slower at E128); two wgmmas in flight.
 Gluon has no interpreter: CI compiles this kernel for sm_90 offline; the H100 runs check it
 against the reference.
 """
+import functools
+
 import torch
 import triton
 from triton.experimental import gluon
@@ -43,6 +45,7 @@ HALF_K = gl.constexpr(HALF)  # inputs per wgmma: 128 bytes of bf16, the widest T
 WORDS = gl.constexpr(STAGE_WORDS)  # int32 words of 8 nibbles per stage
 
 
+@functools.lru_cache(maxsize=None)
 def _layouts(block_n: int, block_m: int) -> tuple:
     """(accumulator, [block_n, HALF_K / 8, 4, 2] operand) layouts. The second is the wgmma A
     operand's (inputs: pair t by register, 2q by lane q, +8 and up by register; rows: lane / 4,
@@ -167,15 +170,38 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, counts_ptr, num_experts, N
     gl.store(ptrs, out, mask=gl.expand_dims(rows < row_end, 0) & gl.expand_dims(cols < N, 1))
 
 
+@functools.lru_cache(maxsize=None)
+def _is_hopper(device: torch.device) -> bool:
+    return torch.cuda.get_device_capability(device) == (9, 0)
+
+
 def applies(x: torch.Tensor, qweight) -> bool:
     """Hopper, 128-input groups, K in whole groups, and tensors TMA can read (contiguous rows,
     16-byte aligned)."""
     data = qweight.data
-    return (x.is_cuda and torch.cuda.get_device_capability(x.device) == (9, 0)
+    return (x.is_cuda and _is_hopper(x.device)
             and qweight.scheme.group_size == GROUP and qweight.in_features % GROUP == 0
             and data.dim() == 3 and data.is_contiguous() and data.data_ptr() % 16 == 0
             and qweight.scale.stride(-1) == 1
             and x.stride(-1) == 1 and x.stride(0) % 8 == 0 and x.data_ptr() % 16 == 0)
+
+
+_WORD_LAYOUT = gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=32, rank=2)
+_DESCRIPTORS = {}
+
+
+def _descriptor(t: torch.Tensor, block: list, layout) -> TensorDescriptor:
+    """TMA descriptors by address, shape, strides and box: decode calls the same weights (and
+    often the same activation buffers) every step, and building one costs more host time than
+    the kernel takes at decode sizes. A descriptor holds nothing but those fields, so a hit is
+    exact even when the memory changed owners."""
+    key = (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype, tuple(block))
+    desc = _DESCRIPTORS.get(key)
+    if desc is None:
+        if len(_DESCRIPTORS) > 4096:
+            _DESCRIPTORS.clear()
+        desc = _DESCRIPTORS[key] = TensorDescriptor.from_tensor(t, block, layout)
+    return desc
 
 
 def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m: int = 64,
@@ -188,14 +214,17 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     y = torch.empty(rows, n, device=x.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
-    w_desc = TensorDescriptor.from_tensor(
-        data.reshape(num_experts * n, words), [block_n, STAGE_WORDS],
-        gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=32, rank=2))
-    x_desc = TensorDescriptor.from_tensor(
-        x, [block_m, HALF], gl.NVMMASharedLayout.get_default_for([block_m, HALF], gl.bfloat16))
+    w_desc = _descriptor(data.view(num_experts * n, words), [block_n, STAGE_WORDS],
+                         _WORD_LAYOUT)
+    x_desc = _descriptor(x, [block_m, HALF], _x_layout(block_m))
     grid = (triton.cdiv(n, block_n), tile_bound(rows, num_experts, block_m))
     _w4a16_gluon_kernel[grid](
         w_desc, x_desc, scale, y, counts, num_experts, n, qweight.in_features, scale.stride(0),
         scale.stride(1), y.stride(0), *_layouts(block_n, block_m),
         E_PAD=triton.next_power_of_2(num_experts), STAGES=stages, num_warps=4)
     return y
+
+
+@functools.lru_cache(maxsize=None)
+def _x_layout(block_m: int):
+    return gl.NVMMASharedLayout.get_default_for([block_m, HALF], gl.bfloat16)

@@ -82,6 +82,9 @@ def test_routing_follows_the_measured_crossovers():
     assert gluon_tiles(2048, 128, 768) is None  # W2 E128 M=256: the Triton kernel
     assert gluon_tiles(64, 16, 2048) is None  # decode of 8 tokens: the Triton kernel
     assert gluon_tiles(8192, 16, 2048) is None  # 512 per expert: dequantize + _grouped_mm
+    # eager calls pay more host time for it: only where the kernel saves more
+    assert gluon_tiles(512, 16, 2048, capturing=False) is None
+    assert gluon_tiles(8192, 128, 2048, capturing=False) == (64, 128, 3)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(2, 64, 256))
     assert not wg.applies(torch.empty(64, 256, dtype=torch.bfloat16), qweight)  # CPU
     qweight64 = get_scheme("w4a16-g64").quantize_weight(torch.randn(2, 64, 256))
@@ -115,7 +118,11 @@ def test_grouped_op_takes_it():
     tiles = gluon_tiles(640, 16, 2048)
     assert tiles is not None
     want = wg.w4a16_grouped_gluon(x, qweight, tokens.cuda(), *tiles)
-    assert torch.equal(w4a16_grouped_matmul(x, qweight, tokens), want)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):  # decode's case: in capture the op takes it
+        got = w4a16_grouped_matmul(x, qweight, tokens.cuda())
+    graph.replay()
+    assert torch.equal(got, want)
 
 
 if __name__ == "__main__":

@@ -113,15 +113,16 @@ def test_matches_reference(tiles, e, n, k, counts, assert_gemm_close):
 def test_grouped_op_takes_it():
     torch.manual_seed(0)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(16, 256, 2048, device="cuda"))
-    tokens = torch.full((16, ), 40, dtype=torch.int32)
+    tokens = torch.full((16, ), 40, device="cuda", dtype=torch.int32)
     x = torch.randn(640, 2048, device="cuda").bfloat16()
     tiles = gluon_tiles(640, 16, 2048)
-    assert tiles is not None
-    want = wg.w4a16_grouped_gluon(x, qweight, tokens.cuda(), *tiles)
+    assert tiles is not None and gluon_tiles(640, 16, 2048, capturing=False) is None
+    want = wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):  # decode's case: in capture the op takes it
-        got = w4a16_grouped_matmul(x, qweight, tokens.cuda())
+        got = w4a16_grouped_matmul(x, qweight, tokens)
     graph.replay()
+    torch.cuda.synchronize()
     assert torch.equal(got, want)
 
 

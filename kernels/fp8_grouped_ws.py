@@ -26,54 +26,11 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from megatron_qarl.quant.fp8_block import BLOCK
 
 from .expert_tiles import tile_bound
+from .gluon_hopper import expert_tables, is_hopper, tile_of, tma_load, tma_store
 
-# Triton 3.6 (the GPU machine) and 3.9 (CI) name these differently
-_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
-_tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
-_cta_barrier = getattr(gl, "thread_barrier", None) or gl.barrier
 
 ROWS_PER_CONSUMER = 64  # one warpgroup's wgmma M
 BLOCK_M = 2 * ROWS_PER_CONSUMER
-
-
-@gluon.jit
-def _tile_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
-                 num_warps: gl.constexpr):
-    """Per expert, into shared memory: its last row tile + 1, first row, and row count."""
-    layout: gl.constexpr = gl.BlockedLayout([1], [32], [num_warps], [0])
-    idx = gl.arange(0, E_PAD, layout=layout)
-    counts = gl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
-    blocks = (counts + BLOCK_M - 1) // BLOCK_M
-    # inclusive prefix sums as a masked [E_PAD, E_PAD] reduction (once per CTA)
-    grid: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [num_warps, 1], [1, 0])
-    i = gl.arange(0, E_PAD, layout=gl.SliceLayout(1, grid))
-    j = gl.arange(0, E_PAD, layout=gl.SliceLayout(0, grid))
-    upto = gl.expand_dims(j, 0) <= gl.expand_dims(i, 1)
-    blocks_j = gl.expand_dims(gl.convert_layout(blocks, gl.SliceLayout(0, grid)), 0)
-    counts_j = gl.expand_dims(gl.convert_layout(counts, gl.SliceLayout(0, grid)), 0)
-    tile_ends = gl.convert_layout(gl.sum(gl.where(upto, blocks_j, 0), 1), layout)
-    row_ends = gl.convert_layout(gl.sum(gl.where(upto, counts_j, 0), 1), layout)
-    tables[0].store(tile_ends)
-    tables[1].store(row_ends - counts)
-    tables[2].store(counts)
-
-
-@gluon.jit
-def _tile_of(tables, tile, n_blocks, num_experts, BLOCK_M: gl.constexpr, WARPS: gl.constexpr):
-    """(expert, first row, row end, N-block) of a tile; an empty row range past the last."""
-    layout: gl.constexpr = gl.BlockedLayout([1], [32], [WARPS], [0])
-    tile_ends = tables[0].load(layout)
-    row_starts = tables[1].load(layout)
-    counts = tables[2].load(layout)
-    row_tile = tile // n_blocks
-    expert = gl.sum((tile_ends <= row_tile).to(gl.int32), 0)
-    idx = gl.arange(0, tile_ends.shape[0], layout=layout)
-    mine = idx == expert
-    first_tile = gl.sum(gl.where(mine, tile_ends - (counts + BLOCK_M - 1) // BLOCK_M, 0), 0)
-    first_row = gl.sum(gl.where(mine, row_starts, 0), 0)
-    row_start = first_row + (row_tile - first_tile) * BLOCK_M
-    row_end = first_row + gl.sum(gl.where(mine, counts, 0), 0)
-    return gl.minimum(expert, num_experts - 1), row_start, row_end, tile % n_blocks
 
 
 @gluon.jit
@@ -96,7 +53,7 @@ def _store(y_ptr, acc, rows, row_mask, cols, N, stride_ym):
 def _stage_store(c_desc, c_buf, acc, row, col):
     c_buf.store(acc.to(gl.bfloat16))
     fence_async_shared()
-    _tma_store(c_desc, [row, col], c_buf)
+    tma_store(c_desc, [row, col], c_buf)
 
 
 @gluon.jit
@@ -113,7 +70,7 @@ def _load_partition(args):
     nbytes: gl.constexpr = 2 * a_desc.block_type.nbytes + b_desc.block_type.nbytes
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        expert, row_start, row_end, nb = _tile_of(tables, tile, n_blocks, num_experts, 2 * HALF, 1)
+        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, 2 * HALF, 1)
         steps = gl.where(row_start < row_end, gl.cdiv(K, BLOCK_K), 0)
         w_row = expert * N + nb * BLOCK_N
         for kb in range(steps):
@@ -121,9 +78,9 @@ def _load_partition(args):
             mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)  # fresh: phase 1 complete
             bar = ready.index(s)
             mbarrier.expect(bar, nbytes)
-            _tma_load(a_desc, [row_start, kb * BLOCK_K], bar, a_bufs.index(2 * s))
-            _tma_load(a_desc, [row_start + HALF, kb * BLOCK_K], bar, a_bufs.index(2 * s + 1))
-            _tma_load(b_desc, [w_row, kb * BLOCK_K], bar, b_bufs.index(s))
+            tma_load(a_desc, [row_start, kb * BLOCK_K], bar, a_bufs.index(2 * s))
+            tma_load(a_desc, [row_start + HALF, kb * BLOCK_K], bar, a_bufs.index(2 * s + 1))
+            tma_load(b_desc, [w_row, kb * BLOCK_K], bar, b_bufs.index(s))
             it += 1
 
 
@@ -152,7 +109,7 @@ def _consume(args, HALF_INDEX: gl.constexpr):
     col_lanes = gl.arange(0, SUB_N, layout=gl.SliceLayout(0, acc_layout))
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        expert, row_start, row_end, nb = _tile_of(tables, tile, n_blocks, num_experts, 2 * HALF, 4)
+        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, 2 * HALF, 4)
         steps = gl.where(row_start < row_end, gl.cdiv(K, BLOCK_K), 0)
         n0 = nb * BLOCK_N
         rows = row_start + HALF_INDEX * HALF + lanes
@@ -215,12 +172,7 @@ def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts
     HALF: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
-    table_layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
-    tables = (gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout),
-              gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout),
-              gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout))
-    _tile_tables(counts_ptr, num_experts, tables, 2 * HALF, E_PAD, num_warps)
-    _cta_barrier()  # the tables are read by every partition
+    tables = expert_tables(counts_ptr, num_experts, 2 * HALF, E_PAD, num_warps)
     a_bufs = gl.allocate_shared_memory(a_desc.dtype, [2 * STAGES, HALF, BLOCK_K], a_desc.layout)
     b_bufs = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BLOCK_N, BLOCK_K], b_desc.layout)
     # staging tiles of the TMA epilogue: two consumers x two 128-wide accumulators
@@ -260,7 +212,7 @@ MIN_ROWS = 8192
 def applies(xq: torch.Tensor, qweight) -> bool:
     """Hopper, K rows TMA can stride (16-byte aligned), and a batch over the crossover."""
     num_experts = qweight.data.shape[0]
-    return (xq.is_cuda and torch.cuda.get_device_capability(xq.device) == (9, 0)
+    return (xq.is_cuda and is_hopper(xq.device)
             and qweight.in_features % 16 == 0 and qweight.scale.stride(-1) == 1
             and xq.shape[0] >= MIN_ROWS and xq.shape[0] >= BLOCK_M * num_experts)
 

@@ -30,14 +30,12 @@ import torch
 import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma, \
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, warpgroup_mma, \
     warpgroup_mma_wait
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from .expert_tiles import tile_bound
-from .fp8_grouped_ws import _cta_barrier, _tile_of, _tile_tables
-
-_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+from .gluon_hopper import cta_barrier, expert_tables, is_hopper, tile_of, tma_load
 
 GROUP, HALF, STAGE_WORDS = 128, 64, 16
 BLOCK_K = gl.constexpr(GROUP)  # inputs per stage: one scale group
@@ -96,9 +94,9 @@ def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
 def _issue(w_desc, x_desc, w_bufs, x_bufs, ready, stage, kb, w_row, x_row):
     bar = ready.index(stage)
     mbarrier.expect(bar, w_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes)
-    _tma_load(w_desc, [w_row, kb * WORDS], bar, w_bufs.index(stage))
-    _tma_load(x_desc, [x_row, kb * BLOCK_K], bar, x_bufs.index(2 * stage))
-    _tma_load(x_desc, [x_row, kb * BLOCK_K + HALF_K], bar, x_bufs.index(2 * stage + 1))
+    tma_load(w_desc, [w_row, kb * WORDS], bar, w_bufs.index(stage))
+    tma_load(x_desc, [x_row, kb * BLOCK_K], bar, x_bufs.index(2 * stage))
+    tma_load(x_desc, [x_row, kb * BLOCK_K + HALF_K], bar, x_bufs.index(2 * stage + 1))
 
 
 @gluon.jit(do_not_specialize=["num_experts"])
@@ -111,14 +109,9 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, counts_ptr, num_experts, N
     a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=2)
     word_layout: gl.constexpr = gl.SliceLayout(2, gl.SliceLayout(3, split_layout))
 
-    table_layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
-    tables = (gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout),
-              gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout),
-              gl.allocate_shared_memory(gl.int32, [E_PAD], table_layout))
-    _tile_tables(counts_ptr, num_experts, tables, BLOCK_M, E_PAD, num_warps)
-    _cta_barrier()
+    tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)
     n_blocks = gl.cdiv(N, BLOCK_N)
-    expert, row_start, row_end, nb = _tile_of(
+    expert, row_start, row_end, nb = tile_of(
         tables, gl.program_id(1) * n_blocks + gl.program_id(0), n_blocks, num_experts, BLOCK_M,
         num_warps)
     steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
@@ -156,7 +149,7 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, counts_ptr, num_experts, N
             acc, in_flight = warpgroup_mma_wait(num_outstanding=1, deps=(acc, in_flight))
             in_flight = a
             if h == 0:  # block kb - 1 is done with its stage: refill it STAGES - 1 ahead
-                _cta_barrier()
+                cta_barrier()
                 if kb + STAGES - 1 < steps:
                     _issue(w_desc, x_desc, w_bufs, x_bufs, ready, (kb + STAGES - 1) % STAGES,
                            kb + STAGES - 1, w_row, row_start)
@@ -170,16 +163,11 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, counts_ptr, num_experts, N
     gl.store(ptrs, out, mask=gl.expand_dims(rows < row_end, 0) & gl.expand_dims(cols < N, 1))
 
 
-@functools.lru_cache(maxsize=None)
-def _is_hopper(device: torch.device) -> bool:
-    return torch.cuda.get_device_capability(device) == (9, 0)
-
-
 def applies(x: torch.Tensor, qweight) -> bool:
     """Hopper, 128-input groups, K in whole groups, and tensors TMA can read (contiguous rows,
     16-byte aligned)."""
     data = qweight.data
-    return (x.is_cuda and _is_hopper(x.device)
+    return (x.is_cuda and is_hopper(x.device)
             and qweight.scheme.group_size == GROUP and qweight.in_features % GROUP == 0
             and data.dim() == 3 and data.is_contiguous() and data.data_ptr() % 16 == 0
             and qweight.scale.stride(-1) == 1

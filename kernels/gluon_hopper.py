@@ -1,0 +1,72 @@
+"""Gluon building blocks shared by the Hopper kernels (fp8_grouped_ws, w4a16_gluon): the names
+that differ between Triton 3.6 (the GPU machine) and 3.9 (CI), and the per-expert tables from
+which a program finds its rows of a token-sorted MoE batch (expert_tiles does this for the
+Triton kernels)."""
+import functools
+
+import torch
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import tma
+
+tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+cta_barrier = getattr(gl, "thread_barrier", None) or gl.barrier
+
+
+@functools.lru_cache(maxsize=None)
+def is_hopper(device: torch.device) -> bool:
+    return torch.cuda.get_device_capability(device) == (9, 0)
+
+
+@gluon.jit
+def expert_tables(counts_ptr, num_experts, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
+                  num_warps: gl.constexpr):
+    """The CTA's tables for tile_of, in shared memory, visible to every warp on return."""
+    layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
+    tables = (gl.allocate_shared_memory(gl.int32, [E_PAD], layout),
+              gl.allocate_shared_memory(gl.int32, [E_PAD], layout),
+              gl.allocate_shared_memory(gl.int32, [E_PAD], layout))
+    _fill_tables(counts_ptr, num_experts, tables, BLOCK_M, E_PAD, num_warps)
+    cta_barrier()
+    return tables
+
+
+@gluon.jit
+def _fill_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
+                 num_warps: gl.constexpr):
+    """Per expert, into shared memory: its last row tile + 1, first row, and row count."""
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [num_warps], [0])
+    idx = gl.arange(0, E_PAD, layout=layout)
+    counts = gl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
+    blocks = (counts + BLOCK_M - 1) // BLOCK_M
+    # inclusive prefix sums as a masked [E_PAD, E_PAD] reduction (once per CTA)
+    grid: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [num_warps, 1], [1, 0])
+    i = gl.arange(0, E_PAD, layout=gl.SliceLayout(1, grid))
+    j = gl.arange(0, E_PAD, layout=gl.SliceLayout(0, grid))
+    upto = gl.expand_dims(j, 0) <= gl.expand_dims(i, 1)
+    blocks_j = gl.expand_dims(gl.convert_layout(blocks, gl.SliceLayout(0, grid)), 0)
+    counts_j = gl.expand_dims(gl.convert_layout(counts, gl.SliceLayout(0, grid)), 0)
+    tile_ends = gl.convert_layout(gl.sum(gl.where(upto, blocks_j, 0), 1), layout)
+    row_ends = gl.convert_layout(gl.sum(gl.where(upto, counts_j, 0), 1), layout)
+    tables[0].store(tile_ends)
+    tables[1].store(row_ends - counts)
+    tables[2].store(counts)
+
+
+@gluon.jit
+def tile_of(tables, tile, n_blocks, num_experts, BLOCK_M: gl.constexpr, WARPS: gl.constexpr):
+    """(expert, first row, row end, N-block) of a tile; an empty row range past the last."""
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [WARPS], [0])
+    tile_ends = tables[0].load(layout)
+    row_starts = tables[1].load(layout)
+    counts = tables[2].load(layout)
+    row_tile = tile // n_blocks
+    expert = gl.sum((tile_ends <= row_tile).to(gl.int32), 0)
+    idx = gl.arange(0, tile_ends.shape[0], layout=layout)
+    mine = idx == expert
+    first_tile = gl.sum(gl.where(mine, tile_ends - (counts + BLOCK_M - 1) // BLOCK_M, 0), 0)
+    first_row = gl.sum(gl.where(mine, row_starts, 0), 0)
+    row_start = first_row + (row_tile - first_tile) * BLOCK_M
+    row_end = first_row + gl.sum(gl.where(mine, counts, 0), 0)
+    return gl.minimum(expert, num_experts - 1), row_start, row_end, tile % n_blocks

@@ -281,6 +281,20 @@ def gluon_tiles(rows: int, num_experts: int, k: int, capturing: bool = True):
     return 128, 64, 3
 
 
+#: (block_n, stages) of the fused fc1 + SwiGLU in Gluon: each program holds 64 gate and 64 up
+#: rows. H100, CUDA graphs, against the Gluon GEMM then torch's activation (round 8): E128
+#: M=1024 204 vs 262 us, M=256 115 vs 130 us, EP8 M=256 64 vs 68 us, M=64 39 vs 43 us.
+GLUON_SWIGLU_TILES = (64, 2)
+
+
+def _gluon_route(x: torch.Tensor, qweight, config):
+    """The Gluon kernel's tiles for this grouped call, or None for this file's kernel."""
+    if config is not None:
+        return None
+    tiles = gluon_tiles(x.shape[0], qweight.data.shape[0], qweight.in_features, _capturing(x))
+    return tiles if tiles and gluon_applies(x, qweight) else None
+
+
 def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
                          config: W4A16Config = None) -> torch.Tensor:
     """Rows of x [T, in] sorted by expert, counts [E]; qweight [E, out, in] -> [T, out]. Picks
@@ -292,9 +306,8 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
     counts = counts_on(x.device, tokens_per_expert)
     x = x.contiguous()
-    tiles = None if config else gluon_tiles(x.shape[0], num_experts, qweight.in_features,
-                                            _capturing(x))
-    if tiles and gluon_applies(x, qweight):
+    tiles = _gluon_route(x, qweight, config)
+    if tiles:
         return w4a16_grouped_gluon(x, qweight, counts, *tiles)
     return _launch(x, qweight, counts, num_experts, False, config)
 
@@ -303,8 +316,9 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
                          probs: torch.Tensor = None, config: W4A16Config = None) -> torch.Tensor:
     """MoE fc1 with its gated activation in the epilogue: qweight [E, 2F, in] = [gate; up]
     -> silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, F] bf16, bit for bit
-    quant.ops.gated_activation of the unfused GEMM's output. Saves the [T, 2F] intermediate
-    and the activation's kernels (decode: their launches)."""
+    quant.ops.gated_activation of the unfused GEMM's output (w4a16_grouped_matmul with the
+    same config). Saves the [T, 2F] intermediate and the activation's kernels (decode: their
+    launches)."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     num_experts = qweight.data.shape[0]
@@ -316,8 +330,13 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
         raise ValueError(f"probs: shape {tuple(probs.shape)}; one router prob per row of x "
                          f"({x.shape[0]},)")
     counts = counts_on(x.device, tokens_per_expert)
-    return _launch(x.contiguous(), qweight, counts, num_experts, False, config, swiglu=True,
-                   probs=None if probs is None else probs.contiguous())
+    x = x.contiguous()
+    probs = None if probs is None else probs.contiguous()
+    tiles = _gluon_route(x, qweight, config)
+    if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
+        return w4a16_grouped_gluon(x, qweight, counts, tiles[0], *GLUON_SWIGLU_TILES,
+                                   swiglu=True, probs=probs)
+    return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 
 #: tokens per expert from which torch._grouped_mm on the bf16 operand beats the int4-reading
@@ -346,19 +365,17 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
 #: tokens per expert up to which the fused fc1 + SwiGLU beats the GEMM then torch's SwiGLU
 #: (H100, CUDA graphs: 1.45-1.52x at M=1, 1.0-1.28x at 16-64 rows per expert; 0.58x with the
 #: 128-token tiles of W13 EP8 M=256, 128 rows per expert); docs/benchmarks.md. Where the Gluon
-#: GEMM takes 32-token tiles (16-31 rows per expert, K = 2048) the GEMM then torch's
-#: activation wins instead (W13 E128 M=256: 130 vs 148 us; TP2: 73 vs 81 us; round 8).
+#: kernel runs, its own fused epilogue is taken instead (GLUON_SWIGLU_TILES).
 FUSED_SWIGLU_ROWS_PER_EXPERT = 64
 
 
 def w4a16_grouped_swiglu_op(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
                             probs: torch.Tensor) -> torch.Tensor:
     """The op registered for fc1 + gated activation on CUDA: fused up to
-    FUSED_SWIGLU_ROWS_PER_EXPERT, else the GEMM op then torch's activation."""
-    rows, num_experts = x.shape[0], qweight.data.shape[0]
-    tiles = gluon_tiles(rows, num_experts, qweight.in_features, _capturing(x))
-    gluon_wins = tiles is not None and tiles[0] == 32 and gluon_applies(x, qweight)
-    if rows > FUSED_SWIGLU_ROWS_PER_EXPERT * num_experts or gluon_wins:
+    FUSED_SWIGLU_ROWS_PER_EXPERT and wherever the Gluon kernel runs, else the GEMM op then
+    torch's activation."""
+    if (x.shape[0] > FUSED_SWIGLU_ROWS_PER_EXPERT * qweight.data.shape[0]
+            and not _gluon_route(x, qweight, None)):
         return gated_activation(w4a16_grouped_linear(x, qweight, tokens_per_expert), probs)
     return w4a16_grouped_swiglu(x, qweight, tokens_per_expert, probs)
 

@@ -36,6 +36,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from .expert_tiles import tile_bound
 from .gluon_hopper import cta_barrier, expert_tables, is_hopper, tile_of, tma_load
+from . import numerics
 
 GROUP, HALF, STAGE_WORDS = 128, 64, 16
 BLOCK_K = gl.constexpr(GROUP)  # inputs per stage: one scale group
@@ -91,23 +92,49 @@ def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
 
 
 @gluon.jit
-def _issue(w_desc, x_desc, w_bufs, x_bufs, ready, stage, kb, w_row, x_row):
+def _issue(w_desc, x_desc, w_bufs, x_bufs, ready, stage, kb, w_row, up_row, x_row,
+           SWIGLU: gl.constexpr):
     bar = ready.index(stage)
-    mbarrier.expect(bar, w_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes)
-    tma_load(w_desc, [w_row, kb * WORDS], bar, w_bufs.index(stage))
+    parts: gl.constexpr = 2 if SWIGLU else 1
+    mbarrier.expect(bar, parts * w_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes)
+    tma_load(w_desc, [w_row, kb * WORDS], bar, w_bufs.index(parts * stage))
+    if SWIGLU:
+        tma_load(w_desc, [up_row, kb * WORDS], bar, w_bufs.index(parts * stage + 1))
     tma_load(x_desc, [x_row, kb * BLOCK_K], bar, x_bufs.index(2 * stage))
     tma_load(x_desc, [x_row, kb * BLOCK_K + HALF_K], bar, x_bufs.index(2 * stage + 1))
 
 
+@gluon.jit
+def _half_block(acc, in_flight, words, h: gl.constexpr, scale2, x_buf, a_layout: gl.constexpr,
+                split_layout: gl.constexpr):
+    """Unpack half h of a block's words, issue its wgmma into acc, retire the one before."""
+    word_layout: gl.constexpr = gl.SliceLayout(2, gl.SliceLayout(3, split_layout))
+    a = _unpack(words.slice(h * (WORDS // 2), WORDS // 2, dim=1).load(word_layout), scale2,
+                a_layout, split_layout)
+    acc = warpgroup_mma(a, x_buf.permute((1, 0)), acc, is_async=True)
+    # the A registers of the wgmma in flight must outlive it: they are the wait's deps
+    acc, in_flight = warpgroup_mma_wait(num_outstanding=1, deps=(acc, in_flight))
+    return acc, a
+
+
+@gluon.jit
+def _scale_pairs(scale):
+    """bf16 scales -> int32 words holding each twice (the bf16x2 operand of the unpack)."""
+    bits = scale.to(gl.int16, bitcast=True).to(gl.int32) & 0xFFFF
+    return bits | (bits << 16)
+
+
 @gluon.jit(do_not_specialize=["num_experts"])
-def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, counts_ptr, num_experts, N, K, stride_se,
-                        stride_sn, stride_ym, acc_layout: gl.constexpr,
+def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_experts, N, K,
+                        stride_se, stride_sn, stride_ym, acc_layout: gl.constexpr,
                         split_layout: gl.constexpr, E_PAD: gl.constexpr, STAGES: gl.constexpr,
-                        num_warps: gl.constexpr):
+                        SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr, num_warps: gl.constexpr):
+    """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
+    program accumulates the gate and the up rows of its columns over the same x tiles."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
+    PARTS: gl.constexpr = 2 if SWIGLU else 1
     a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=2)
-    word_layout: gl.constexpr = gl.SliceLayout(2, gl.SliceLayout(3, split_layout))
 
     tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)
     n_blocks = gl.cdiv(N, BLOCK_N)
@@ -116,9 +143,10 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, counts_ptr, num_experts, N
         num_warps)
     steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
     n0 = nb * BLOCK_N
-    w_row = expert * N + n0
+    w_row = expert * (PARTS * N) + n0
 
-    w_bufs = gl.allocate_shared_memory(gl.int32, [STAGES, BLOCK_N, WORDS], w_desc.layout)
+    w_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N, WORDS],
+                                       w_desc.layout)
     x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * STAGES, BLOCK_M, HALF_K],
                                        x_desc.layout)
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
@@ -126,35 +154,49 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, counts_ptr, num_experts, N
         mbarrier.init(ready.index(i), count=1)
     for i in gl.static_range(STAGES - 1):
         if i < steps:
-            _issue(w_desc, x_desc, w_bufs, x_bufs, ready, i, i, w_row, row_start)
+            _issue(w_desc, x_desc, w_bufs, x_bufs, ready, i, i, w_row, w_row + N, row_start,
+                   SWIGLU)
 
     n_rows = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, a_layout))
     s_rows = s_ptr + expert.to(gl.int64) * stride_se + n_rows * stride_sn
     n_mask = n_rows < N
+    up_scales = s_rows + N * stride_sn
     scale_next = gl.load(s_rows, mask=n_mask, other=0.0)
+    up_scale_next = scale_next
+    if SWIGLU:
+        up_scale_next = gl.load(up_scales, mask=n_mask, other=0.0)
     acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
-    # the A registers of the wgmma in flight: they must outlive it (they are the wait's deps)
+    acc_up = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
     in_flight = gl.zeros([BLOCK_N, HALF_K], gl.bfloat16, a_layout)
     for kb in range(steps):
         s = kb % STAGES
-        bits = scale_next.to(gl.int16, bitcast=True).to(gl.int32) & 0xFFFF
-        scale2 = bits | (bits << 16)
-        scale_next = gl.load(s_rows + gl.minimum(kb + 1, steps - 1), mask=n_mask, other=0.0)
+        scale2 = _scale_pairs(scale_next)
+        up_scale2 = _scale_pairs(up_scale_next)
+        ahead = gl.minimum(kb + 1, steps - 1)
+        scale_next = gl.load(s_rows + ahead, mask=n_mask, other=0.0)
+        if SWIGLU:
+            up_scale_next = gl.load(up_scales + ahead, mask=n_mask, other=0.0)
         mbarrier.wait(ready.index(s), (kb // STAGES) & 1)
-        words = w_bufs.index(s)
         for h in gl.static_range(2):
-            a = _unpack(words.slice(h * (WORDS // 2), WORDS // 2, dim=1).load(word_layout),
-                        scale2, a_layout, split_layout)
-            acc = warpgroup_mma(a, x_bufs.index(2 * s + h).permute((1, 0)), acc, is_async=True)
-            acc, in_flight = warpgroup_mma_wait(num_outstanding=1, deps=(acc, in_flight))
-            in_flight = a
+            x_buf = x_bufs.index(2 * s + h)
+            acc, in_flight = _half_block(acc, in_flight, w_bufs.index(PARTS * s), h, scale2,
+                                         x_buf, a_layout, split_layout)
             if h == 0:  # block kb - 1 is done with its stage: refill it STAGES - 1 ahead
                 cta_barrier()
                 if kb + STAGES - 1 < steps:
                     _issue(w_desc, x_desc, w_bufs, x_bufs, ready, (kb + STAGES - 1) % STAGES,
-                           kb + STAGES - 1, w_row, row_start)
-    acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+                           kb + STAGES - 1, w_row, w_row + N, row_start, SWIGLU)
+            if SWIGLU:
+                acc_up, in_flight = _half_block(acc_up, in_flight, w_bufs.index(PARTS * s + 1),
+                                                h, up_scale2, x_buf, a_layout, split_layout)
+    acc, acc_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_up))
 
+    tokens = row_start + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc_layout))
+    if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
+        prob = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(0, acc_layout))
+        if HAS_PROBS:
+            prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
+        acc = numerics.swiglu(acc, acc_up, gl.expand_dims(prob, 0), HAS_PROBS, False)
     out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
     out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
     cols = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
@@ -193,23 +235,28 @@ def _descriptor(t: torch.Tensor, block: list, layout) -> TensorDescriptor:
 
 
 def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m: int = 64,
-                        block_n: int = 128, stages: int = 3) -> torch.Tensor:
+                        block_n: int = 128, stages: int = 3, swiglu: bool = False,
+                        probs: torch.Tensor = None) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
-    QuantizedWeight [E, out, in] -> bf16 [T, out]."""
+    QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
+    and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
+    quant.ops.gated_activation of this kernel's unfused output."""
     data, scale = qweight.data, qweight.scale
     num_experts, n, words = data.shape
+    n_out = n // 2 if swiglu else n
     rows = x.shape[0]
-    y = torch.empty(rows, n, device=x.device, dtype=torch.bfloat16)
+    y = torch.empty(rows, n_out, device=x.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
     w_desc = _descriptor(data.view(num_experts * n, words), [block_n, STAGE_WORDS],
                          _WORD_LAYOUT)
     x_desc = _descriptor(x, [block_m, HALF], _x_layout(block_m))
-    grid = (triton.cdiv(n, block_n), tile_bound(rows, num_experts, block_m))
+    grid = (triton.cdiv(n_out, block_n), tile_bound(rows, num_experts, block_m))
     _w4a16_gluon_kernel[grid](
-        w_desc, x_desc, scale, y, counts, num_experts, n, qweight.in_features, scale.stride(0),
-        scale.stride(1), y.stride(0), *_layouts(block_n, block_m),
-        E_PAD=triton.next_power_of_2(num_experts), STAGES=stages, num_warps=4)
+        w_desc, x_desc, scale, y, x if probs is None else probs, counts, num_experts, n_out,
+        qweight.in_features, scale.stride(0), scale.stride(1), y.stride(0),
+        *_layouts(block_n, block_m), E_PAD=triton.next_power_of_2(num_experts), STAGES=stages,
+        SWIGLU=swiglu, HAS_PROBS=probs is not None, num_warps=4)
     return y
 
 

@@ -17,6 +17,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from triton.runtime.jit import mangle_type
 
 from megatron_qarl.quant import get_scheme
+from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.w4a16_gemm import gluon_tiles, w4a16_grouped_matmul
 
@@ -24,7 +25,7 @@ HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9,
 TILES = [(32, 128, 3), (64, 128, 3), (128, 64, 3)]
 
 
-def _compile_for_sm90(block_m: int, block_n: int, stages: int) -> dict:
+def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
@@ -34,13 +35,14 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int) -> dict:
     x_desc = TensorDescriptor.from_tensor(
         x, [block_m, wg.HALF], gl.NVMMASharedLayout.get_default_for([block_m, wg.HALF],
                                                                     gl.bfloat16))
-    names = ["w_desc", "x_desc", "s_ptr", "y_ptr", "counts_ptr", "num_experts", "N", "K",
-             "stride_se", "stride_sn", "stride_ym"]
-    types = [mangle_type(w_desc), mangle_type(x_desc), "*bf16", "*bf16", "*i32"] + ["i32"] * 6
+    names = ["w_desc", "x_desc", "s_ptr", "y_ptr", "p_ptr", "counts_ptr", "num_experts", "N",
+             "K", "stride_se", "stride_sn", "stride_ym"]
+    types = [mangle_type(w_desc), mangle_type(x_desc), "*bf16", "*bf16", "*fp32", "*i32"]
+    types += ["i32"] * 6
     signature = dict(zip(names, types))
     acc, operand = wg._layouts(block_n, block_m)
     constexprs = {"acc_layout": acc, "split_layout": operand, "E_PAD": 16, "STAGES": stages,
-                  "num_warps": 4}
+                  "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     kernel = triton.compile(
         GluonASTSource(fn=wg._w4a16_gluon_kernel, signature=signature, constexprs=constexprs),
@@ -55,21 +57,23 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int) -> dict:
             "shared": kernel.metadata.shared}
 
 
-@pytest.mark.parametrize("block_m,block_n,stages", TILES)
-def test_compiles_for_sm90(block_m, block_n, stages):
+@pytest.mark.parametrize("block_m,block_n,stages,swiglu",
+                         [t + (0, ) for t in TILES] + [(64, 64, 2, 1)])
+def test_compiles_for_sm90(block_m, block_n, stages, swiglu):
     """Frontend, layouts and ptxas for sm_90a, in a child process: the tests run Triton's
     interpreter (tests/conftest.py), which cannot compile for a GPU."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, __file__, str(block_m), str(block_n), str(stages)],
-                         env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, __file__, str(block_m), str(block_n), str(stages),
+                          str(swiglu)], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     facts = json.loads(out.stdout.strip().splitlines()[-1])
+    parts = 2 if swiglu else 1  # gate and up rows
     # per 64 weight rows, 8 wgmma (k = 16) per 128-input block, A from registers
-    assert facts["wgmma"] == facts["wgmma_register_a"] == 8 * (block_n // 64)
-    # words and two x halves per stage: STAGES - 1 in the prologue, one refill in the loop
-    assert facts["tma_loads"] == 3 * stages
+    assert facts["wgmma"] == facts["wgmma_register_a"] == 8 * parts * (block_n // 64)
+    # words (per part) and two x halves per stage: STAGES - 1 in the prologue, one refill
+    assert facts["tma_loads"] == (parts + 2) * stages
     # one byte permute per A register pair: the unpack is one asm per register, not per element
-    assert facts["prmt"] == block_n // 2
+    assert facts["prmt"] == parts * block_n // 2
     assert facts["shared"] <= 227 * 1024
 
 
@@ -110,6 +114,20 @@ def test_matches_reference(tiles, e, n, k, counts, assert_gemm_close):
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+@pytest.mark.parametrize("with_probs", [False, True])
+@pytest.mark.parametrize("counts", [[0, 37, 0, 130, 1, 64], [200, 0, 3, 0, 0, 40]])
+def test_fused_swiglu_is_the_unfused_bits(with_probs, counts):
+    torch.manual_seed(0)
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(6, 2 * 192, 512, device="cuda"))
+    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    x = torch.randn(sum(counts), 512, device="cuda").bfloat16()
+    probs = torch.rand(sum(counts), device="cuda") if with_probs else None
+    want = gated_activation(wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 128, 3), probs)
+    got = wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 64, 2, swiglu=True, probs=probs)
+    assert torch.equal(got, want)
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
 def test_grouped_op_takes_it():
     torch.manual_seed(0)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(16, 256, 2048, device="cuda"))
@@ -127,4 +145,4 @@ def test_grouped_op_takes_it():
 
 
 if __name__ == "__main__":
-    print(json.dumps(_compile_for_sm90(*map(int, sys.argv[1:4]))))
+    print(json.dumps(_compile_for_sm90(*map(int, sys.argv[1:5]))))

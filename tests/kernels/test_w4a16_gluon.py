@@ -122,7 +122,9 @@ def test_fused_swiglu_is_the_unfused_bits(with_probs, counts):
     tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
     x = torch.randn(sum(counts), 512, device="cuda").bfloat16()
     probs = torch.rand(sum(counts), device="cuda") if with_probs else None
-    want = gated_activation(wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 128, 3), probs)
+    ones = torch.ones(sum(counts), device="cuda")  # gated_activation's form of "no probs"
+    want = gated_activation(wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 128, 3),
+                            ones if probs is None else probs)
     got = wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 64, 2, swiglu=True, probs=probs)
     assert torch.equal(got, want)
 

@@ -281,10 +281,12 @@ def gluon_tiles(rows: int, num_experts: int, k: int, capturing: bool = True):
     return 128, 64, 3
 
 
-#: (block_n, stages) of the fused fc1 + SwiGLU in Gluon: each program holds 64 gate and 64 up
-#: rows. H100, CUDA graphs, against the Gluon GEMM then torch's activation (round 8): E128
-#: M=1024 204 vs 262 us, M=256 115 vs 130 us, EP8 M=256 64 vs 68 us, M=64 39 vs 43 us.
-GLUON_SWIGLU_TILES = (64, 2)
+def gluon_swiglu_tiles(block_m: int) -> tuple:
+    """(block_n, stages) of the fused fc1 + SwiGLU in Gluon: each program holds 64 gate and 64
+    up rows; 128-token tiles fit two stages. H100, CUDA graphs, against the Gluon GEMM then
+    torch's activation (round 8, swiglu_tiles.txt): EP8 M=64 34.6 vs 42.8 us, M=256 56.5 vs
+    67.2 us (three stages: 72.8); E128 M=256 116.4 vs 129.0 us, M=1024 242.5 vs 262.6 us."""
+    return 64, 2 if block_m >= 128 else 3
 
 
 def _gluon_route(x: torch.Tensor, qweight, config):
@@ -334,7 +336,7 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     probs = None if probs is None else probs.contiguous()
     tiles = _gluon_route(x, qweight, config)
     if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
-        return w4a16_grouped_gluon(x, qweight, counts, tiles[0], *GLUON_SWIGLU_TILES,
+        return w4a16_grouped_gluon(x, qweight, counts, tiles[0], *gluon_swiglu_tiles(tiles[0]),
                                    swiglu=True, probs=probs)
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
@@ -365,7 +367,7 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
 #: tokens per expert up to which the fused fc1 + SwiGLU beats the GEMM then torch's SwiGLU
 #: (H100, CUDA graphs: 1.45-1.52x at M=1, 1.0-1.28x at 16-64 rows per expert; 0.58x with the
 #: 128-token tiles of W13 EP8 M=256, 128 rows per expert); docs/benchmarks.md. Where the Gluon
-#: kernel runs, its own fused epilogue is taken instead (GLUON_SWIGLU_TILES).
+#: kernel runs, its own fused epilogue is taken instead (gluon_swiglu_tiles).
 FUSED_SWIGLU_ROWS_PER_EXPERT = 64
 
 

@@ -105,16 +105,11 @@ def _issue(w_desc, x_desc, w_bufs, x_bufs, ready, stage, kb, w_row, up_row, x_ro
 
 
 @gluon.jit
-def _half_block(acc, in_flight, words, h: gl.constexpr, scale2, x_buf, a_layout: gl.constexpr,
-                split_layout: gl.constexpr):
-    """Unpack half h of a block's words, issue its wgmma into acc, retire the one before."""
+def _operand(words, h: gl.constexpr, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
+    """The bf16 A operand of half h of a block's words."""
     word_layout: gl.constexpr = gl.SliceLayout(2, gl.SliceLayout(3, split_layout))
-    a = _unpack(words.slice(h * (WORDS // 2), WORDS // 2, dim=1).load(word_layout), scale2,
-                a_layout, split_layout)
-    acc = warpgroup_mma(a, x_buf.permute((1, 0)), acc, is_async=True)
-    # the A registers of the wgmma in flight must outlive it: they are the wait's deps
-    acc, in_flight = warpgroup_mma_wait(num_outstanding=1, deps=(acc, in_flight))
-    return acc, a
+    return _unpack(words.slice(h * (WORDS // 2), WORDS // 2, dim=1).load(word_layout), scale2,
+                   a_layout, split_layout)
 
 
 @gluon.jit
@@ -168,6 +163,7 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
     acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
     acc_up = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
     in_flight = gl.zeros([BLOCK_N, HALF_K], gl.bfloat16, a_layout)
+    up_in_flight = in_flight
     for kb in range(steps):
         s = kb % STAGES
         scale2 = _scale_pairs(scale_next)
@@ -178,17 +174,27 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
             up_scale_next = gl.load(up_scales + ahead, mask=n_mask, other=0.0)
         mbarrier.wait(ready.index(s), (kb // STAGES) & 1)
         for h in gl.static_range(2):
-            x_buf = x_bufs.index(2 * s + h)
-            acc, in_flight = _half_block(acc, in_flight, w_bufs.index(PARTS * s), h, scale2,
-                                         x_buf, a_layout, split_layout)
+            # unpack this half (gate and up), issue its wgmmas, retire the previous half's:
+            # the A registers of the wgmmas in flight are the wait's deps, so they outlive them
+            x_buf = x_bufs.index(2 * s + h).permute((1, 0))
+            a = _operand(w_bufs.index(PARTS * s), h, scale2, a_layout, split_layout)
+            if SWIGLU:
+                a_up = _operand(w_bufs.index(PARTS * s + 1), h, up_scale2, a_layout,
+                                split_layout)
+            acc = warpgroup_mma(a, x_buf, acc, is_async=True)
+            if SWIGLU:
+                acc_up = warpgroup_mma(a_up, x_buf, acc_up, is_async=True)
+                acc, acc_up, in_flight, up_in_flight = warpgroup_mma_wait(
+                    num_outstanding=2, deps=(acc, acc_up, in_flight, up_in_flight))
+                up_in_flight = a_up
+            else:
+                acc, in_flight = warpgroup_mma_wait(num_outstanding=1, deps=(acc, in_flight))
+            in_flight = a
             if h == 0:  # block kb - 1 is done with its stage: refill it STAGES - 1 ahead
                 cta_barrier()
                 if kb + STAGES - 1 < steps:
                     _issue(w_desc, x_desc, w_bufs, x_bufs, ready, (kb + STAGES - 1) % STAGES,
                            kb + STAGES - 1, w_row, w_row + N, row_start, SWIGLU)
-            if SWIGLU:
-                acc_up, in_flight = _half_block(acc_up, in_flight, w_bufs.index(PARTS * s + 1),
-                                                h, up_scale2, x_buf, a_layout, split_layout)
     acc, acc_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_up))
 
     tokens = row_start + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc_layout))

@@ -25,6 +25,9 @@ per-element bf16 rounding: on random weights 4-9% of outputs then miss the tests
 MoE fc1 can also run with the experts' SwiGLU and router prob in the epilogue
 (w4a16_grouped_swiglu): a program accumulates the gate and the up rows of its output columns
 over the same x tiles, so the [T, 2F] intermediate and the activation's kernels disappear.
+
+On Hopper the grouped ops hand 16 to 128 tokens per expert to the Gluon kernel (w4a16_gluon,
+routed by gluon_tiles), which unpacks into the registers of asynchronous wgmmas.
 """
 from dataclasses import dataclass, replace
 

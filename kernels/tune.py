@@ -1,7 +1,8 @@
 """`python -m qarl_kernels.tune`: time tile configs of the W4A16 and FP8 grouped kernels on the
 GPU and print the winner per (shape, tokens) bucket, to hard-code in `default_config`,
-`fp8_gemm._tiles` and `fp8_grouped_ws.default_tiles` (nothing autotunes at run time, so CI and
-graphs see fixed tiles).
+`w4a16_gemm.gluon_tiles` / `gluon_swiglu_tiles`, `fp8_gemm._tiles` and
+`fp8_grouped_ws.default_tiles` (nothing autotunes at run time, so CI and graphs see fixed
+tiles).
 
 Kernels are compiled first in parallel worker processes (Triton's on-disk cache is shared),
 so a sweep of ~40 configs fits in one short GPU lease.
@@ -18,7 +19,8 @@ from .bench_setup import DECODE_MAX_TOKENS, copies_for, graph_us, median_us, rou
 from .fp8_gemm import fp8_block_grouped_linear
 from .fp8_grouped_ws import fp8_grouped_ws
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
-from .w4a16_gemm import W4A16Config, w4a16_grouped_matmul
+from .w4a16_gemm import W4A16Config, default_config, w4a16_grouped_matmul
+from .w4a16_gluon import w4a16_grouped_gluon
 from .w4a16_quantize import w4a16_quantize
 
 TOP_K = 8
@@ -67,6 +69,12 @@ W4A16_CASES = [
     ("W2 EP8", 16, 2048, 768, 8, [DECODE]), ("W2 EP8", 16, 2048, 768, 64, [DECODE, MID]),
     ("W2 EP8", 16, 2048, 768, 256, [MID]),
 ]
+#: (block_m, block_n, stages) of the Gluon W4A16 kernel, and the cases of w4a16_gemm.gluon_tiles
+GLUON_TILES = [(bm, bn, st) for bm in (32, 64, 128) for bn in (64, 128) for st in (2, 3)]
+GLUON_CASES = [("W13 EP8", 16, 1536, 2048, m) for m in (64, 128, 256)] + [
+    ("W2 EP8", 16, 2048, 768, m) for m in (64, 256)] + [
+    ("W13 E128", 128, 1536, 2048, m) for m in (256, 1024)] + [
+    ("W2 E128", 128, 2048, 768, m) for m in (256, 1024)]
 FP8_TILES = [(128, 128, 8, 3), (128, 128, 4, 3), (128, 128, 8, 4), (64, 128, 4, 4),
              (128, 256, 8, 3), (64, 256, 8, 3), (128, 64, 4, 4), (256, 128, 8, 3)]
 #: (block_n, stages) of the warp-specialized Gluon kernel (fp8_grouped_ws.default_tiles)
@@ -111,18 +119,22 @@ def precompile(jobs, workers):
         list(pool.map(_warm, chunks))
 
 
+def _rotated_w4a16(e, n, k):
+    """Copies of one layer's W4A16 experts, enough that no timed call reads them from L2."""
+    scheme = get_scheme("w4a16")
+    master = torch.randn(e, n, k, device="cuda")
+    q0 = w4a16_quantize(master, scheme)
+    copies = copies_for(q0.data.numel() * 4 + q0.scale.numel() * 2)
+    return [q0] + [w4a16_quantize(master + i, scheme) for i in range(1, copies)]
+
+
 def _w4a16_sweep(cases):
     scheme = get_scheme("w4a16")
     weights = {}
     for label, e, n, k, m, lists in cases:
         if label not in weights:
             weights.clear()
-            master = torch.randn(e, n, k, device="cuda")
-            q0 = w4a16_quantize(master, scheme)
-            copies = copies_for(q0.data.numel() * 4 + q0.scale.numel() * 2)
-            weights[label] = [q0] + [w4a16_quantize(master + i, scheme)
-                                     for i in range(1, copies)]
-            del master
+            weights[label] = _rotated_w4a16(e, n, k)
         qws = weights[label]
         counts = route(m, e, TOP_K)
         x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
@@ -144,6 +156,41 @@ def _w4a16_sweep(cases):
         results.sort()
         print(f"W4A16 {label} M={m}: " + "; ".join(f"{n} {t:.1f}" for t, n in results[:6])
               + f" | worst {results[-1][0]:.1f}", flush=True)
+
+
+def _gluon_sweep():
+    """The Gluon W4A16 kernel's tiles in CUDA graphs, against the Triton kernel's default tiles;
+    for fc1 (W13) also the fused SwiGLU epilogue's (64-row gate and up halves)."""
+    for label, e, n, k, m in GLUON_CASES:
+        qws = _rotated_w4a16(e, n, k)
+        counts = route(m, e, TOP_K)
+        x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
+        probs = torch.rand(x.shape[0], device="cuda")
+        triton_cfg = default_config(x.shape[0], e, n, k, 128)  # a config: the Triton kernel
+        want = w4a16_grouped_matmul(x, qws[0], counts, triton_cfg).float()
+        t_triton = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, triton_cfg)
+                             for q in qws])
+        results = []
+        fused = [(tiles[0], 64, tiles[2], True) for tiles in GLUON_TILES if tiles[1] == 64]
+        for bm, bn, st, swiglu in [t + (False, ) for t in GLUON_TILES] + (
+                fused if label.startswith("W13") else []):
+            def run(q, tiles=(bm, bn, st, swiglu)):
+                return w4a16_grouped_gluon(x, q, counts, *tiles[:3], swiglu=tiles[3],
+                                           probs=probs if tiles[3] else None)
+            y = _safe(lambda: run(qws[0]))
+            if y is None:
+                continue
+            if not swiglu:
+                err = (y.float() - want).norm() / want.norm()
+                if not err < 1e-2:
+                    print(f"WRONG gluon {label} M={m} {(bm, bn, st)}: rel err {err}", flush=True)
+                    continue
+            name = f"{'swiglu ' if swiglu else ''}m{bm} n{bn} st{st}"
+            results.append((graph_us([lambda q=q: run(q) for q in qws]), name))
+        results.sort()
+        print(f"Gluon W4A16 {label} M={m}: triton {t_triton:.1f}; " + "; ".join(
+            f"{name} {t:.1f}" for t, name in results[:6]), flush=True)
+        del qws
 
 
 def _fp8_sweep():
@@ -180,14 +227,14 @@ def _fp8_sweep():
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--only", choices=["w4a16", "fp8"], action="append")
+    p.add_argument("--only", choices=["w4a16", "w4a16-gluon", "fp8"], action="append")
     p.add_argument("--workers", type=int, default=12)
     p.add_argument("--cases", default="", metavar="TEXT",
                    help="only the W4A16 cases whose label contains TEXT (e.g. EP8)")
     p.add_argument("--decode", action="store_true",
                    help=f"only W4A16 cases of <= {DECODE_MAX_TOKENS} tokens")
     args = p.parse_args(argv)
-    parts = args.only or ["w4a16", "fp8"]
+    parts = args.only or ["w4a16", "w4a16-gluon", "fp8"]
     cases = [c for c in W4A16_CASES if args.cases in c[0]
              and (not args.decode or c[4] <= DECODE_MAX_TOKENS)]
     jobs = []
@@ -200,6 +247,8 @@ def main(argv=None):
     torch.manual_seed(0)
     if "w4a16" in parts:
         _w4a16_sweep(cases)
+    if "w4a16-gluon" in parts:
+        _gluon_sweep()
     if "fp8" in parts:
         _fp8_sweep()
 

@@ -188,8 +188,11 @@ def _gluon_sweep():
             name = f"{'swiglu ' if swiglu else ''}m{bm} n{bn} st{st}"
             results.append((graph_us([lambda q=q: run(q) for q in qws]), name))
         results.sort()
-        print(f"Gluon W4A16 {label} M={m}: triton {t_triton:.1f}; " + "; ".join(
-            f"{name} {t:.1f}" for t, name in results[:6]), flush=True)
+        for kind, rows in [("GEMM", [r for r in results if not r[1].startswith("swiglu")]),
+                           ("fused SwiGLU", [r for r in results if r[1].startswith("swiglu")])]:
+            if rows:
+                print(f"Gluon W4A16 {kind} {label} M={m}: triton GEMM {t_triton:.1f}; "
+                      + "; ".join(f"{name} {t:.1f}" for t, name in rows[:5]), flush=True)
         del qws
 
 

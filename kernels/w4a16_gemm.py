@@ -265,12 +265,13 @@ def _capturing(x: torch.Tensor) -> bool:
 
 def gluon_tiles(rows: int, num_experts: int, k: int, capturing: bool = True):
     """(block_m, block_n, stages) of the Gluon kernel where it beats this file's, else None.
-    H100 sweeps in CUDA graphs (docs/benchmarks.md, round 8): from 16 tokens per expert with
-    K = 2048 (W13 E128 M=256: 101 vs 121 us) and from 32 with K = 768 (W2 EP8 M=64: 16.0 vs
-    17.3 us), up to 128 (EP8 M=256: W13 40 vs 53 us; E128 M=1024: W13 201 vs 278 us); below,
-    this file's kernel is as fast or faster (W2 E128 M=256: 63 vs 60 us). From 64 tokens per
-    expert, few experts take 64-row weight tiles (more CTAs: W13 EP8 M=128 33 vs 41 us), many
-    take 64-token tiles (W13 E128 M=1024: 201 vs 223 us)."""
+    `python -m qarl_kernels.tune --only w4a16-gluon` on the H100 (CUDA graphs, docs/benchmarks.md
+    round 8): from 16 tokens per expert at K = 2048 (W13 E128 M=256: 100 vs 121 us) and from 32
+    at K = 768 (W2 EP8 M=64: 15.9 vs 17.0 us), up to 128 (EP8 M=256: W13 35 vs 53 us, W2 26 vs
+    37 us; E128 M=1024: W13 189 vs 276 us); below, this file's kernel is as fast or faster (W2
+    E128 M=256: 64.5 vs 61.2 us). Few experts take 128-token tiles from 64 tokens per expert,
+    with two stages (three leave one CTA per SM: W13 EP8 M=128 28 vs 33 us); many experts
+    keep 64-token tiles (W13 E128 M=1024 189 us, 128-token tiles 191)."""
     per_expert = rows // max(1, num_experts)
     if per_expert > 128 or per_expert < (16 if k >= 2048 else 32):
         return None
@@ -280,8 +281,8 @@ def gluon_tiles(rows: int, num_experts: int, k: int, capturing: bool = True):
     if per_expert < 32:
         return 32, 128, 3
     if per_expert < 64 or num_experts >= 64:
-        return 64, 128, 3
-    return 128, 64, 3
+        return 64, 64 if k >= 2048 and num_experts < 64 else 128, 3
+    return 128, 128 if per_expert >= 128 else 64, 2
 
 
 def gluon_swiglu_tiles(block_m: int) -> tuple:

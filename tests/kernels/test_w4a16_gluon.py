@@ -22,7 +22,7 @@ from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.w4a16_gemm import gluon_tiles, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
-TILES = [(32, 128, 3), (64, 128, 3), (128, 64, 3)]
+TILES = [(32, 128, 3), (64, 64, 3), (64, 128, 3), (128, 64, 2), (128, 128, 2)]
 
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> dict:
@@ -78,10 +78,11 @@ def test_compiles_for_sm90(block_m, block_n, stages, swiglu):
 
 
 def test_routing_follows_the_measured_crossovers():
-    assert gluon_tiles(512, 16, 2048) == (64, 128, 3)  # W13 EP8 M=64
-    assert gluon_tiles(2048, 16, 768) == (128, 64, 3)  # W2 EP8 M=256
+    assert gluon_tiles(512, 16, 2048) == (64, 64, 3)  # W13 EP8 M=64
+    assert gluon_tiles(512, 16, 768) == (64, 128, 3)  # W2 EP8 M=64
+    assert gluon_tiles(2048, 16, 768) == (128, 128, 2)  # W2 EP8 M=256
     assert gluon_tiles(2048, 128, 2048) == (32, 128, 3)  # W13 E128 M=256
-    assert gluon_tiles(1024, 16, 2048) == (128, 64, 3)  # W13 EP8 M=128
+    assert gluon_tiles(1024, 16, 2048) == (128, 64, 2)  # W13 EP8 M=128
     assert gluon_tiles(8192, 128, 2048) == (64, 128, 3)  # W13 E128 M=1024
     assert gluon_tiles(2048, 128, 768) is None  # W2 E128 M=256: the Triton kernel
     assert gluon_tiles(64, 16, 2048) is None  # decode of 8 tokens: the Triton kernel

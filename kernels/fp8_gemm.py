@@ -17,6 +17,7 @@ from megatron_qarl.quant.fp8_block import BLOCK, unpack_activation_rows
 from .checks import check_activation, check_tokens_per_expert, counts_on
 from .expert_tiles import program_tile, tile_bound
 from .fp8_grouped_ws import applies as ws_applies, fp8_grouped_ws
+from .gluon_hopper import is_hopper
 from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 from .numerics import INTERPRETED, mma, to_bf16
 
@@ -151,7 +152,7 @@ def fp8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tenso
 
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:
     """cuBLAS blockwise FP8 (SM90) for whole 128-blocks; Triton otherwise."""
-    return (x.is_cuda and torch.cuda.get_device_capability(x.device) == (9, 0)
+    return (x.is_cuda and is_hopper(x.device)
             and hasattr(F, "scaled_mm") and qweight.out_features % BLOCK == 0
             and qweight.in_features % BLOCK == 0)
 

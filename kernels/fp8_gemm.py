@@ -3,7 +3,7 @@
 Dense: torch.nn.functional.scaled_mm (cuBLAS) on SM90, which wants the activation scales
 token-major with the token count padded to 4, and the weight scales' K-block count padded
 to 4 (measured on an H100 with torch 2.11: the activation scales must not be padded in K).
-Grouped (MoE): from 8192 rows on Hopper the warp-specialized Gluon kernel
+Grouped (MoE): from 2048 rows on Hopper the warp-specialized Gluon kernel
 (fp8_grouped_ws), else a Triton kernel (torch has no grouped blockwise-FP8 op on Hopper), which
 is also the dense fallback where scaled_mm's blockwise mode does not apply.
 """
@@ -157,18 +157,27 @@ def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:
             and qweight.in_features % BLOCK == 0)
 
 
+def quantize_linear_input(x2: torch.Tensor, qweight):
+    """x [M, in] -> (codes, scales) as fp8_block_matmul takes them: for scaled_mm the rows
+    padded to 4 (padding rows are zeros)."""
+    pad = _SCALED_MM_PAD if scaled_mm_applies(x2, qweight) else 1
+    return fp8_quantize_activation(x2, pad_rows_to=pad)
+
+
+def fp8_block_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight) -> torch.Tensor:
+    """Codes [M', in] and scales from quantize_linear_input @ W^T -> bf16 [M', out]."""
+    if scaled_mm_applies(xq, qweight):
+        ws = qweight.scale
+        if ws.shape[1] % _SCALED_MM_PAD:  # whole groups of 4 K blocks (a copy per call)
+            ws = F.pad(ws, (0, (-ws.shape[1]) % _SCALED_MM_PAD))
+        return F.scaled_mm(xq, qweight.data.t(), xs, F.ScalingType.BlockWise1x128, ws.t(),
+                           F.ScalingType.BlockWise128x128, output_dtype=torch.bfloat16)
+    return _launch(xq, xs, qweight, xq, 1, True, *_tiles(xq.shape[0], qweight.in_features))
+
+
 def fp8_block_linear(x: torch.Tensor, qweight) -> torch.Tensor:
     """x [..., in] @ W^T for an FP8Block QuantizedWeight [out, in] -> [..., out] in bf16."""
     check_activation(x, qweight.in_features)
     x2 = x.reshape(-1, x.shape[-1])
-    rows = x2.shape[0]
-    if scaled_mm_applies(x, qweight):
-        xq, xs = fp8_quantize_activation(x2, pad_rows_to=_SCALED_MM_PAD)
-        ws = qweight.scale
-        ws = F.pad(ws, (0, (-ws.shape[1]) % _SCALED_MM_PAD))  # K blocks padded to 4
-        y = F.scaled_mm(xq, qweight.data.t(), xs, F.ScalingType.BlockWise1x128, ws.t(),
-                        F.ScalingType.BlockWise128x128, output_dtype=torch.bfloat16)[:rows]
-    else:
-        xq, xs = fp8_quantize_activation(x2)
-        y = _launch(xq, xs, qweight, xq, 1, True, *_tiles(rows, qweight.in_features))
+    y = fp8_block_matmul(*quantize_linear_input(x2, qweight), qweight)[:x2.shape[0]]
     return y.reshape(*x.shape[:-1], qweight.out_features).to(x.dtype)

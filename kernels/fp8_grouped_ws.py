@@ -4,7 +4,8 @@ Blockwise FP8 needs each 128-deep partial product scaled by its own activation a
 scales before it joins the fp32 accumulator. In one warpgroup that serializes the tensor core
 (wgmma of block k) and the CUDA cores (its promotion): Triton waits for every non-chained dot
 (docs/benchmarks.md, round 4). Here one warp streams the operand tiles with TMA into a ring of
-shared-memory stages, and two consumer warpgroups own 64 token rows each of a 128-row tile:
+shared-memory stages (with the block's scales, by cp.async, so no consumer waits on a global
+load), and two consumer warpgroups own 64 token rows each of a 128-row tile:
 while one promotes its block, the other's wgmma runs (the DeepGEMM schedule). The kernel is
 persistent (one CTA per SM walks the tiles), so the loader fills the next tile's stages while
 the consumers finish and store the current one: with K=768 (W2) a tile has only six K blocks
@@ -19,6 +20,7 @@ import torch
 import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma, \
     warpgroup_mma, warpgroup_mma_wait
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
@@ -26,7 +28,8 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from megatron_qarl.quant.fp8_block import BLOCK
 
 from .expert_tiles import tile_bound
-from .gluon_hopper import expert_tables, is_hopper, tile_of, tma_load, tma_store
+from .gluon_hopper import cp_async_load, expert_tables, is_hopper, tile_of, tma_load, \
+    tma_store
 
 
 ROWS_PER_CONSUMER = 64  # one warpgroup's wgmma M
@@ -58,25 +61,45 @@ def _stage_store(c_desc, c_buf, acc, row, col):
 
 @gluon.jit
 def _load_partition(args):
+    """One warp fills each stage: the scales by cp.async, then the operand tiles by TMA, all
+    completing the stage's ready barrier. The scales ride in the ring so that no consumer waits
+    on a global load: loading them in the consumers, one block ahead, cost 30% of the time at
+    EP8 (docs/benchmarks.md, round 9)."""
     a_desc, b_desc, _ = args[0]
     a_bufs, b_bufs, _ = args[1]
     ready, empty = args[2]
     tables = args[3]
-    num_experts, N, K, n_blocks, num_tiles = args[5]
+    xs_ptr, ws_ptr, _ = args[4]
+    num_experts, N, K, n_blocks, num_tiles, num_rows = args[5]
+    stride_xsk, stride_wse, stride_wsn, _ = args[6]
+    sa_bufs, sb_bufs = args[7]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
     HALF: gl.constexpr = a_bufs.type.shape[1]
     BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
     BLOCK_K: gl.constexpr = b_bufs.type.shape[2]
     nbytes: gl.constexpr = 2 * a_desc.block_type.nbytes + b_desc.block_type.nbytes
+    lanes = gl.arange(0, 2 * HALF, layout=gl.BlockedLayout([4], [32], [1], [0]))
+    pair = gl.arange(0, 2, layout=gl.BlockedLayout([2], [32], [1], [0]))
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, 2 * HALF, 1)
         steps = gl.where(row_start < row_end, gl.cdiv(K, BLOCK_K), 0)
         w_row = expert * N + nb * BLOCK_N
+        rows = row_start + lanes
+        # activation scales are K-block-major ([KB, rows] in memory); the tile's one or two
+        # weight scale blocks per K block
+        sa_ptrs = xs_ptr + rows
+        sb_ptrs = (ws_ptr + expert.to(gl.int64) * stride_wse
+                   + (nb * BLOCK_N // BLOCK_K + pair) * stride_wsn)
+        sb_mask = (nb * BLOCK_N + pair * BLOCK_K) < N
         for kb in range(steps):
             s = it % STAGES
             mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)  # fresh: phase 1 complete
             bar = ready.index(s)
+            # the copies' arrive first: it adds its pending count before expect's arrival
+            cp_async_load(sa_bufs.index(s), sa_ptrs + kb * stride_xsk, mask=rows < num_rows)
+            cp_async_load(sb_bufs.index(s), sb_ptrs + kb, mask=sb_mask)
+            async_copy.mbarrier_arrive(bar)
             mbarrier.expect(bar, nbytes)
             tma_load(a_desc, [row_start, kb * BLOCK_K], bar, a_bufs.index(2 * s))
             tma_load(a_desc, [row_start + HALF, kb * BLOCK_K], bar, a_bufs.index(2 * s + 1))
@@ -94,9 +117,10 @@ def _consume(args, HALF_INDEX: gl.constexpr):
     a_bufs, b_bufs, c_bufs = args[1]
     ready, empty = args[2]
     tables = args[3]
-    xs_ptr, ws_ptr, y_ptr = args[4]
-    num_experts, N, K, n_blocks, num_tiles = args[5]
-    stride_xsk, stride_wse, stride_wsn, stride_ym = args[6]
+    _, _, y_ptr = args[4]
+    num_experts, N, K, n_blocks, num_tiles, _ = args[5]
+    _, _, _, stride_ym = args[6]
+    sa_bufs, sb_bufs = args[7]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
     HALF: gl.constexpr = a_bufs.type.shape[1]
     BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
@@ -107,6 +131,8 @@ def _consume(args, HALF_INDEX: gl.constexpr):
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, SUB_N, 32])
     lanes = gl.arange(0, HALF, layout=gl.SliceLayout(1, acc_layout))
     col_lanes = gl.arange(0, SUB_N, layout=gl.SliceLayout(0, acc_layout))
+    pair_layout: gl.constexpr = gl.BlockedLayout([2], [32], [4], [0])
+    pair = gl.arange(0, 2, layout=pair_layout)
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, 2 * HALF, 4)
@@ -114,25 +140,15 @@ def _consume(args, HALF_INDEX: gl.constexpr):
         n0 = nb * BLOCK_N
         rows = row_start + HALF_INDEX * HALF + lanes
         row_mask = rows < row_end
-        sa_ptrs = xs_ptr + rows  # activation scales are K-block-major: [KB, rows] in memory
-        sb_ptr = ws_ptr + expert.to(gl.int64) * stride_wse + (n0 // BLOCK_K) * stride_wsn
-        hi = TWO & (n0 + SUB_N < N)  # the second weight block exists
         acc = gl.zeros([HALF, SUB_N], gl.float32, acc_layout)
         acc_hi = gl.zeros([HALF, SUB_N], gl.float32, acc_layout)
-        # scales one block ahead: their global latency hides under the current block's wgmma
-        sa_next = gl.load(sa_ptrs, mask=row_mask, other=0.0)
-        sb_next = gl.load(sb_ptr)
-        sb_hi_next = gl.load(sb_ptr + stride_wsn, mask=hi, other=0.0)
         for kb in range(steps):
             s = it % STAGES
-            sa = sa_next
-            sb = sb_next
-            sb_hi = sb_hi_next
-            ahead = gl.minimum(kb + 1, steps - 1)
-            sa_next = gl.load(sa_ptrs + ahead * stride_xsk, mask=row_mask, other=0.0)
-            sb_next = gl.load(sb_ptr + ahead)
-            sb_hi_next = gl.load(sb_ptr + stride_wsn + ahead, mask=hi, other=0.0)
             mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+            sa = sa_bufs.index(s).slice(HALF_INDEX * HALF, HALF).load(lanes.type.layout)
+            sb_pair = sb_bufs.index(s).load(pair_layout)
+            sb = gl.sum(gl.where(pair == 0, sb_pair, 0.0), 0)
+            sb_hi = gl.sum(gl.where(pair == 1, sb_pair, 0.0), 0)
             a = a_bufs.index(2 * s + HALF_INDEX)
             b = b_bufs.index(s)
             if TWO:
@@ -165,9 +181,9 @@ def _consume_high(args):
     _consume(args, 1)
 
 
-@gluon.jit(do_not_specialize=["num_experts", "num_tiles"])
+@gluon.jit(do_not_specialize=["num_experts", "num_tiles", "num_rows"])
 def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts_ptr, num_experts,
-                           N, K, num_tiles, stride_xsk, stride_wse, stride_wsn, stride_ym,
+                           N, K, num_tiles, num_rows, stride_xsk, stride_wse, stride_wsn, stride_ym,
                            E_PAD: gl.constexpr, STAGES: gl.constexpr, num_warps: gl.constexpr):
     HALF: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
@@ -178,6 +194,9 @@ def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts
     # staging tiles of the TMA epilogue: two consumers x two 128-wide accumulators
     c_bufs = gl.allocate_shared_memory(c_desc.dtype, [4] + c_desc.block_type.shape,
                                        c_desc.layout)
+    scale_layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
+    sa_bufs = gl.allocate_shared_memory(gl.float32, [STAGES, 2 * HALF], scale_layout)
+    sb_bufs = gl.allocate_shared_memory(gl.float32, [STAGES, 2], scale_layout)
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for s in gl.static_range(STAGES):
@@ -186,8 +205,9 @@ def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts
 
     # the partitions' arguments (worker partitions share one signature), grouped by kind
     args = ((a_desc, b_desc, c_desc), (a_bufs, b_bufs, c_bufs), (ready, empty), tables,
-            (xs_ptr, ws_ptr, y_ptr), (num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles),
-            (stride_xsk, stride_wse, stride_wsn, stride_ym))
+            (xs_ptr, ws_ptr, y_ptr),
+            (num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles, num_rows),
+            (stride_xsk, stride_wse, stride_wsn, stride_ym), (sa_bufs, sb_bufs))
     # registers per thread: 216 per consumer, 72 for the loader (its tile lookups); the
     # default partition gets the rest of 3 x 168 (maxnreg): 216. 232/40 spilled (ptxas -v).
     gl.warp_specialize([(_consume_low, (args, )), (_consume_high, (args, )),
@@ -203,26 +223,25 @@ def _sm_count(device: torch.device) -> int:
     return _SMS[device]
 
 
-#: the measured crossover (H100, docs/benchmarks.md, round 6): below 8192 rows (1024 tokens at
-#: top-8) or 128 rows per expert, fp8_gemm's Triton kernel (64-row tiles, several CTAs per SM)
-#: is as fast or faster (W13 EP8 M=512: 60 vs 95 us; E128 M=1024: a tie)
-MIN_ROWS = 8192
+#: the measured crossover (H100, docs/benchmarks.md, round 9): from 2048 rows (256 tokens at
+#: top-8) and 32 rows per expert on average the Gluon kernel is 1.05-1.36x fp8_gemm's Triton
+#: kernel; at 1024 rows they tie (0.93-1.11x). Round 6's 8192 predates the scales in the ring.
+MIN_ROWS = 2048
+MIN_ROWS_PER_EXPERT = 32
 
 
 def applies(xq: torch.Tensor, qweight) -> bool:
     """Hopper, K rows TMA can stride (16-byte aligned), and a batch over the crossover."""
-    num_experts = qweight.data.shape[0]
+    rows = xq.shape[0]
     return (xq.is_cuda and is_hopper(xq.device)
             and qweight.in_features % 16 == 0 and qweight.scale.stride(-1) == 1
-            and xq.shape[0] >= MIN_ROWS and xq.shape[0] >= BLOCK_M * num_experts)
+            and rows >= MIN_ROWS and rows >= MIN_ROWS_PER_EXPERT * qweight.data.shape[0])
 
 
-def default_tiles(num_experts: int) -> tuple:
-    """(block_n, stages): 256-wide tiles with 3 stages for many experts (E128: 1.29-1.71x the
-    128-wide), 128-wide with 4 for few (EP8's 16: there the 256-wide tile with the TMA
-    epilogue ran 1.1-1.3x slower than without it, for reasons not found; 128-wide with it
-    was the fastest)."""
-    return (256, 3) if num_experts >= 64 else (128, 4)
+def default_tiles(rows: int) -> tuple:
+    """(block_n, stages): 256-wide tiles with 3 stages from 16384 rows (1.06-1.24x the 128-wide
+    at EP8, a tie at E128), 128-wide with 4 below (up to 1.09x: more tiles to spread)."""
+    return (256, 3) if rows >= 16384 else (128, 4)
 
 
 def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Tensor,
@@ -231,7 +250,7 @@ def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Te
     K-block-major (fp8_quantize_activation's layout), FP8Block [E, out, in] -> bf16 [T, out]."""
     wq, ws = qweight.data, qweight.scale
     num_experts, n, k = wq.shape
-    block_n, stages = tiles or default_tiles(num_experts)
+    block_n, stages = tiles or default_tiles(xq.shape[0])
     rows = xq.shape[0]
     y = torch.empty(rows, n, device=xq.device, dtype=torch.bfloat16)
     if rows == 0:
@@ -250,7 +269,7 @@ def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Te
         gl.NVMMASharedLayout.get_default_for([ROWS_PER_CONSUMER, sub_n], gl.bfloat16))
     num_tiles = triton.cdiv(n, block_n) * tile_bound(rows, num_experts, BLOCK_M)
     _fp8_grouped_ws_kernel[(min(num_tiles, _sm_count(xq.device)), )](
-        a_desc, b_desc, c_desc, xs, ws, y, counts, num_experts, n, k, num_tiles, xs.stride(1),
+        a_desc, b_desc, c_desc, xs, ws, y, counts, num_experts, n, k, num_tiles, rows, xs.stride(1),
         ws.stride(0), ws.stride(1), y.stride(0), E_PAD=triton.next_power_of_2(num_experts),
         STAGES=stages, num_warps=4, maxnreg=168)  # 3 warpgroups x 168 = the SM's 64K registers
     return y

@@ -7,11 +7,13 @@ import functools
 import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy
 from triton.experimental.gluon.language.nvidia.hopper import tma
 
 tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
 cta_barrier = getattr(gl, "thread_barrier", None) or gl.barrier
+cp_async_load = getattr(async_copy, "async_load", None) or async_copy.async_copy_global_to_shared
 
 
 @functools.lru_cache(maxsize=None)

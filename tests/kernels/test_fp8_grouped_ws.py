@@ -31,15 +31,15 @@ def _descriptor(rows, cols, block, dtype, gl_dtype):
 
 
 def _compile_for_sm90(block_n: int, stages: int) -> dict:
-    """PTX facts of the kernel built for sm_90a with default_tiles' parameters."""
+    """PTX facts of the kernel built for sm_90a with the given tiles."""
     sub_n = min(block_n, 128)
     descs = [_descriptor(4096, 2048, [64, 128], torch.float8_e4m3fn, gl.float8e4nv),
              _descriptor(128 * 1536, 2048, [block_n, 128], torch.float8_e4m3fn, gl.float8e4nv),
              _descriptor(4096, 1536, [64, sub_n], torch.bfloat16, gl.bfloat16)]
     names = ["a_desc", "b_desc", "c_desc", "xs_ptr", "ws_ptr", "y_ptr", "counts_ptr",
-             "num_experts", "N", "K", "num_tiles", "stride_xsk", "stride_wse", "stride_wsn",
-             "stride_ym"]
-    types = [mangle_type(d) for d in descs] + ["*fp32", "*fp32", "*bf16", "*i32"] + ["i32"] * 8
+             "num_experts", "N", "K", "num_tiles", "num_rows", "stride_xsk", "stride_wse",
+             "stride_wsn", "stride_ym"]
+    types = [mangle_type(d) for d in descs] + ["*fp32", "*fp32", "*bf16", "*i32"] + ["i32"] * 9
     signature = dict(zip(names, types))
     constexprs = {"E_PAD": 128, "STAGES": stages, "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
@@ -52,6 +52,9 @@ def _compile_for_sm90(block_n: int, stages: int) -> dict:
                                         ptx)),
             "tma_stores": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta",
                                          ptx)),
+            "global_loads": len(re.findall(r"ld\.global", ptx)),
+            "scale_copies": len(re.findall(r"cp\.async\.c[ag]\.shared\.global", ptx)),
+            "copy_arrives": len(re.findall(r"cp\.async\.mbarrier\.arrive", ptx)),
             "consumer_registers": bool(re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+216",
                                                  ptx)),
             "shared": kernel.metadata.shared}
@@ -70,6 +73,10 @@ def test_compiles_for_sm90(block_n, stages):
     assert facts["wgmma"] == 8 * (block_n // min(block_n, 128))
     assert facts["tma_loads"] == 3 and facts["tma_stores"] >= 1
     assert facts["consumer_registers"]
+    # the scales ride in the ring (cp.async completing the stage's barrier): no consumer waits
+    # on a global load, the only one left is the expert counts'
+    assert facts["scale_copies"] >= 2 and facts["copy_arrives"] == 1
+    assert facts["global_loads"] == 1
     assert facts["shared"] <= 227 * 1024  # fits an H100's shared memory per block
 
 
@@ -77,7 +84,7 @@ def test_applies_only_to_large_hopper_batches():
     scheme = get_scheme("fp8-block")
     qweight = scheme.quantize_weight(torch.randn(4, 256, 256))
     assert not ws.applies(torch.empty(ws.MIN_ROWS, 256), qweight)  # CPU
-    assert ws.default_tiles(128) == (256, 3) and ws.default_tiles(16) == (128, 4)
+    assert ws.default_tiles(16384) == (256, 3) and ws.default_tiles(8192) == (128, 4)
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")

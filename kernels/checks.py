@@ -27,3 +27,10 @@ def check_tokens_per_expert(tokens_per_expert: torch.Tensor, num_experts: int,
 def counts_on(device: torch.device, tokens_per_expert: torch.Tensor) -> torch.Tensor:
     """int32 counts on the kernel's device (a no-op when they already are)."""
     return tokens_per_expert.to(device=device, dtype=torch.int32, non_blocking=True)
+
+
+def scale_words_fit(scale: torch.Tensor) -> bool:
+    """The bf16 scales can be read as int32 words holding group pairs: an even number of
+    groups per row, contiguous rows, and 4-byte aligned."""
+    return (scale.shape[-1] % 2 == 0 and scale.stride(-1) == 1
+            and all(st % 2 == 0 for st in scale.stride()[:-1]) and scale.data_ptr() % 4 == 0)

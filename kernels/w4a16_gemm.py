@@ -37,7 +37,7 @@ import triton.language as tl
 
 from megatron_qarl.quant.ops import gated_activation
 
-from .checks import check_activation, check_tokens_per_expert, counts_on
+from .checks import check_activation, check_tokens_per_expert, counts_on, scale_words_fit
 from .expert_tiles import program_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
@@ -190,13 +190,6 @@ def block_k_for(k: int, wanted: int) -> int:
     while block > 128 and k % block:
         block //= 2
     return block
-
-
-def scale_words_fit(scale: torch.Tensor) -> bool:
-    """The bf16 scales can be read as int32 words holding group pairs: an even number of
-    groups per row, contiguous rows, and 4-byte aligned."""
-    return (scale.shape[-1] % 2 == 0 and scale.stride(-1) == 1
-            and all(st % 2 == 0 for st in scale.stride()[:-1]) and scale.data_ptr() % 4 == 0)
 
 
 def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs=None):

@@ -15,7 +15,7 @@ straight into the wgmma's swizzled layout (the Triton kernel splits it into K pl
 registers instead).
 
 One warpgroup per CTA, a ring of stages holding per 128-input K block (one scale group) the
-weight words and the two 64-input x halves. Per half block: read the words, unpack, issue the
+rows' scale words, the weight words and the two 64-input x halves. Per half block: read the words, unpack, issue the
 wgmma, retire the previous half's; after the first half the previous block's stage is
 refilled. For MoE fc1 the SwiGLU and router prob can run in the epilogue, as in w4a16_gemm:
 a program then unpacks and issues the gate and the up rows of its columns together.
@@ -32,12 +32,14 @@ import torch
 import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, warpgroup_mma, \
     warpgroup_mma_wait
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
+from .checks import scale_words_fit
 from .expert_tiles import tile_bound
-from .gluon_hopper import cta_barrier, expert_tables, is_hopper, tile_of, tma_load
+from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, is_hopper, tile_of, tma_load
 from . import numerics
 
 GROUP, HALF, STAGE_WORDS = 128, 64, 16
@@ -94,10 +96,18 @@ def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
 
 
 @gluon.jit
-def _issue(w_desc, x_desc, w_bufs, x_bufs, ready, stage, kb, w_row, up_row, x_row,
-           SWIGLU: gl.constexpr):
+def _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, stage, kb, w_row, up_row, x_row,
+           s_words, s_mask, up_offset, SWIGLU: gl.constexpr):
+    """Fill a stage: the rows' scale words of block kb (its group and its pair's, 4 bytes, by
+    cp.async: cp.async copies no less) then the weight words and x by TMA, all completing the
+    stage's barrier. Scales loaded into registers cost 7% at EP8 and E128 decode: a global
+    load in flight stalls the next wgmma (docs/benchmarks.md, round 9)."""
     bar = ready.index(stage)
     parts: gl.constexpr = 2 if SWIGLU else 1
+    cp_async_load(s_bufs.index(parts * stage), s_words + kb // 2, mask=s_mask)
+    if SWIGLU:
+        cp_async_load(s_bufs.index(parts * stage + 1), s_words + up_offset + kb // 2, mask=s_mask)
+    async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
     mbarrier.expect(bar, parts * w_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes)
     tma_load(w_desc, [w_row, kb * WORDS], bar, w_bufs.index(parts * stage))
     if SWIGLU:
@@ -115,9 +125,10 @@ def _operand(words, h: gl.constexpr, scale2, a_layout: gl.constexpr, split_layou
 
 
 @gluon.jit
-def _scale_pairs(scale):
-    """bf16 scales -> int32 words holding each twice (the bf16x2 operand of the unpack)."""
-    bits = scale.to(gl.int16, bitcast=True).to(gl.int32) & 0xFFFF
+def _scale_pairs(s_buf, kb, layout: gl.constexpr):
+    """A stage's scale words (groups 2j, 2j + 1) -> int32 words holding group kb's bf16 scale
+    twice (the bf16x2 operand of the unpack)."""
+    bits = (s_buf.load(layout) >> ((kb % 2) * 16)) & 0xFFFF
     return bits | (bits << 16)
 
 
@@ -146,35 +157,33 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
                                        w_desc.layout)
     x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * STAGES, BLOCK_M, HALF_K],
                                        x_desc.layout)
+    s_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N],
+                                       gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)
+    # s_ptr: the scales as int32 words of group pairs, [E, PARTS * N, K / 256]
+    copy_rows = n0 + gl.arange(0, BLOCK_N, layout=gl.BlockedLayout([1], [32], [num_warps], [0]))
+    s_words = s_ptr + expert.to(gl.int64) * stride_se + copy_rows * stride_sn
+    s_mask = copy_rows < N
+    up_offset = N * stride_sn
     for i in gl.static_range(STAGES - 1):
         if i < steps:
-            _issue(w_desc, x_desc, w_bufs, x_bufs, ready, i, i, w_row, w_row + N, row_start,
-                   SWIGLU)
+            _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, i, i, w_row, w_row + N,
+                   row_start, s_words, s_mask, up_offset, SWIGLU)
 
-    n_rows = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, a_layout))
-    s_rows = s_ptr + expert.to(gl.int64) * stride_se + n_rows * stride_sn
-    n_mask = n_rows < N
-    up_scales = s_rows + N * stride_sn
-    scale_next = gl.load(s_rows, mask=n_mask, other=0.0)
-    up_scale_next = scale_next
-    if SWIGLU:
-        up_scale_next = gl.load(up_scales, mask=n_mask, other=0.0)
+    row_layout: gl.constexpr = gl.SliceLayout(1, a_layout)
     acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
     acc_up = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
     in_flight = gl.zeros([BLOCK_N, HALF_K], gl.bfloat16, a_layout)
     up_in_flight = in_flight
     for kb in range(steps):
         s = kb % STAGES
-        scale2 = _scale_pairs(scale_next)
-        up_scale2 = _scale_pairs(up_scale_next)
-        ahead = gl.minimum(kb + 1, steps - 1)
-        scale_next = gl.load(s_rows + ahead, mask=n_mask, other=0.0)
-        if SWIGLU:
-            up_scale_next = gl.load(up_scales + ahead, mask=n_mask, other=0.0)
         mbarrier.wait(ready.index(s), (kb // STAGES) & 1)
+        scale2 = _scale_pairs(s_bufs.index(PARTS * s), kb, row_layout)
+        up_scale2 = scale2
+        if SWIGLU:
+            up_scale2 = _scale_pairs(s_bufs.index(PARTS * s + 1), kb, row_layout)
         for h in gl.static_range(2):
             # unpack this half (gate and up), issue its wgmmas, retire the previous half's:
             # the A registers of the wgmmas in flight are the wait's deps, so they outlive them
@@ -195,8 +204,9 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
             if h == 0:  # block kb - 1 is done with its stage: refill it STAGES - 1 ahead
                 cta_barrier()
                 if kb + STAGES - 1 < steps:
-                    _issue(w_desc, x_desc, w_bufs, x_bufs, ready, (kb + STAGES - 1) % STAGES,
-                           kb + STAGES - 1, w_row, w_row + N, row_start, SWIGLU)
+                    _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready,
+                           (kb + STAGES - 1) % STAGES, kb + STAGES - 1, w_row, w_row + N,
+                           row_start, s_words, s_mask, up_offset, SWIGLU)
     acc, acc_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_up))
 
     tokens = row_start + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc_layout))
@@ -214,13 +224,13 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
 
 
 def applies(x: torch.Tensor, qweight) -> bool:
-    """Hopper, 128-input groups, K in whole groups, and tensors TMA can read (contiguous rows,
-    16-byte aligned)."""
+    """Hopper, 128-input groups, K in whole groups, tensors TMA can read (contiguous rows,
+    16-byte aligned), and scales readable as words of group pairs (an even group count)."""
     data = qweight.data
     return (x.is_cuda and is_hopper(x.device)
             and qweight.scheme.group_size == GROUP and qweight.in_features % GROUP == 0
             and data.dim() == 3 and data.is_contiguous() and data.data_ptr() % 16 == 0
-            and qweight.scale.stride(-1) == 1
+            and scale_words_fit(qweight.scale)
             and x.stride(-1) == 1 and x.stride(0) % 8 == 0 and x.data_ptr() % 16 == 0)
 
 
@@ -260,9 +270,10 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                          _WORD_LAYOUT)
     x_desc = _descriptor(x, [block_m, HALF], _x_layout(block_m))
     grid = (triton.cdiv(n_out, block_n), tile_bound(rows, num_experts, block_m))
+    words = scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
     _w4a16_gluon_kernel[grid](
-        w_desc, x_desc, scale, y, x if probs is None else probs, counts, num_experts, n_out,
-        qweight.in_features, scale.stride(0), scale.stride(1), y.stride(0),
+        w_desc, x_desc, words, y, x if probs is None else probs, counts, num_experts, n_out,
+        qweight.in_features, words.stride(0), words.stride(1), y.stride(0),
         *_layouts(block_n, block_m), E_PAD=triton.next_power_of_2(num_experts), STAGES=stages,
         SWIGLU=swiglu, HAS_PROBS=probs is not None, num_warps=4)
     return y

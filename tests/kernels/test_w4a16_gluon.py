@@ -19,6 +19,7 @@ from triton.runtime.jit import mangle_type
 from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
+from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_gemm import gluon_tiles, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
@@ -101,6 +102,9 @@ def test_routing_follows_the_measured_crossovers():
     assert not wg.applies(torch.empty(64, 256, dtype=torch.bfloat16), qweight)  # CPU
     qweight64 = get_scheme("w4a16-g64").quantize_weight(torch.randn(2, 64, 256))
     assert not wg.applies(torch.empty(64, 256, dtype=torch.bfloat16), qweight64)
+    # the ring carries scales as 4-byte words of group pairs: an odd group count cannot
+    odd = get_scheme("w4a16").quantize_weight(torch.randn(2, 64, 384))
+    assert scale_words_fit(qweight.scale) and not scale_words_fit(odd.scale)
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
@@ -118,6 +122,18 @@ def test_matches_reference(tiles, e, n, k, counts, assert_gemm_close):
     x = torch.randn(sum(counts), k, device="cuda").bfloat16()
     assert wg.applies(x, qweight)
     assert_gemm_close(wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles),
+                      scheme.reference_grouped_matmul(x, qweight, tokens))
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+def test_odd_group_counts_take_the_triton_kernel(assert_gemm_close):
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16")
+    qweight = scheme.quantize_weight(torch.randn(4, 256, 384, device="cuda"))  # 3 groups
+    tokens = torch.tensor([40, 0, 33, 70], device="cuda", dtype=torch.int32)
+    x = torch.randn(143, 384, device="cuda").bfloat16()
+    assert not wg.applies(x, qweight)
+    assert_gemm_close(w4a16_grouped_matmul(x, qweight, tokens),
                       scheme.reference_grouped_matmul(x, qweight, tokens))
 
 

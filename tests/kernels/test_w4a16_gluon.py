@@ -90,6 +90,7 @@ def test_routing_follows_the_measured_crossovers():
     assert gluon_tiles(512, 16, 768) == (64, 128, 3)  # W2 EP8 M=64
     assert gluon_tiles(2048, 16, 768) == (128, 128, 2)  # W2 EP8 M=256
     assert gluon_tiles(2048, 128, 2048) == (32, 128, 3)  # W13 E128 M=256
+    assert gluon_tiles(256, 16, 2048) == (32, 128, 2)  # W13 EP8 M=32
     assert gluon_tiles(1024, 16, 2048) == (128, 64, 2)  # W13 EP8 M=128
     assert gluon_tiles(8192, 128, 2048) == (64, 128, 3)  # W13 E128 M=1024
     assert gluon_tiles(2048, 128, 768) is None  # W2 E128 M=256: the Triton kernel

@@ -278,12 +278,14 @@ def gluon_tiles(rows: int, num_experts: int, k: int, capturing: bool = True):
     return 128, 128 if per_expert >= 128 else 64, 2
 
 
-def gluon_swiglu_tiles(block_m: int) -> tuple:
+def gluon_swiglu_tiles(block_m: int, num_experts: int) -> tuple:
     """(block_n, stages) of the fused fc1 + SwiGLU in Gluon: each program holds 64 gate and 64
     up rows; 128-token tiles fit two stages. H100, CUDA graphs, against the Gluon GEMM then
     torch's activation (round 8, swiglu_tiles.txt): EP8 M=64 34.6 vs 42.8 us, M=256 56.5 vs
-    67.2 us (three stages: 72.8); E128 M=256 116.4 vs 129.0 us, M=1024 242.5 vs 262.6 us."""
-    return 64, 2 if block_m >= 128 else 3
+    67.2 us (three stages: 72.8); E128 M=256 116.4 vs 129.0 us, M=1024 242.5 vs 262.6 us.
+    Few experts take two stages throughout (round 9, swiglu_stages.txt: EP8 M=64 33.3-33.8 vs
+    35.1-35.2 us; many experts keep three: E128 M=256 118.2 vs 124.4-124.8 us)."""
+    return 64, 2 if block_m >= 128 or num_experts < 64 else 3
 
 
 def _gluon_route(x: torch.Tensor, qweight, config):
@@ -333,8 +335,9 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     probs = None if probs is None else probs.contiguous()
     tiles = _gluon_route(x, qweight, config)
     if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
-        return w4a16_grouped_gluon(x, qweight, counts, tiles[0], *gluon_swiglu_tiles(tiles[0]),
-                                   swiglu=True, probs=probs)
+        return w4a16_grouped_gluon(x, qweight, counts, tiles[0],
+                                   *gluon_swiglu_tiles(tiles[0], num_experts), swiglu=True,
+                                   probs=probs)
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 

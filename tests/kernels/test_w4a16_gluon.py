@@ -20,7 +20,7 @@ from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
-from qarl_kernels.w4a16_gemm import gluon_tiles, w4a16_grouped_matmul
+from qarl_kernels.w4a16_gemm import gluon_swiglu_tiles, gluon_tiles, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 TILES = [(32, 128, 3), (64, 64, 3), (64, 128, 3), (128, 64, 2), (128, 128, 2)]
@@ -91,6 +91,9 @@ def test_routing_follows_the_measured_crossovers():
     assert gluon_tiles(2048, 16, 768) == (128, 128, 2)  # W2 EP8 M=256
     assert gluon_tiles(2048, 128, 2048) == (32, 128, 3)  # W13 E128 M=256
     assert gluon_tiles(256, 16, 2048) == (32, 128, 2)  # W13 EP8 M=32
+    # the fused SwiGLU epilogue: two stages for few experts or 128-token tiles
+    assert gluon_swiglu_tiles(64, 16) == (64, 2) and gluon_swiglu_tiles(32, 128) == (64, 3)
+    assert gluon_swiglu_tiles(128, 128) == (64, 2)
     assert gluon_tiles(1024, 16, 2048) == (128, 64, 2)  # W13 EP8 M=128
     assert gluon_tiles(8192, 128, 2048) == (64, 128, 3)  # W13 E128 M=1024
     assert gluon_tiles(2048, 128, 768) is None  # W2 E128 M=256: the Triton kernel

@@ -250,8 +250,8 @@ def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Te
     K-block-major (fp8_quantize_activation's layout), FP8Block [E, out, in] -> bf16 [T, out]."""
     wq, ws = qweight.data, qweight.scale
     num_experts, n, k = wq.shape
-    block_n, stages = tiles or default_tiles(xq.shape[0])
     rows = xq.shape[0]
+    block_n, stages = tiles or default_tiles(rows)
     y = torch.empty(rows, n, device=xq.device, dtype=torch.bfloat16)
     if rows == 0:
         return y

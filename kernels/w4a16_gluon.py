@@ -15,10 +15,11 @@ straight into the wgmma's swizzled layout (the Triton kernel splits it into K pl
 registers instead).
 
 One warpgroup per CTA, a ring of stages holding per 128-input K block (one scale group) the
-rows' scale words, the weight words and the two 64-input x halves. Per half block: read the words, unpack, issue the
-wgmma, retire the previous half's; after the first half the previous block's stage is
-refilled. For MoE fc1 the SwiGLU and router prob can run in the epilogue, as in w4a16_gemm:
-a program then unpacks and issues the gate and the up rows of its columns together.
+rows' scale words, the weight words and the two 64-input x halves. Per half block: read the
+words, unpack, issue the wgmma, retire the previous half's; after the first half the previous
+block's stage is refilled. For MoE fc1 the SwiGLU and router prob can run in the epilogue, as
+in w4a16_gemm: a program then unpacks and issues the gate and the up rows of its columns
+together.
 Tried on the H100 and dropped (docs/benchmarks.md, round 8): a separate, deeper ring for the
 words; two consumer warpgroups sharing x; warp specialization with a TMA warpgroup (as fast
 at EP8, slower at E128); two half blocks in flight.

@@ -16,6 +16,8 @@ acc + partial * (sa * sb).
 Gluon has no interpreter, so CI compiles this kernel for sm_90 offline and the H100 runs check
 it against the reference; fp8_gemm falls back to the Triton kernel wherever it does not apply.
 """
+import functools
+
 import torch
 import triton
 from triton.experimental import gluon
@@ -214,13 +216,9 @@ def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts
                         (_load_partition, (args, ))], [4, 1], [216, 72])
 
 
-_SMS = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _sm_count(device: torch.device) -> int:
-    if device not in _SMS:
-        _SMS[device] = torch.cuda.get_device_properties(device).multi_processor_count
-    return _SMS[device]
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 #: the measured crossover (H100, docs/benchmarks.md, round 9): from 2048 rows (256 tokens at

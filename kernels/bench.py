@@ -17,7 +17,8 @@ import triton
 from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import gated_activation
 
-from .bench_setup import DECODE_MAX_TOKENS, ceilings, copies_for, graph_us, median_us, route
+from .bench_setup import (DECODE_MAX_TOKENS, STEP_CALLS, ceilings, copies_for, graph_us,
+                          median_us, route)
 from .fp8_gemm import (fp8_block_grouped_linear, fp8_block_grouped_matmul,
                        fp8_block_grouped_packed, fp8_block_linear, fp8_block_matmul,
                        quantize_linear_input)
@@ -150,9 +151,10 @@ def bench_w4a16_grouped(peak, check):
                             bf16_t[0].transpose(1, 2))
             g_k = g_bf = g_bw = None
             if m <= DECODE_MAX_TOKENS:  # decode runs in CUDA graphs: no host launch cost
-                g_k = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
+                g_k = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws],
+                               calls=STEP_CALLS)
                 g_bf = graph_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
-                                 for w in bf16_t])
+                                 for w in bf16_t], calls=STEP_CALLS)
                 g_bw = 100 * _expert_bytes(touched, n, k, 128, rows, True) / g_k / 1e3 / peak[
                     "copy_GBps"]
             bw_k = _expert_bytes(touched, n, k, 128, rows, True) / t_k / 1e3
@@ -171,8 +173,9 @@ def bench_w4a16_grouped(peak, check):
 def bench_w4a16_decode(peak, check, compare):
     """Decode sizes only: this W4A16 kernel and older versions of it (modules named by
     --compare, each with a w4a16_grouped_matmul) against bf16 torch._grouped_mm, all in CUDA
-    graphs, as a decoding engine runs them: under ~50 us of GPU time do_bench measures the
-    host (the Triton launch of a wrapper with ~20 arguments costs about as much)."""
+    graphs of STEP_CALLS calls, as a decoding engine runs them: under ~50 us of GPU time
+    do_bench measures the host (the Triton launch of a wrapper with ~20 arguments costs about as
+    much). The last columns time this kernel and bf16 with one call per graph."""
     scheme = get_scheme("w4a16")
     kernels = [("this", w4a16_grouped_matmul)] + [
         (name.rsplit(".", 1)[-1], importlib.import_module(name).w4a16_grouped_matmul)
@@ -180,26 +183,30 @@ def bench_w4a16_decode(peak, check, compare):
     header = ["shape", "M tokens", "experts touched", "bf16 us", "bf16 %BW"]
     for name, _ in kernels:
         header += [f"{name} us", f"{name} %BW", f"{name} / bf16"]
-    table = Table("W4A16 decode (CUDA graphs)", header)
+    header += ["1 call/graph: bf16 us", "this us", "this / bf16"]
+    table = Table(f"W4A16 decode (CUDA graphs of {STEP_CALLS} calls)", header)
     for label, e, n, k in DECODE_SHAPES:
         qws, bf16_t = _w4a16_weights(scheme, e, n, k)
         for m in DECODE_TOKENS:
             counts, rows, touched, x, offs = _batch(m, e, k)
-            t_bf16 = graph_us([lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in bf16_t])
+            bf16_calls = [lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in bf16_t]
+            t_bf16 = graph_us(bf16_calls, calls=STEP_CALLS)
             want = scheme.reference_grouped_matmul(x, qws[0], counts.cpu())
             cells = [label, str(m), str(touched), t_bf16, 100 * _expert_bytes(
                 touched, n, k, 128, rows, False) / t_bf16 / 1e3 / peak["copy_GBps"]]
             for name, fn in kernels:
                 try:
                     check.close(f"w4a16 decode {name} {label} M={m}", fn(x, qws[0], counts), want)
-                    t = graph_us([lambda q=q: fn(x, q, counts) for q in qws])
+                    t = graph_us([lambda q=q: fn(x, q, counts) for q in qws], calls=STEP_CALLS)
                 except Exception as err:  # a version this Triton cannot compile or launch
                     print(f"{name} {label} M={m} failed: {str(err).splitlines()[0][:200]}")
                     cells += ["failed", "—", "—"]
                     continue
                 bw = _expert_bytes(touched, n, k, 128, rows, True) / t / 1e3
                 cells += [t, 100 * bw / peak["copy_GBps"], _fmt(t_bf16 / t, ".2f")]
-            table.add(*cells)
+            single_bf16 = graph_us(bf16_calls)
+            single = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
+            table.add(*cells, single_bf16, single, _fmt(single_bf16 / single, ".2f"))
         del qws, bf16_t
     return [table]
 
@@ -209,7 +216,8 @@ def bench_swiglu(check):
     GEMM then torch's SwiGLU (quant.ops.gated_activation), against the fused epilogue, whose
     output must be the same bits."""
     scheme = get_scheme("w4a16")
-    table = Table("W4A16 fc1 + SwiGLU + router probs, fused vs unfused (CUDA graphs)",
+    table = Table(f"W4A16 fc1 + SwiGLU + router probs, fused vs unfused (CUDA graphs of "
+                  f"{STEP_CALLS} calls)",
                   ["shape", "M tokens", "GEMM then SwiGLU us", "fused us", "speedup"])
     for label, e, n, k in [s for s in GROUPED_SHAPES if s[0].startswith("W13")]:
         qws, _ = _w4a16_weights(scheme, e, n, k)
@@ -222,17 +230,18 @@ def bench_swiglu(check):
 
             check.equal(f"w4a16 fused swiglu {label} M={m}",
                         w4a16_grouped_swiglu(x, qws[0], counts, probs), unfused(qws[0]))
-            t_unfused = graph_us([lambda q=q: unfused(q) for q in qws])
+            t_unfused = graph_us([lambda q=q: unfused(q) for q in qws], calls=STEP_CALLS)
             t_fused = graph_us([lambda q=q: w4a16_grouped_swiglu(x, q, counts, probs)
-                                for q in qws])
+                                for q in qws], calls=STEP_CALLS)
             table.add(label, str(m), t_unfused, t_fused, _fmt(t_unfused / t_fused, ".2f"))
         del qws
     return [table]
 
 
 def bench_launch_floor():
+    """Time per call of one tiny kernel: one per graph, and STEP_CALLS per graph."""
     z = torch.zeros(1, device="cuda")
-    return graph_us([lambda: z.add_(1)])
+    return graph_us([lambda: z.add_(1)]), graph_us([lambda: z.add_(1)], calls=STEP_CALLS)
 
 
 def bench_quantize(peak, check, sweep):
@@ -395,12 +404,14 @@ def _header(peak, floor_us, command):
             f"{datetime.date.today().isoformat()}. Command: `{command}`.\n\n"
             f"Measured ceilings in this run: copy {peak['copy_GBps']:.0f} GB/s (read + write), "
             f"bf16 8192^3 matmul {peak['bf16_TFLOPs']:.0f} TFLOP/s; CUDA-graph launch floor "
-            f"(one tiny kernel) {floor_us:.1f} us. %BW = bytes of touched experts + "
+            f"(one tiny kernel) {floor_us[0]:.1f} us with one call per graph, "
+            f"{floor_us[1]:.1f} us per call with {STEP_CALLS}. %BW = bytes of touched experts + "
             f"activations in and out over the copy ceiling. Times are medians of "
-            f"triton.testing.do_bench with weights rotated over copies > 2x L2; the 'graph' "
-            f"columns replay CUDA graphs, as a decoding engine runs: read decode sizes (M <= "
-            f"{DECODE_MAX_TOKENS}) there, since under ~60 us do_bench times the host launch "
-            f"of the Triton wrapper, not the kernel. The W4A16 "
+            f"triton.testing.do_bench with weights rotated over copies > 2x L2; the W4A16 "
+            f"'graph' columns and tables replay CUDA graphs of {STEP_CALLS} calls (rotating the "
+            f"copies), as a decoding engine runs its step (the FP8 tables: one call per graph): "
+            f"read decode sizes (M <= {DECODE_MAX_TOKENS}) there, since under ~60 us do_bench "
+            f"times the host launch of the Triton wrapper, not the kernel. The W4A16 "
             f"op dequantizes + uses torch._grouped_mm from {DEQUANT_ROWS_PER_EXPERT} "
             f"tokens/expert ({KEPT_OPERAND_ROWS_PER_EXPERT} with the operand kept), the int4 "
             f"kernel below that; 'operand kept' is that path with the "

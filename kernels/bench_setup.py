@@ -10,6 +10,9 @@ import triton
 #: decode batch sizes: timed in CUDA graphs by the benchmark and the tile sweep, since under
 #: ~60 us of GPU work do_bench times the host launch of the Triton wrapper
 DECODE_MAX_TOKENS = 256
+#: calls per captured graph in the decode timings (graph_us): a decode step's kernels run back to
+#: back in one graph
+STEP_CALLS = 10
 L2_BYTES = 50 * 2**20
 ROTATE_BYTES = 2.4 * L2_BYTES
 
@@ -37,8 +40,12 @@ def median_us(fns) -> float:
     return triton.testing.do_bench(step, warmup=25, rep=150, return_mode="median") * 1e3
 
 
-def graph_us(fns, replays: int = 200) -> float:
-    """Mean time per replay of CUDA graphs of fns (round-robin): latency without launch cost."""
+def graph_us(fns, replays: int = 200, calls: int = 1) -> float:
+    """Mean time per call of CUDA graphs holding `calls` calls each of fns (round-robin):
+    latency without host launch cost. A decoding engine captures its whole step in one graph,
+    so its kernels run back to back: with one call per graph every call also pays the graph's
+    own launch gap (about 2.5 us on the H100, docs/benchmarks.md round 10), hence STEP_CALLS."""
+    groups = [[fns[(i * calls + j) % len(fns)] for j in range(calls)] for i in range(len(fns))]
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -46,10 +53,11 @@ def graph_us(fns, replays: int = 200) -> float:
             fn()
     torch.cuda.current_stream().wait_stream(stream)
     graphs = []
-    for fn in fns:
+    for group in groups:
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
-            fn()
+            for fn in group:
+                fn()
         graphs.append(g)
     for g in graphs:
         g.replay()
@@ -60,7 +68,7 @@ def graph_us(fns, replays: int = 200) -> float:
         graphs[i % len(graphs)].replay()
     end.record()
     torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1e3 / replays
+    return start.elapsed_time(end) * 1e3 / (replays * calls)
 
 
 def ceilings() -> dict:

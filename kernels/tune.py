@@ -15,7 +15,7 @@ import torch
 
 from megatron_qarl.quant import get_scheme
 
-from .bench_setup import DECODE_MAX_TOKENS, copies_for, graph_us, median_us, route
+from .bench_setup import DECODE_MAX_TOKENS, STEP_CALLS, copies_for, graph_us, median_us, route
 from .fp8_gemm import fp8_block_grouped_linear
 from .fp8_grouped_ws import fp8_grouped_ws
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
@@ -128,6 +128,11 @@ def _rotated_w4a16(e, n, k):
     return [q0] + [w4a16_quantize(master + i, scheme) for i in range(1, copies)]
 
 
+def _step_us(fns):
+    """Decode sizes: per call in CUDA graphs of STEP_CALLS calls, as the benchmark times them."""
+    return graph_us(fns, calls=STEP_CALLS)
+
+
 def _w4a16_sweep(cases):
     scheme = get_scheme("w4a16")
     weights = {}
@@ -150,7 +155,7 @@ def _w4a16_sweep(cases):
             if not err < 1e-2:
                 print(f"WRONG {label} M={m} {_name(cfg)}: rel err {err}", flush=True)
                 continue
-            timer = graph_us if m <= DECODE_MAX_TOKENS else median_us
+            timer = _step_us if m <= DECODE_MAX_TOKENS else median_us
             t = timer([lambda q=q: w4a16_grouped_matmul(x, q, counts, cfg) for q in qws])
             results.append((t, _name(cfg)))
         results.sort()
@@ -168,8 +173,8 @@ def _gluon_sweep():
         probs = torch.rand(x.shape[0], device="cuda")
         triton_cfg = default_config(x.shape[0], e, n, k, 128)  # a config: the Triton kernel
         want = w4a16_grouped_matmul(x, qws[0], counts, triton_cfg).float()
-        t_triton = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, triton_cfg)
-                             for q in qws])
+        t_triton = _step_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, triton_cfg)
+                              for q in qws])
         results = []
         fused = [(tiles[0], 64, tiles[2], True) for tiles in GLUON_TILES if tiles[1] == 64]
         for bm, bn, st, swiglu in [t + (False, ) for t in GLUON_TILES] + (
@@ -186,7 +191,7 @@ def _gluon_sweep():
                     print(f"WRONG gluon {label} M={m} {(bm, bn, st)}: rel err {err}", flush=True)
                     continue
             name = f"{'swiglu ' if swiglu else ''}m{bm} n{bn} st{st}"
-            results.append((graph_us([lambda q=q: run(q) for q in qws]), name))
+            results.append((_step_us([lambda q=q: run(q) for q in qws]), name))
         results.sort()
         for kind, rows in [("GEMM", [r for r in results if not r[1].startswith("swiglu")]),
                            ("fused SwiGLU", [r for r in results if r[1].startswith("swiglu")])]:

@@ -25,6 +25,8 @@ from .fp8_gemm import (fp8_block_grouped_linear, fp8_block_grouped_matmul,
 from .fp8_grouped_ws import applies as ws_applies
 from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
                            fp8_quantize_swiglu)
+from .gluon_hopper import is_hopper
+from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
                          w4a16_grouped_matmul, w4a16_grouped_swiglu)
@@ -180,7 +182,8 @@ def bench_w4a16_decode(peak, check, compare):
     kernels = [("this", w4a16_grouped_matmul)] + [
         (name.rsplit(".", 1)[-1], importlib.import_module(name).w4a16_grouped_matmul)
         for name in compare]
-    header = ["shape", "M tokens", "experts touched", "bf16 us", "bf16 %BW"]
+    header = ["shape", "M tokens", "experts touched", "bf16 us", "bf16 %BW",
+              "int4 stream floor us", "floor %BW"]
     for name, _ in kernels:
         header += [f"{name} us", f"{name} %BW", f"{name} / bf16"]
     header += ["1 call/graph: bf16 us", "this us", "this / bf16"]
@@ -192,8 +195,11 @@ def bench_w4a16_decode(peak, check, compare):
             bf16_calls = [lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in bf16_t]
             t_bf16 = graph_us(bf16_calls, calls=STEP_CALLS)
             want = scheme.reference_grouped_matmul(x, qws[0], counts.cpu())
+            floor = _stream_floor_us(touched, n, k)
             cells = [label, str(m), str(touched), t_bf16, 100 * _expert_bytes(
-                touched, n, k, 128, rows, False) / t_bf16 / 1e3 / peak["copy_GBps"]]
+                touched, n, k, 128, rows, False) / t_bf16 / 1e3 / peak["copy_GBps"], floor,
+                None if floor is None else 100 * touched * n * k / 2 / floor / 1e3
+                / peak["copy_GBps"]]
             for name, fn in kernels:
                 try:
                     check.close(f"w4a16 decode {name} {label} M={m}", fn(x, qws[0], counts), want)
@@ -209,6 +215,17 @@ def bench_w4a16_decode(peak, check, compare):
             table.add(*cells, single_bf16, single, _fmt(single_bf16 / single, ".2f"))
         del qws, bf16_t
     return [table]
+
+
+def _stream_floor_us(touched, n, k):
+    """A decode row's stream-only floor (stream_floor: its touched experts' int4 words brought
+    into shared memory by TMA, nothing else), in graphs of STEP_CALLS calls; Hopper only."""
+    if not is_hopper(torch.device("cuda")):
+        return None
+    words = [torch.randint(-2**31, 2**31 - 1, (touched * n, k // 8), dtype=torch.int32,
+                           device="cuda") for _ in range(copies_for(touched * n * k // 2))]
+    out = torch.empty(touched * n // FLOOR_ROWS, dtype=torch.int32, device="cuda")
+    return graph_us([lambda w=w: stream_words(w, out) for w in words], calls=STEP_CALLS)
 
 
 def bench_swiglu(check):

@@ -9,10 +9,9 @@ import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
-from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from .gluon_hopper import cta_barrier, tma_load
-from .w4a16_gluon import STAGE_WORDS, _WORD_LAYOUT
+from .w4a16_gluon import STAGE_WORDS, _WORD_LAYOUT, _descriptor
 
 BLOCK_N, STAGES = 64, 4  # the best of 64/128-row boxes and 2-8 stages in round 10
 
@@ -60,6 +59,6 @@ def stream_words(words: torch.Tensor, out: torch.Tensor) -> None:
     if rows % BLOCK_N or width % STAGE_WORDS:
         raise ValueError(f"stream_words: words {tuple(words.shape)} must be [a multiple of "
                          f"{BLOCK_N}, a multiple of {STAGE_WORDS}]")
-    desc = TensorDescriptor.from_tensor(words, [BLOCK_N, STAGE_WORDS], _WORD_LAYOUT)
+    desc = _descriptor(words, [BLOCK_N, STAGE_WORDS], _WORD_LAYOUT)
     _stream_kernel[(rows // BLOCK_N, )](desc, out, width // STAGE_WORDS, STAGE_COUNT=STAGES,
                                         num_warps=4)

@@ -70,11 +70,11 @@ W4A16_CASES = [
     ("W2 EP8", 16, 2048, 768, 256, [MID]),
 ]
 #: (block_m, block_n, stages) of the Gluon W4A16 kernel, and the cases of w4a16_gemm.gluon_tiles
-GLUON_TILES = [(bm, bn, st) for bm in (32, 64, 128) for bn in (64, 128) for st in (2, 3)]
-GLUON_CASES = [("W13 EP8", 16, 1536, 2048, m) for m in (32, 64, 128, 256)] + [
-    ("W2 EP8", 16, 2048, 768, m) for m in (32, 64, 256)] + [
-    ("W13 E128", 128, 1536, 2048, m) for m in (256, 1024)] + [
-    ("W2 E128", 128, 2048, 768, m) for m in (256, 1024)]
+GLUON_TILES = [(bm, bn, st) for bm in (16, 32, 64, 128) for bn in (64, 128) for st in (2, 3)]
+GLUON_CASES = [("W13 EP8", 16, 1536, 2048, m) for m in (1, 8, 16, 32, 64, 128, 256)] + [
+    ("W2 EP8", 16, 2048, 768, m) for m in (1, 8, 16, 32, 64, 256)] + [
+    ("W13 E128", 128, 1536, 2048, m) for m in (1, 8, 64, 128, 256, 1024)] + [
+    ("W2 E128", 128, 2048, 768, m) for m in (1, 8, 64, 128, 256, 512, 1024)]
 FP8_TILES = [(128, 128, 8, 3), (128, 128, 4, 3), (128, 128, 8, 4), (64, 128, 4, 4),
              (128, 256, 8, 3), (64, 256, 8, 3), (128, 64, 4, 4), (256, 128, 8, 3)]
 #: (block_n, stages) of the warp-specialized Gluon kernel (fp8_grouped_ws.default_tiles)

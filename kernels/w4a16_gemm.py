@@ -26,9 +26,10 @@ MoE fc1 can also run with the experts' SwiGLU and router prob in the epilogue
 (w4a16_grouped_swiglu): a program accumulates the gate and the up rows of its output columns
 over the same x tiles, so the [T, 2F] intermediate and the activation's kernels disappear.
 
-On Hopper the grouped ops hand 16 to 128 tokens per expert to the Gluon kernel (w4a16_gluon,
+On Hopper the grouped ops hand 4 to 128 tokens per expert to the Gluon kernel (w4a16_gluon,
 routed by gluon_tiles), which unpacks into the registers of asynchronous wgmmas.
 """
+import warnings
 from dataclasses import dataclass, replace
 
 import torch
@@ -42,6 +43,7 @@ from .expert_tiles import program_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
 from .w4a16_gluon import applies as gluon_applies, w4a16_grouped_gluon
+from .w4a16_lanes import has_lane_codes, lane_codes
 from .w4a16_operand import w4a16_operand
 
 
@@ -258,42 +260,60 @@ def _capturing(x: torch.Tensor) -> bool:
 
 def gluon_tiles(rows: int, num_experts: int, k: int, capturing: bool = True):
     """(block_m, block_n, stages) of the Gluon kernel where it beats this file's, else None.
-    `python -m qarl_kernels.tune --only w4a16-gluon` on the H100 (CUDA graphs, docs/benchmarks.md
-    round 8): from 16 tokens per expert at K = 2048 (W13 E128 M=256: 100 vs 121 us) and from 32
-    at K = 768 (W2 EP8 M=64: 15.9 vs 17.0 us), up to 128 (EP8 M=256: W13 35 vs 53 us, W2 26 vs
-    37 us; E128 M=1024: W13 189 vs 276 us); below, this file's kernel is as fast or faster (W2
-    E128 M=256: 64.5 vs 61.2 us). Few experts take 128-token tiles from 64 tokens per expert,
-    with two stages (three leave one CTA per SM: W13 EP8 M=128 28 vs 33 us); many experts
-    keep 64-token tiles (W13 E128 M=1024 189 us, 128-token tiles 191)."""
+    `python -m qarl_kernels.tune --only w4a16-gluon` on the H100 (CUDA graphs of 10 calls,
+    docs/benchmarks.md round 11, with the lane-order codes): from 4 tokens per expert (E128
+    M=64: W13 82 vs 90 us, W2 48 vs 55 us; W2 EP8 M=8: 9.7 vs 10.6 us) up to 128 (EP8 M=256: W13
+    33 vs 51 us, W2 21 vs 33 us; E128 M=1024: W13 172 vs 277 us); W13 EP8 from 8 (M=16: 17.1
+    vs 19.1 us; M=8: 16.5 vs 16.4). Below, this file's kernel is as fast or faster (M=1: within
+    0.7 us; W13 E128 M=8: 38.3 vs 40.0 us).
+    Few experts take 128-token tiles from 64 tokens per expert, with two stages (three leave
+    one CTA per SM); many experts keep 64-token tiles."""
     per_expert = rows // max(1, num_experts)
-    if per_expert > 128 or per_expert < (16 if k >= 2048 else 32):
+    few_wide = num_experts < 64 and k >= 2048  # W13 EP8: 64-row weight tiles, more CTAs
+    if per_expert > 128 or per_expert < (8 if few_wide else 4):
         return None
     if not capturing and (num_experts < EAGER_GLUON_MIN_EXPERTS
                           or per_expert < EAGER_GLUON_ROWS_PER_EXPERT):
         return None
-    if per_expert < 32:  # few experts: two stages (round 9, W13 EP8 M=32: 23.6 vs 25.1 us)
-        return 32, 128, 3 if num_experts >= 64 else 2
+    if per_expert < 16:  # W13 EP8 M=16: 32-token tiles 17.1 us, 16-token 18.3
+        return (32, 64, 3) if few_wide else (16, 128, 3)
+    if per_expert < 32:  # W13 EP8 M=32: two stages 18.6 us, three 19.4+
+        return 32, 64 if k >= 2048 else 128, 2 if few_wide else 3
     if per_expert < 64 or num_experts >= 64:
-        return 64, 64 if k >= 2048 and num_experts < 64 else 128, 3
-    return 128, 128 if per_expert >= 128 else 64, 2
+        return 64, 64 if few_wide else 128, 3
+    return 128, 128 if per_expert >= 128 and k >= 2048 else 64, 2
 
 
 def gluon_swiglu_tiles(block_m: int, num_experts: int) -> tuple:
     """(block_n, stages) of the fused fc1 + SwiGLU in Gluon: each program holds 64 gate and 64
-    up rows; 128-token tiles fit two stages. H100, CUDA graphs, against the Gluon GEMM then
-    torch's activation (round 8, swiglu_tiles.txt): EP8 M=64 34.6 vs 42.8 us, M=256 56.5 vs
-    67.2 us (three stages: 72.8); E128 M=256 116.4 vs 129.0 us, M=1024 242.5 vs 262.6 us.
-    Few experts take two stages throughout (round 9, swiglu_stages.txt: EP8 M=64 33.3-33.8 vs
-    35.1-35.2 us; many experts keep three: E128 M=256 118.2 vs 124.4-124.8 us)."""
-    return 64, 2 if block_m >= 128 or num_experts < 64 else 3
+    up rows; 128-token tiles, and 64-token tiles of few experts, fit two stages. H100, CUDA
+    graphs of 10 calls, the tuner of round 11: EP8 M=8 19.6 us with three stages against 21.1
+    with two, M=64 28.5 vs 28.6, M=256 52.4 vs 68.4 (128-token tiles); E128 M=64 86.8 vs 91.0,
+    M=1024 211.6 vs 215.4 us. Round 8 measured it against the Gluon GEMM then torch's
+    activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us."""
+    return 64, 2 if block_m >= 128 or (block_m >= 64 and num_experts < 64) else 3
 
 
 def _gluon_route(x: torch.Tensor, qweight, config):
-    """The Gluon kernel's tiles for this grouped call, or None for this file's kernel."""
+    """The Gluon kernel's tiles for this grouped call, or None for this file's kernel.
+    The Gluon kernel reads the codes in lane order, made once per weight. An eager call of a
+    batch that a CUDA graph would hand to it makes them (the usual warm-up before capture), so
+    the graph does not record the reorder; a capture that finds none takes this file's kernel
+    and warns."""
     if config is not None:
         return None
-    tiles = gluon_tiles(x.shape[0], qweight.data.shape[0], qweight.in_features, _capturing(x))
-    return tiles if tiles and gluon_applies(x, qweight) else None
+    rows, experts, k = x.shape[0], qweight.data.shape[0], qweight.in_features
+    if not gluon_tiles(rows, experts, k) or not gluon_applies(x, qweight):
+        return None
+    if not _capturing(x):
+        lane_codes(qweight)
+        return gluon_tiles(rows, experts, k, capturing=False)
+    if has_lane_codes(qweight):
+        return gluon_tiles(rows, experts, k)
+    warnings.warn("W4A16 grouped GEMM: this CUDA-graph capture is the weight's first call at "
+                  "this batch size, so it takes the Triton kernel; the Hopper kernel needs the "
+                  "codes reordered once outside capture. Run one eager step before capturing.")
+    return None
 
 
 def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,

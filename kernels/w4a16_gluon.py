@@ -1,27 +1,29 @@
 """W4A16 grouped GEMM for Hopper in Gluon: the int4 weights unpack straight into the A registers
 of an asynchronous wgmma, so the unpack of one half K block runs while the tensor core works
-on the previous one, and both operands arrive by TMA. The decode path from 16 tokens per
-expert (w4a16_gemm.gluon_tiles).
+on the previous one, and both operands arrive by TMA. The decode path from 4 tokens per expert
+(w4a16_gemm.gluon_tiles).
 
 Swap AB, as in w4a16_gemm: weight rows are the MMA's M side, tokens its N side. The A registers
 of a wgmma hold pairs of neighbouring inputs (2q, 2q + 1) in lane q of each quad, for rows
-lane / 4 (+8 by register, +16 and +32 by warp). Those two nibbles are byte q of the word
-holding inputs 8w..8w + 7, so each thread unpacks one byte per word and register: a byte
-permute of the word and the word shifted by four (lane q's selector) puts the two nibbles at
-bits 0 and 16, an AND-OR makes the bf16 pair (128 + n0, 128 + n1), then a bf16x2 subtraction
-of 136 (exact) and a bf16x2 multiplication by the group scale (one rounding: the engine's
-operand bit for bit, as numerics.int4_pair_operand). x needs no reorder, so it comes by TMA
-straight into the wgmma's swizzled layout (the Triton kernel splits it into K planes in
-registers instead).
+lane / 4 (+8 by register, +16 and +32 by warp). The kernel reads the codes in lane order
+(w4a16_lanes, kept beside the serving layout): a thread's four words of a row and K block hold
+exactly its pairs, pair j of a word at bits 4j and 16 + 4j, so per A register it shifts (three
+of four), an AND-OR makes the bf16 pair (128 + n0, 128 + n1), then a bf16x2 subtraction of 136
+(exact) and a bf16x2 multiplication by the group scale (one rounding: the engine's operand bit
+for bit, as numerics.int4_pair_operand). From the serving layout every thread read all of its
+rows' words and picked its byte with a byte permute: 4x the shared-memory reads and 1.25x the
+unpack instructions (round 11: 1.07-1.16x slower at decode sizes). x needs no reorder, so it
+comes by TMA straight into the wgmma's swizzled layout (the Triton kernel splits it into K
+planes in registers instead).
 
 One warpgroup per CTA, a ring of stages holding per 128-input K block (one scale group) the
-rows' scale words, the weight words and the two 64-input x halves. Per half block: read the
-words, unpack, issue the wgmma, retire the previous half's; after the first half the previous
-block's stage is refilled. For MoE fc1 the SwiGLU and router prob can run in the epilogue, as
-in w4a16_gemm: a program then unpacks and issues the gate and the up rows of its columns
-together.
-Tried on the H100 and dropped (docs/benchmarks.md, round 8): a separate, deeper ring for the
-words; two consumer warpgroups sharing x; warp specialization with a TMA warpgroup (as fast
+rows' scale words, the weight words and the two 64-input x halves. Per block: read the words;
+per half block: unpack, issue the wgmma, retire the previous half's; after the first half the
+previous block's stage is refilled. For MoE fc1 the SwiGLU and router prob can run in the
+epilogue, as in w4a16_gemm: a program then unpacks and issues the gate and the up rows of its
+columns together.
+Tried on the H100 and dropped (docs/benchmarks.md, rounds 8 and 10): a separate, deeper ring
+for the words; two consumer warpgroups sharing x; warp specialization with a TMA warp (as fast
 at EP8, slower at E128); two half blocks in flight.
 
 Gluon has no interpreter: CI compiles this kernel for sm_90 offline; the H100 runs check it
@@ -41,6 +43,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from .checks import scale_words_fit
 from .expert_tiles import tile_bound
 from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, is_hopper, tile_of, tma_load
+from .w4a16_lanes import lane_codes
 from . import numerics
 
 GROUP, HALF, STAGE_WORDS = 128, 64, 16
@@ -51,49 +54,65 @@ WORDS = gl.constexpr(STAGE_WORDS)  # int32 words of 8 nibbles per stage
 
 @functools.lru_cache(maxsize=None)
 def _layouts(block_n: int, block_m: int) -> tuple:
-    """(accumulator, [block_n, HALF_K / 8, 4, 2] operand) layouts. The second is the wgmma A
-    operand's (inputs: pair t by register, 2q by lane q, +8 and up by register; rows: lane / 4,
-    +8 by register, +16 and +32 by warp, +64 by register) with input v = 8 * word + 2q + t
-    split into (word, q, t), so each word broadcasts to its inputs without data movement."""
+    """(accumulator, [block_n, WORDS] stage words, [block_n, 2, 4, 4, 2] operand) layouts.
+    The last is the wgmma A operand's (inputs: pair t by register, 2q by lane q, +8 and up by
+    register; rows: lane / 4, +8 by register, +16 and +32 by warp, +64 by register) with input
+    v = 8 * (4i + j) + 2q + t of a half split into (i, j, q, t): lane q's lane-order words
+    (w4a16_lanes) broadcast to their pairs j and t without data movement. The words' layout
+    gives each thread its four words of each of its rows (one 16-byte load)."""
     acc = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                     instr_shape=[16, block_m, 16])
-    regs = [[0, 0, 0, 1], [8, 0, 0, 0], [0, 1, 0, 0], [0, 2, 0, 0], [0, 4, 0, 0]]
-    regs += [[2**i, 0, 0, 0] for i in range(6, block_n.bit_length() - 1)]
+    row_regs = [2**i for i in range(6, block_n.bit_length() - 1)]  # +64 by register
+    warp_rows = [[16, 0], [32, 0]]
+    words = gl.DistributedLinearLayout(
+        reg_bases=[[0, 1], [0, 2], [8, 0]] + [[r, 0] for r in row_regs],
+        lane_bases=[[0, 4], [0, 8], [1, 0], [2, 0], [4, 0]], warp_bases=warp_rows,
+        block_bases=[], shape=[block_n, STAGE_WORDS])
     operand = gl.DistributedLinearLayout(
-        reg_bases=regs,
-        lane_bases=[[0, 0, 1, 0], [0, 0, 2, 0], [1, 0, 0, 0], [2, 0, 0, 0], [4, 0, 0, 0]],
-        warp_bases=[[16, 0, 0, 0], [32, 0, 0, 0]], block_bases=[],
-        shape=[block_n, HALF // 8, 4, 2])
-    return acc, operand
+        reg_bases=[[0, 0, 0, 0, 1], [8, 0, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 2, 0, 0],
+                   [0, 1, 0, 0, 0]] + [[r, 0, 0, 0, 0] for r in row_regs],
+        lane_bases=[[0, 0, 0, 1, 0], [0, 0, 0, 2, 0], [1, 0, 0, 0, 0], [2, 0, 0, 0, 0],
+                    [4, 0, 0, 0, 0]],
+        warp_bases=[[r, 0, 0, 0, 0] for r, _ in warp_rows], block_bases=[],
+        shape=[block_n, 2, 4, 4, 2])
+    return acc, words, operand
+
+
+@gluon.jit
+def _halves(words):
+    """A stage's lane-order words [BLOCK_N, WORDS] (word 4q + 2h + i) -> the words of half 0 and
+    of half 1, each [BLOCK_N, 2 (i), 4 (q)]: register moves only."""
+    BLOCK_N: gl.constexpr = words.shape[0]
+    return gl.split(gl.permute(gl.reshape(words, [BLOCK_N, 4, 2, 2]), (0, 3, 1, 2)))
 
 
 @gluon.jit
 def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
-    """Words [BLOCK_N, HALF_K / 8] int32 and the rows' group scales as bf16x2 words [BLOCK_N]
-    -> the bf16 A operand [BLOCK_N, HALF_K]: input 8w + j is (nibble j of word w - 8) * scale."""
+    """Half a block's words [BLOCK_N, 2 (i), 4 (q)] and the rows' group scales as bf16x2 words
+    [BLOCK_N] -> the bf16 A operand [BLOCK_N, HALF_K]: pair j of word (i, q) is
+    (nibble - 8) * scale of inputs 8 * (4i + j) + 2q and +1."""
     BLOCK_N: gl.constexpr = words.shape[0]
-    lanes: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(1, gl.SliceLayout(3, split_layout)))
-    q = gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.arange(0, 4, lanes), 0), 1), 3)
-    # PRMT selector: byte q of the word into byte 0, byte q of the word >> 4 into byte 2
-    select = q | (q << 4) | ((q + 4) << 8) | ((q + 4) << 12)
-    whole = gl.full([BLOCK_N, HALF_K // 8, 4, 2], 0, gl.int32, split_layout)  # free broadcast
-    low = gl.expand_dims(gl.expand_dims(words, 2), 3) + whole
-    high = gl.expand_dims(gl.expand_dims(words >> 4, 2), 3) + whole
-    low = gl.convert_layout(gl.reshape(low, [BLOCK_N, HALF_K]), a_layout)
-    high = gl.convert_layout(gl.reshape(high, [BLOCK_N, HALF_K]), a_layout)
-    select = gl.convert_layout(gl.reshape(select + whole, [BLOCK_N, HALF_K]), a_layout)
-    low, scale2 = gl.broadcast(low, gl.expand_dims(scale2, 1))
+    words = gl.convert_layout(words, gl.SliceLayout(2, gl.SliceLayout(4, split_layout)))
+    pair_layout: gl.constexpr = gl.SliceLayout(
+        0, gl.SliceLayout(1, gl.SliceLayout(3, gl.SliceLayout(4, split_layout))))
+    shift = gl.arange(0, 4, pair_layout) * 4
+    shift = gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(shift, 0), 1), 3), 4)
+    whole = gl.full([BLOCK_N, 2, 4, 4, 2], 0, gl.int32, split_layout)  # free broadcast
+    pairs = (gl.expand_dims(gl.expand_dims(words, 2), 4) + whole) >> shift
+    pairs = gl.convert_layout(gl.reshape(pairs, [BLOCK_N, HALF_K]), a_layout)
+    pairs, scale2 = gl.broadcast(pairs, gl.expand_dims(scale2, 1))
+    # pair at bits 0 and 16 -> bf16 (128 + n0, 128 + n1), - 136 (exact), * scale (one rounding:
+    # the engine's operand bit for bit, as numerics.int4_pair_operand)
     return gl.inline_asm_elementwise(
         asm="""{
         .reg .b32 t, c;
-        prmt.b32 t, $1, $3, $5;
-        lop3.b32 t, t, 0x000F000F, 0x43004300, 0xEA;
+        lop3.b32 t, $1, 0x000F000F, 0x43004300, 0xEA;
         mov.b32 c, 0x43084308;
         sub.rn.bf16x2 t, t, c;
-        mul.rn.bf16x2 $0, t, $7;
+        mul.rn.bf16x2 $0, t, $3;
         }""",
-        constraints="=r,r,r,r,r,r,r,r,r", args=[low, high, select, scale2], dtype=gl.bfloat16,
-        is_pure=True, pack=2)
+        constraints="=r,r,r,r,r", args=[pairs, scale2], dtype=gl.bfloat16, is_pure=True,
+        pack=2)
 
 
 @gluon.jit
@@ -118,14 +137,6 @@ def _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, stage, kb, w_row, up_r
 
 
 @gluon.jit
-def _operand(words, h: gl.constexpr, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
-    """The bf16 A operand of half h of a block's words."""
-    word_layout: gl.constexpr = gl.SliceLayout(2, gl.SliceLayout(3, split_layout))
-    return _unpack(words.slice(h * (WORDS // 2), WORDS // 2, dim=1).load(word_layout), scale2,
-                   a_layout, split_layout)
-
-
-@gluon.jit
 def _scale_pairs(s_buf, kb, layout: gl.constexpr):
     """A stage's scale words (groups 2j, 2j + 1) -> int32 words holding group kb's bf16 scale
     twice (the bf16x2 operand of the unpack)."""
@@ -136,7 +147,7 @@ def _scale_pairs(s_buf, kb, layout: gl.constexpr):
 @gluon.jit(do_not_specialize=["num_experts"])
 def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_experts, N, K,
                         stride_se, stride_sn, stride_ym, acc_layout: gl.constexpr,
-                        split_layout: gl.constexpr, E_PAD: gl.constexpr, STAGES: gl.constexpr,
+                        word_layout: gl.constexpr, split_layout: gl.constexpr, E_PAD: gl.constexpr, STAGES: gl.constexpr,
                         SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr, num_warps: gl.constexpr):
     """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
     program accumulates the gate and the up rows of its columns over the same x tiles."""
@@ -182,17 +193,18 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
         s = kb % STAGES
         mbarrier.wait(ready.index(s), (kb // STAGES) & 1)
         scale2 = _scale_pairs(s_bufs.index(PARTS * s), kb, row_layout)
-        up_scale2 = scale2
+        halves = _halves(w_bufs.index(PARTS * s).load(word_layout))
+        up_scale2, up_halves = scale2, halves
         if SWIGLU:
             up_scale2 = _scale_pairs(s_bufs.index(PARTS * s + 1), kb, row_layout)
+            up_halves = _halves(w_bufs.index(PARTS * s + 1).load(word_layout))
         for h in gl.static_range(2):
             # unpack this half (gate and up), issue its wgmmas, retire the previous half's:
             # the A registers of the wgmmas in flight are the wait's deps, so they outlive them
             x_buf = x_bufs.index(2 * s + h).permute((1, 0))
-            a = _operand(w_bufs.index(PARTS * s), h, scale2, a_layout, split_layout)
+            a = _unpack(halves[h], scale2, a_layout, split_layout)
             if SWIGLU:
-                a_up = _operand(w_bufs.index(PARTS * s + 1), h, up_scale2, a_layout,
-                                split_layout)
+                a_up = _unpack(up_halves[h], up_scale2, a_layout, split_layout)
             acc = warpgroup_mma(a, x_buf, acc, is_async=True)
             if SWIGLU:
                 acc_up = warpgroup_mma(a_up, x_buf, acc_up, is_async=True)
@@ -267,8 +279,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     y = torch.empty(rows, n_out, device=x.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
-    w_desc = _descriptor(data.view(num_experts * n, words), [block_n, STAGE_WORDS],
-                         _WORD_LAYOUT)
+    w_desc = _descriptor(lane_codes(qweight).view(num_experts * n, words),
+                         [block_n, STAGE_WORDS], _WORD_LAYOUT)
     x_desc = _descriptor(x, [block_m, HALF], _x_layout(block_m))
     grid = (triton.cdiv(n_out, block_n), tile_bound(rows, num_experts, block_m))
     words = scale.view(torch.int32)  # group pairs (applies: scale_words_fit)

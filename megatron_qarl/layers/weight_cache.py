@@ -45,8 +45,8 @@ class QuantizedWeightCache:
         return self._qweight is not None and self._versions == self._master_versions()
 
     def invalidate(self) -> None:
-        if self._qweight is not None:  # the kept operand goes now, not with the last holder
-            self._qweight.operand = None
+        if self._qweight is not None:  # kernel memos go now, not with the last holder
+            self._qweight.operand = self._qweight.lane_codes = None
         self._qweight = None
 
     def master(self) -> torch.Tensor:

@@ -20,10 +20,12 @@ from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
+from qarl_kernels.w4a16_lanes import has_lane_codes
 from qarl_kernels.w4a16_gemm import gluon_swiglu_tiles, gluon_tiles, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
-TILES = [(32, 128, 3), (64, 64, 3), (64, 128, 3), (128, 64, 2), (128, 128, 2)]
+TILES = [(16, 64, 3), (16, 128, 3), (32, 128, 3), (64, 64, 3), (64, 128, 3), (128, 64, 2),
+         (128, 128, 2)]
 
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> dict:
@@ -41,8 +43,8 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> d
     types = [mangle_type(w_desc), mangle_type(x_desc), "*i32", "*bf16", "*fp32", "*i32"]
     types += ["i32"] * 6
     signature = dict(zip(names, types))
-    acc, operand = wg._layouts(block_n, block_m)
-    constexprs = {"acc_layout": acc, "split_layout": operand, "E_PAD": 16, "STAGES": stages,
+    acc, words, operand = wg._layouts(block_n, block_m)
+    constexprs = {"acc_layout": acc, "word_layout": words, "split_layout": operand, "E_PAD": 16, "STAGES": stages,
                   "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     kernel = triton.compile(
@@ -55,6 +57,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> d
             "tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::\w+\.global",
                                         ptx)),
             "prmt": len(re.findall(r"prmt\.b32", ptx)),
+            "lop3": len(re.findall(r"lop3\.b32", ptx)),
             "scale_copies": len(re.findall(r"cp\.async\.c[ag]\.shared\.global", ptx)),
             "copy_arrives": len(re.findall(r"cp\.async\.mbarrier\.arrive", ptx)),
             "global_loads": len(re.findall(r"ld\.global", ptx)),
@@ -76,8 +79,9 @@ def test_compiles_for_sm90(block_m, block_n, stages, swiglu):
     assert facts["wgmma"] == facts["wgmma_register_a"] == 8 * parts * (block_n // 64)
     # words (per part) and two x halves per stage: STAGES - 1 in the prologue, one refill
     assert facts["tma_loads"] == (parts + 2) * stages
-    # one byte permute per A register pair: the unpack is one asm per register, not per element
-    assert facts["prmt"] == parts * block_n // 2
+    # lane order: one AND-OR per A register (pair of inputs), no byte permute; the unpack is
+    # one asm per register, not per element
+    assert facts["lop3"] == parts * block_n // 2 and facts["prmt"] == 0
     # the scale words ride in the ring (cp.async, with each fill): no global load in flight
     # under a wgmma; the one left before the epilogue is the expert counts'
     assert facts["scale_copies"] == facts["copy_arrives"] * parts == stages * parts
@@ -88,16 +92,21 @@ def test_compiles_for_sm90(block_m, block_n, stages, swiglu):
 def test_routing_follows_the_measured_crossovers():
     assert gluon_tiles(512, 16, 2048) == (64, 64, 3)  # W13 EP8 M=64
     assert gluon_tiles(512, 16, 768) == (64, 128, 3)  # W2 EP8 M=64
-    assert gluon_tiles(2048, 16, 768) == (128, 128, 2)  # W2 EP8 M=256
-    assert gluon_tiles(2048, 128, 2048) == (32, 128, 3)  # W13 E128 M=256
-    assert gluon_tiles(256, 16, 2048) == (32, 128, 2)  # W13 EP8 M=32
-    # the fused SwiGLU epilogue: two stages for few experts or 128-token tiles
+    assert gluon_tiles(2048, 16, 768) == (128, 64, 2)  # W2 EP8 M=256
+    assert gluon_tiles(2048, 16, 2048) == (128, 128, 2)  # W13 EP8 M=256
+    assert gluon_tiles(2048, 128, 2048) == (32, 64, 3)  # W13 E128 M=256
+    assert gluon_tiles(256, 16, 2048) == (32, 64, 2)  # W13 EP8 M=32
+    assert gluon_tiles(128, 16, 2048) == (32, 64, 3)  # W13 EP8 M=16
+    assert gluon_tiles(64, 16, 768) == (16, 128, 3)  # W2 EP8 M=8
+    assert gluon_tiles(512, 128, 768) == (16, 128, 3)  # W2 E128 M=64
+    # the fused SwiGLU epilogue: two stages for 128-token tiles or 64 of few experts
     assert gluon_swiglu_tiles(64, 16) == (64, 2) and gluon_swiglu_tiles(32, 128) == (64, 3)
-    assert gluon_swiglu_tiles(128, 128) == (64, 2)
+    assert gluon_swiglu_tiles(128, 128) == (64, 2) and gluon_swiglu_tiles(16, 16) == (64, 3)
     assert gluon_tiles(1024, 16, 2048) == (128, 64, 2)  # W13 EP8 M=128
     assert gluon_tiles(8192, 128, 2048) == (64, 128, 3)  # W13 E128 M=1024
-    assert gluon_tiles(2048, 128, 768) is None  # W2 E128 M=256: the Triton kernel
-    assert gluon_tiles(64, 16, 2048) is None  # decode of 8 tokens: the Triton kernel
+    assert gluon_tiles(64, 128, 2048) is None  # W13 E128 M=8: the Triton kernel
+    assert gluon_tiles(8, 16, 2048) is None  # decode of 1 token: the Triton kernel
+    assert gluon_tiles(64, 16, 2048) is None  # W13 EP8 M=8: as fast, the Triton kernel
     assert gluon_tiles(8192, 16, 2048) is None  # 512 per expert: dequantize + _grouped_mm
     # eager calls pay more host time for it: only where the kernel saves more
     assert gluon_tiles(512, 16, 2048, capturing=False) is None
@@ -158,20 +167,31 @@ def test_fused_swiglu_is_the_unfused_bits(with_probs, counts):
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
-def test_grouped_op_takes_it():
+def test_graphs_take_it_after_an_eager_call():
+    """Decode's case: a graph captured after an eager warm-up takes the Gluon kernel (the eager
+    call made the lane-order codes); one captured cold takes the Triton kernel, and says so,
+    instead of recording the reorder into every replay."""
     torch.manual_seed(0)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(16, 256, 2048, device="cuda"))
     tokens = torch.full((16, ), 40, device="cuda", dtype=torch.int32)
     x = torch.randn(640, 2048, device="cuda").bfloat16()
     tiles = gluon_tiles(640, 16, 2048)
     assert tiles is not None and gluon_tiles(640, 16, 2048, capturing=False) is None
-    want = wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):  # decode's case: in capture the op takes it
-        got = w4a16_grouped_matmul(x, qweight, tokens)
-    graph.replay()
+    cold = torch.cuda.CUDAGraph()
+    with pytest.warns(UserWarning, match="Run one eager step before capturing"):
+        with torch.cuda.graph(cold):
+            got_cold = w4a16_grouped_matmul(x, qweight, tokens)
+    assert not has_lane_codes(qweight)
+    eager = w4a16_grouped_matmul(x, qweight, tokens)  # the Triton kernel; makes the codes
+    assert has_lane_codes(qweight)
+    warm = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(warm):
+        got_warm = w4a16_grouped_matmul(x, qweight, tokens)
+    cold.replay()
+    warm.replay()
     torch.cuda.synchronize()
-    assert torch.equal(got, want)
+    assert torch.equal(got_cold, eager)
+    assert torch.equal(got_warm, wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles))
 
 
 if __name__ == "__main__":

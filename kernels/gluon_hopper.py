@@ -35,24 +35,21 @@ def expert_tables(counts_ptr, num_experts, BLOCK_M: gl.constexpr, E_PAD: gl.cons
 
 
 @gluon.jit
+def _add(a, b):
+    return a + b
+
+
+@gluon.jit
 def _fill_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
                  num_warps: gl.constexpr):
-    """Per expert, into shared memory: its last row tile + 1, first row, and row count."""
+    """Per expert, into shared memory: its last row tile + 1, first row, and row count. Prefix
+    sums by scan, O(E): the [E, E] masked reduction this replaced cost short-K CTAs up to 9%
+    (W2 E128 decode, round 11)."""
     layout: gl.constexpr = gl.BlockedLayout([1], [32], [num_warps], [0])
     idx = gl.arange(0, E_PAD, layout=layout)
     counts = gl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
-    blocks = (counts + BLOCK_M - 1) // BLOCK_M
-    # inclusive prefix sums as a masked [E_PAD, E_PAD] reduction (once per CTA)
-    grid: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [num_warps, 1], [1, 0])
-    i = gl.arange(0, E_PAD, layout=gl.SliceLayout(1, grid))
-    j = gl.arange(0, E_PAD, layout=gl.SliceLayout(0, grid))
-    upto = gl.expand_dims(j, 0) <= gl.expand_dims(i, 1)
-    blocks_j = gl.expand_dims(gl.convert_layout(blocks, gl.SliceLayout(0, grid)), 0)
-    counts_j = gl.expand_dims(gl.convert_layout(counts, gl.SliceLayout(0, grid)), 0)
-    tile_ends = gl.convert_layout(gl.sum(gl.where(upto, blocks_j, 0), 1), layout)
-    row_ends = gl.convert_layout(gl.sum(gl.where(upto, counts_j, 0), 1), layout)
-    tables[0].store(tile_ends)
-    tables[1].store(row_ends - counts)
+    tables[0].store(gl.associative_scan((counts + BLOCK_M - 1) // BLOCK_M, 0, _add))
+    tables[1].store(gl.associative_scan(counts, 0, _add) - counts)
     tables[2].store(counts)
 
 

@@ -70,7 +70,9 @@ W4A16_CASES = [
     ("W2 EP8", 16, 2048, 768, 256, [MID]),
 ]
 #: (block_m, block_n, stages) of the Gluon W4A16 kernel, and the cases of w4a16_gemm.gluon_tiles
-GLUON_TILES = [(bm, bn, st) for bm in (16, 32, 64, 128) for bn in (64, 128) for st in (2, 3)]
+GLUON_TILES = [(bm, bn, st, None) for bm in (16, 32, 64, 128) for bn in (64, 128)
+               for st in (2, 3)] + [  # register caps: one more CTA per SM, wgmmas serialized
+    (bm, 128, st, r) for bm in (16, 32) for st in (2, 3) for r in (96, 128)]
 GLUON_CASES = [("W13 EP8", 16, 1536, 2048, m) for m in (1, 8, 16, 32, 64, 128, 256)] + [
     ("W2 EP8", 16, 2048, 768, m) for m in (1, 8, 16, 32, 64, 256)] + [
     ("W13 E128", 128, 1536, 2048, m) for m in (1, 8, 64, 128, 256, 1024)] + [
@@ -176,21 +178,24 @@ def _gluon_sweep():
         t_triton = _step_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, triton_cfg)
                               for q in qws])
         results = []
-        fused = [(tiles[0], 64, tiles[2], True) for tiles in GLUON_TILES if tiles[1] == 64]
-        for bm, bn, st, swiglu in [t + (False, ) for t in GLUON_TILES] + (
+        fused = [(tiles[0], 64, tiles[2], tiles[3], True) for tiles in GLUON_TILES
+                 if tiles[1] == 64]
+        for bm, bn, st, reg, swiglu in [t + (False, ) for t in GLUON_TILES] + (
                 fused if label.startswith("W13") else []):
-            def run(q, tiles=(bm, bn, st, swiglu)):
-                return w4a16_grouped_gluon(x, q, counts, *tiles[:3], swiglu=tiles[3],
-                                           probs=probs if tiles[3] else None)
+            def run(q, tiles=(bm, bn, st, reg, swiglu)):
+                return w4a16_grouped_gluon(x, q, counts, *tiles[:4], swiglu=tiles[4],
+                                           probs=probs if tiles[4] else None)
             y = _safe(lambda: run(qws[0]))
             if y is None:
                 continue
             if not swiglu:
                 err = (y.float() - want).norm() / want.norm()
                 if not err < 1e-2:
-                    print(f"WRONG gluon {label} M={m} {(bm, bn, st)}: rel err {err}", flush=True)
+                    print(f"WRONG gluon {label} M={m} {(bm, bn, st, reg)}: rel err {err}",
+                          flush=True)
                     continue
-            name = f"{'swiglu ' if swiglu else ''}m{bm} n{bn} st{st}"
+            name = (f"{'swiglu ' if swiglu else ''}m{bm} n{bn} st{st}"
+                    + ("" if reg is None else f" r{reg}"))
             results.append((_step_us([lambda q=q: run(q) for q in qws]), name))
         results.sort()
         for kind, rows in [("GEMM", [r for r in results if not r[1].startswith("swiglu")]),

@@ -26,8 +26,8 @@ MoE fc1 can also run with the experts' SwiGLU and router prob in the epilogue
 (w4a16_grouped_swiglu): a program accumulates the gate and the up rows of its output columns
 over the same x tiles, so the [T, 2F] intermediate and the activation's kernels disappear.
 
-On Hopper the grouped ops hand 4 to 128 tokens per expert to the Gluon kernel (w4a16_gluon,
-routed by gluon_tiles), which unpacks into the registers of asynchronous wgmmas.
+On Hopper the grouped ops hand batches of up to 128 tokens per expert to the Gluon kernel
+(w4a16_gluon, routed by gluon_tiles), which unpacks into the registers of asynchronous wgmmas.
 """
 import warnings
 from dataclasses import dataclass, replace
@@ -259,39 +259,50 @@ def _capturing(x: torch.Tensor) -> bool:
 
 
 def gluon_tiles(rows: int, num_experts: int, k: int, capturing: bool = True):
-    """(block_m, block_n, stages) of the Gluon kernel where it beats this file's, else None.
-    `python -m qarl_kernels.tune --only w4a16-gluon` on the H100 (CUDA graphs of 10 calls,
-    docs/benchmarks.md round 11, with the lane-order codes): from 4 tokens per expert (E128
-    M=64: W13 82 vs 90 us, W2 48 vs 55 us; W2 EP8 M=8: 9.7 vs 10.6 us) up to 128 (EP8 M=256: W13
-    33 vs 51 us, W2 21 vs 33 us; E128 M=1024: W13 172 vs 277 us); W13 EP8 from 8 (M=16: 17.1
-    vs 19.1 us; M=8: 16.5 vs 16.4). Below, this file's kernel is as fast or faster (M=1: within
-    0.7 us; W13 E128 M=8: 38.3 vs 40.0 us).
-    Few experts take 128-token tiles from 64 tokens per expert, with two stages (three leave
-    one CTA per SM); many experts keep 64-token tiles."""
+    """(block_m, block_n, stages, maxnreg) of the Gluon kernel where it beats this file's, else
+    None. `python -m qarl_kernels.tune --only w4a16-gluon` on the H100 (CUDA graphs of 10 calls,
+    docs/benchmarks.md round 11): it wins at every decode size measured, M=1 included (W13 EP8
+    11.4 vs 12.7 us, W2 E128 5.7 vs 6.2), up to 128 tokens per expert (EP8 M=256: W13 35 vs
+    51 us, W2 21 vs 33; E128 M=1024: W13 171 vs 283, W2 93 vs 167), except fc1 at E128 M=8.
+    W13 at E128 takes a register cap from 4 to 31 tokens per expert: one more CTA per SM, for
+    serialized wgmmas (M=64 83.3 vs 89.2 us, M=256 94.9 vs 103.6). Few experts with K >= 2048
+    (W13 EP8) take 64-row weight tiles, for more CTAs."""
     per_expert = rows // max(1, num_experts)
-    few_wide = num_experts < 64 and k >= 2048  # W13 EP8: 64-row weight tiles, more CTAs
-    if per_expert > 128 or per_expert < (8 if few_wide else 4):
+    if per_expert > 128:
         return None
     if not capturing and (num_experts < EAGER_GLUON_MIN_EXPERTS
                           or per_expert < EAGER_GLUON_ROWS_PER_EXPERT):
         return None
-    if per_expert < 16:  # W13 EP8 M=16: 32-token tiles 17.1 us, 16-token 18.3
-        return (32, 64, 3) if few_wide else (16, 128, 3)
-    if per_expert < 32:  # W13 EP8 M=32: two stages 18.6 us, three 19.4+
-        return 32, 64 if k >= 2048 else 128, 2 if few_wide else 3
-    if per_expert < 64 or num_experts >= 64:
-        return 64, 64 if few_wide else 128, 3
-    return 128, 128 if per_expert >= 128 and k >= 2048 else 64, 2
+    few_wide = num_experts < 64 and k >= 2048
+    many_wide = num_experts >= 64 and k >= 2048
+    if per_expert < 4:  # M=1 (EP8: 64-row tiles, 11.4 vs 11.9 us) and E128 M=8
+        if many_wide and rows >= 32:  # fc1 at E128 M=8: this file's fused SwiGLU, 43.1 us
+            return None  # against 48.2 (the GEMM alone: 38.9 vs 35.8 capped to 96 registers)
+        return 16, 64 if num_experts < 64 else 128, 3, None
+    if per_expert < 16:
+        if few_wide:  # W13 EP8 M=8 14.5 us, M=16 (32-token tiles) 14.7
+            return 32 if per_expert >= 8 else 16, 64, 3, None
+        return 16, 128, 3, 128 if many_wide else None
+    if per_expert < 64:
+        if few_wide:  # W13 EP8 M=32 16.5 us, M=64 17.2
+            return 64, 64, 3, None
+        if per_expert < 32:
+            return 32, 128, 3, 128 if many_wide else None
+        return 64, 128, 3, None
+    if num_experts >= 64:
+        return 64, 128, 3, None
+    if per_expert < 128:  # W13 EP8 M=128: 24.4 us, 128-token tiles 25.4
+        return 64, 64, 2, None
+    return 128, 128 if k >= 2048 else 64, 2, None
 
 
 def gluon_swiglu_tiles(block_m: int, num_experts: int) -> tuple:
     """(block_n, stages) of the fused fc1 + SwiGLU in Gluon: each program holds 64 gate and 64
-    up rows; 128-token tiles, and 64-token tiles of few experts, fit two stages. H100, CUDA
-    graphs of 10 calls, the tuner of round 11: EP8 M=8 19.6 us with three stages against 21.1
-    with two, M=64 28.5 vs 28.6, M=256 52.4 vs 68.4 (128-token tiles); E128 M=64 86.8 vs 91.0,
-    M=1024 211.6 vs 215.4 us. Round 8 measured it against the Gluon GEMM then torch's
-    activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us."""
-    return 64, 2 if block_m >= 128 or (block_m >= 64 and num_experts < 64) else 3
+    up rows; 128-token tiles fit two stages. H100, CUDA graphs of 10 calls, the tuner of
+    round 11: EP8 M=64 25.5 us with three stages against 27.8 with two, M=256 41.2 (128-token
+    tiles, two); E128 M=1024 200.2 vs 206.0. Round 8 measured it against the Gluon GEMM then
+    torch's activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us."""
+    return 64, 2 if block_m >= 128 else 3
 
 
 def _gluon_route(x: torch.Tensor, qweight, config):

@@ -147,8 +147,9 @@ def _scale_pairs(s_buf, kb, layout: gl.constexpr):
 @gluon.jit(do_not_specialize=["num_experts"])
 def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_experts, N, K,
                         stride_se, stride_sn, stride_ym, acc_layout: gl.constexpr,
-                        word_layout: gl.constexpr, split_layout: gl.constexpr, E_PAD: gl.constexpr, STAGES: gl.constexpr,
-                        SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr, num_warps: gl.constexpr):
+                        word_layout: gl.constexpr, split_layout: gl.constexpr,
+                        E_PAD: gl.constexpr, STAGES: gl.constexpr, SWIGLU: gl.constexpr,
+                        HAS_PROBS: gl.constexpr, num_warps: gl.constexpr):
     """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
     program accumulates the gate and the up rows of its columns over the same x tiles."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
@@ -161,7 +162,12 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
     expert, row_start, row_end, nb = tile_of(
         tables, gl.program_id(1) * n_blocks + gl.program_id(0), n_blocks, num_experts, BLOCK_M,
         num_warps)
-    steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+    if row_start >= row_end:  # a tile past the last (the grid is a bound)
+        return
+    # with no zero-trip path through the K loop ptxas keeps the wgmmas pipelined: the path
+    # that left the loop with zeroed accumulators made it serialize them (round 11)
+    gl.assume(K >= BLOCK_K)
+    steps = K // BLOCK_K
     n0 = nb * BLOCK_N
     w_row = expert * (PARTS * N) + n0
 
@@ -266,12 +272,14 @@ def _descriptor(t: torch.Tensor, block: list, layout) -> TensorDescriptor:
 
 
 def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m: int = 64,
-                        block_n: int = 128, stages: int = 3, swiglu: bool = False,
-                        probs: torch.Tensor = None) -> torch.Tensor:
+                        block_n: int = 128, stages: int = 3, maxnreg: int = None,
+                        swiglu: bool = False, probs: torch.Tensor = None) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
-    quant.ops.gated_activation of this kernel's unfused output."""
+    quant.ops.gated_activation of this kernel's unfused output. maxnreg: a register cap, for
+    one more CTA per SM: ptxas then retires each wgmma before the next (no pipelining), which
+    short-K shapes of many experts trade for the occupancy (round 11)."""
     data, scale = qweight.data, qweight.scale
     num_experts, n, words = data.shape
     n_out = n // 2 if swiglu else n
@@ -288,7 +296,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         w_desc, x_desc, words, y, x if probs is None else probs, counts, num_experts, n_out,
         qweight.in_features, words.stride(0), words.stride(1), y.stride(0),
         *_layouts(block_n, block_m), E_PAD=triton.next_power_of_2(num_experts), STAGES=stages,
-        SWIGLU=swiglu, HAS_PROBS=probs is not None, num_warps=4)
+        SWIGLU=swiglu, HAS_PROBS=probs is not None, num_warps=4,
+        **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 
 

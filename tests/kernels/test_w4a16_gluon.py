@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 import pytest
 import torch
@@ -24,8 +25,10 @@ from qarl_kernels.w4a16_lanes import has_lane_codes
 from qarl_kernels.w4a16_gemm import gluon_swiglu_tiles, gluon_tiles, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
-TILES = [(16, 64, 3), (16, 128, 3), (32, 128, 3), (64, 64, 3), (64, 128, 3), (128, 64, 2),
-         (128, 128, 2)]
+# (block_m, block_n, stages, register cap)
+TILES = [(16, 64, 3, None), (16, 128, 3, None), (16, 128, 3, 128), (32, 128, 3, 128),
+         (64, 64, 3, None), (64, 128, 3, None), (128, 64, 2, None), (128, 128, 2, None)]
+COMPILED = sorted({t[:3] for t in TILES})
 
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> dict:
@@ -51,7 +54,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> d
         GluonASTSource(fn=wg._w4a16_gluon_kernel, signature=signature, constexprs=constexprs),
         target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
     ptx = kernel.asm["ptx"]
-    return {"wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
+    return {"sass_wgmma_waits": _sass_count(kernel.asm["cubin"], "WARPGROUP.DEPBAR"),"wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
             "wgmma_register_a": len(re.findall(r"wgmma\.mma_async\S*bf16\.bf16\s+\{[^}]*\},"
                                                r"\s*\{", ptx)),
             "tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::\w+\.global",
@@ -64,8 +67,18 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> d
             "shared": kernel.metadata.shared}
 
 
+def _sass_count(cubin: bytes, opcode: str) -> int:
+    """Occurrences of a SASS opcode, by the nvdisasm that ships with Triton."""
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([tool, "-c", f.name], capture_output=True, text=True,
+                              check=True).stdout.count(opcode)
+
+
 @pytest.mark.parametrize("block_m,block_n,stages,swiglu",
-                         [t + (0, ) for t in TILES] + [(64, 64, 2, 1)])
+                         [t + (0, ) for t in COMPILED] + [(64, 64, 2, 1)])
 def test_compiles_for_sm90(block_m, block_n, stages, swiglu):
     """Frontend, layouts and ptxas for sm_90a, in a child process: the tests run Triton's
     interpreter (tests/conftest.py), which cannot compile for a GPU."""
@@ -87,30 +100,35 @@ def test_compiles_for_sm90(block_m, block_n, stages, swiglu):
     assert facts["scale_copies"] == facts["copy_arrives"] * parts == stages * parts
     assert swiglu or facts["global_loads"] == 1
     assert facts["shared"] <= 227 * 1024
+    # ptxas kept the wgmmas pipelined: one wait per half block in the loop and one after it.
+    # (It retired each wgmma at once when a zero-trip path left the loop, round 11.)
+    assert facts["sass_wgmma_waits"] == 3
 
 
 def test_routing_follows_the_measured_crossovers():
-    assert gluon_tiles(512, 16, 2048) == (64, 64, 3)  # W13 EP8 M=64
-    assert gluon_tiles(512, 16, 768) == (64, 128, 3)  # W2 EP8 M=64
-    assert gluon_tiles(2048, 16, 768) == (128, 64, 2)  # W2 EP8 M=256
-    assert gluon_tiles(2048, 16, 2048) == (128, 128, 2)  # W13 EP8 M=256
-    assert gluon_tiles(2048, 128, 2048) == (32, 64, 3)  # W13 E128 M=256
-    assert gluon_tiles(256, 16, 2048) == (32, 64, 2)  # W13 EP8 M=32
-    assert gluon_tiles(128, 16, 2048) == (32, 64, 3)  # W13 EP8 M=16
-    assert gluon_tiles(64, 16, 768) == (16, 128, 3)  # W2 EP8 M=8
-    assert gluon_tiles(512, 128, 768) == (16, 128, 3)  # W2 E128 M=64
-    # the fused SwiGLU epilogue: two stages for 128-token tiles or 64 of few experts
-    assert gluon_swiglu_tiles(64, 16) == (64, 2) and gluon_swiglu_tiles(32, 128) == (64, 3)
-    assert gluon_swiglu_tiles(128, 128) == (64, 2) and gluon_swiglu_tiles(16, 16) == (64, 3)
-    assert gluon_tiles(1024, 16, 2048) == (128, 64, 2)  # W13 EP8 M=128
-    assert gluon_tiles(8192, 128, 2048) == (64, 128, 3)  # W13 E128 M=1024
-    assert gluon_tiles(64, 128, 2048) is None  # W13 E128 M=8: the Triton kernel
-    assert gluon_tiles(8, 16, 2048) is None  # decode of 1 token: the Triton kernel
-    assert gluon_tiles(64, 16, 2048) is None  # W13 EP8 M=8: as fast, the Triton kernel
+    assert gluon_tiles(8, 16, 2048) == (16, 64, 3, None)  # W13 EP8 M=1
+    assert gluon_tiles(8, 128, 768) == (16, 128, 3, None)  # W2 E128 M=1
+    assert gluon_tiles(64, 16, 2048) == (16, 64, 3, None)  # W13 EP8 M=8
+    assert gluon_tiles(128, 16, 2048) == (32, 64, 3, None)  # W13 EP8 M=16
+    assert gluon_tiles(64, 16, 768) == (16, 128, 3, None)  # W2 EP8 M=8
+    assert gluon_tiles(64, 128, 768) == (16, 128, 3, None)  # W2 E128 M=8
+    assert gluon_tiles(512, 128, 2048) == (16, 128, 3, 128)  # W13 E128 M=64: capped
+    assert gluon_tiles(2048, 128, 2048) == (32, 128, 3, 128)  # W13 E128 M=256: capped
+    assert gluon_tiles(2048, 128, 768) == (32, 128, 3, None)  # W2 E128 M=256
+    assert gluon_tiles(256, 16, 2048) == (64, 64, 3, None)  # W13 EP8 M=32
+    assert gluon_tiles(512, 16, 2048) == (64, 64, 3, None)  # W13 EP8 M=64
+    assert gluon_tiles(512, 16, 768) == (64, 128, 3, None)  # W2 EP8 M=64
+    assert gluon_tiles(1024, 16, 2048) == (64, 64, 2, None)  # W13 EP8 M=128
+    assert gluon_tiles(2048, 16, 2048) == (128, 128, 2, None)  # W13 EP8 M=256
+    assert gluon_tiles(2048, 16, 768) == (128, 64, 2, None)  # W2 EP8 M=256
+    assert gluon_tiles(8192, 128, 2048) == (64, 128, 3, None)  # W13 E128 M=1024
+    assert gluon_tiles(64, 128, 2048) is None  # W13 E128 M=8: fc1's fused SwiGLU is faster
     assert gluon_tiles(8192, 16, 2048) is None  # 512 per expert: dequantize + _grouped_mm
+    # the fused SwiGLU epilogue: two stages for 128-token tiles
+    assert gluon_swiglu_tiles(64, 16) == (64, 3) and gluon_swiglu_tiles(128, 16) == (64, 2)
     # eager calls pay more host time for it: only where the kernel saves more
     assert gluon_tiles(512, 16, 2048, capturing=False) is None
-    assert gluon_tiles(8192, 128, 2048, capturing=False) == (64, 128, 3)
+    assert gluon_tiles(8192, 128, 2048, capturing=False) == (64, 128, 3, None)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(2, 64, 256))
     assert not wg.applies(torch.empty(64, 256, dtype=torch.bfloat16), qweight)  # CPU
     qweight64 = get_scheme("w4a16-g64").quantize_weight(torch.randn(2, 64, 256))

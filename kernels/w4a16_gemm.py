@@ -258,36 +258,37 @@ def _capturing(x: torch.Tensor) -> bool:
     return x.is_cuda and torch.cuda.is_current_stream_capturing()
 
 
-def gluon_tiles(rows: int, num_experts: int, k: int, capturing: bool = True):
-    """(block_m, block_n, stages, maxnreg) of the Gluon kernel where it beats this file's, else
-    None. `python -m qarl_kernels.tune --only w4a16-gluon` on the H100 (CUDA graphs of 10 calls,
-    docs/benchmarks.md round 11): it wins at every decode size measured, M=1 included (W13 EP8
-    11.4 vs 12.7 us, W2 E128 5.7 vs 6.2), up to 128 tokens per expert (EP8 M=256: W13 35 vs
-    51 us, W2 21 vs 33; E128 M=1024: W13 171 vs 283, W2 93 vs 167), except fc1 at E128 M=8.
-    W13 at E128 takes a register cap from 4 to 31 tokens per expert: one more CTA per SM, for
-    serialized wgmmas (M=64 83.3 vs 89.2 us, M=256 94.9 vs 103.6). Few experts with K >= 2048
-    (W13 EP8) take 64-row weight tiles, for more CTAs."""
+def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = True):
+    """(block_m, block_n, stages, maxnreg) of the Gluon kernel for a grouped GEMM with n weight
+    rows per expert where it beats this file's, else None. `python -m qarl_kernels.tune --only
+    w4a16-gluon` on the H100 (CUDA graphs of 10 calls, docs/benchmarks.md round 11): it wins at
+    every decode size measured, M=1 included (W13 EP8 11.4 vs 12.7 us, W2 E128 5.7 vs 6.2), up
+    to 128 tokens per expert (EP8 M=256: W13 35 vs 51 us, W2 21 vs 33; E128 M=1024: W13 171 vs
+    283, W2 93 vs 167), except fc1 at E128 M=8. Grids of few weight rows at K >= 2048 (W13 at
+    EP8, and at TP2 with n halved) take 64-row weight tiles, for more CTAs (TP2 M=256 50.4 vs
+    55.9 us); W13 at E128 takes a register cap from 4 to 31 tokens per expert instead: one more
+    CTA per SM, for serialized wgmmas (M=64 83.3 vs 89.2 us, M=256 94.9 vs 103.6)."""
     per_expert = rows // max(1, num_experts)
     if per_expert > 128:
         return None
     if not capturing and (num_experts < EAGER_GLUON_MIN_EXPERTS
                           or per_expert < EAGER_GLUON_ROWS_PER_EXPERT):
         return None
-    few_wide = num_experts < 64 and k >= 2048
-    many_wide = num_experts >= 64 and k >= 2048
+    few_rows = k >= 2048 and (num_experts < 64 or n < 1536)
+    cap = 128 if k >= 2048 else None  # K >= 2048 and not few_rows: W13 at E128
     if per_expert < 4:  # M=1 (EP8: 64-row tiles, 11.4 vs 11.9 us) and E128 M=8
-        if many_wide and rows >= 32:  # fc1 at E128 M=8: this file's fused SwiGLU, 43.1 us
-            return None  # against 48.2 (the GEMM alone: 38.9 vs 35.8 capped to 96 registers)
+        if cap and not few_rows and rows >= 32:  # fc1 at E128 M=8: this file's fused SwiGLU
+            return None  # is 43.1 us against 48.2 (the GEMM alone: 38.9 vs 35.8 with a cap)
         return 16, 64 if num_experts < 64 else 128, 3, None
     if per_expert < 16:
-        if few_wide:  # W13 EP8 M=8 14.5 us, M=16 (32-token tiles) 14.7
-            return 32 if per_expert >= 8 else 16, 64, 3, None
-        return 16, 128, 3, 128 if many_wide else None
+        if few_rows:  # W13 EP8 M=8 14.5 us, M=16 (32-token tiles) 14.7; TP2 M=64 46.1
+            return 32 if per_expert >= 8 and num_experts < 64 else 16, 64, 3, None
+        return 16, 128, 3, cap
     if per_expert < 64:
-        if few_wide:  # W13 EP8 M=32 16.5 us, M=64 17.2
-            return 64, 64, 3, None
+        if few_rows:  # W13 EP8 M=32 16.5 us, M=64 17.2
+            return 64 if num_experts < 64 else 32, 64, 3, None
         if per_expert < 32:
-            return 32, 128, 3, 128 if many_wide else None
+            return 32, 128, 3, cap
         return 64, 128, 3, None
     if num_experts >= 64:
         return 64, 128, 3, None
@@ -313,14 +314,15 @@ def _gluon_route(x: torch.Tensor, qweight, config):
     and warns."""
     if config is not None:
         return None
-    rows, experts, k = x.shape[0], qweight.data.shape[0], qweight.in_features
-    if not gluon_tiles(rows, experts, k) or not gluon_applies(x, qweight):
+    rows, k = x.shape[0], qweight.in_features
+    experts, n = qweight.data.shape[:2]
+    if not gluon_tiles(rows, experts, n, k) or not gluon_applies(x, qweight):
         return None
     if not _capturing(x):
         lane_codes(qweight)
-        return gluon_tiles(rows, experts, k, capturing=False)
+        return gluon_tiles(rows, experts, n, k, capturing=False)
     if has_lane_codes(qweight):
-        return gluon_tiles(rows, experts, k)
+        return gluon_tiles(rows, experts, n, k)
     warnings.warn("W4A16 grouped GEMM: this CUDA-graph capture is the weight's first call at "
                   "this batch size, so it takes the Triton kernel; the Hopper kernel needs the "
                   "codes reordered once outside capture. Run one eager step before capturing.")

@@ -106,29 +106,33 @@ def test_compiles_for_sm90(block_m, block_n, stages, swiglu):
 
 
 def test_routing_follows_the_measured_crossovers():
-    assert gluon_tiles(8, 16, 2048) == (16, 64, 3, None)  # W13 EP8 M=1
-    assert gluon_tiles(8, 128, 768) == (16, 128, 3, None)  # W2 E128 M=1
-    assert gluon_tiles(64, 16, 2048) == (16, 64, 3, None)  # W13 EP8 M=8
-    assert gluon_tiles(128, 16, 2048) == (32, 64, 3, None)  # W13 EP8 M=16
-    assert gluon_tiles(64, 16, 768) == (16, 128, 3, None)  # W2 EP8 M=8
-    assert gluon_tiles(64, 128, 768) == (16, 128, 3, None)  # W2 E128 M=8
-    assert gluon_tiles(512, 128, 2048) == (16, 128, 3, 128)  # W13 E128 M=64: capped
-    assert gluon_tiles(2048, 128, 2048) == (32, 128, 3, 128)  # W13 E128 M=256: capped
-    assert gluon_tiles(2048, 128, 768) == (32, 128, 3, None)  # W2 E128 M=256
-    assert gluon_tiles(256, 16, 2048) == (64, 64, 3, None)  # W13 EP8 M=32
-    assert gluon_tiles(512, 16, 2048) == (64, 64, 3, None)  # W13 EP8 M=64
-    assert gluon_tiles(512, 16, 768) == (64, 128, 3, None)  # W2 EP8 M=64
-    assert gluon_tiles(1024, 16, 2048) == (64, 64, 2, None)  # W13 EP8 M=128
-    assert gluon_tiles(2048, 16, 2048) == (128, 128, 2, None)  # W13 EP8 M=256
-    assert gluon_tiles(2048, 16, 768) == (128, 64, 2, None)  # W2 EP8 M=256
-    assert gluon_tiles(8192, 128, 2048) == (64, 128, 3, None)  # W13 E128 M=1024
-    assert gluon_tiles(64, 128, 2048) is None  # W13 E128 M=8: fc1's fused SwiGLU is faster
-    assert gluon_tiles(8192, 16, 2048) is None  # 512 per expert: dequantize + _grouped_mm
+    assert gluon_tiles(8, 16, 1536, 2048) == (16, 64, 3, None)  # W13 EP8 M=1
+    assert gluon_tiles(8, 128, 2048, 768) == (16, 128, 3, None)  # W2 E128 M=1
+    assert gluon_tiles(64, 16, 1536, 2048) == (16, 64, 3, None)  # W13 EP8 M=8
+    assert gluon_tiles(128, 16, 1536, 2048) == (32, 64, 3, None)  # W13 EP8 M=16
+    assert gluon_tiles(64, 16, 2048, 768) == (16, 128, 3, None)  # W2 EP8 M=8
+    assert gluon_tiles(64, 128, 2048, 768) == (16, 128, 3, None)  # W2 E128 M=8
+    assert gluon_tiles(512, 128, 1536, 2048) == (16, 128, 3, 128)  # W13 E128 M=64: capped
+    assert gluon_tiles(2048, 128, 1536, 2048) == (32, 128, 3, 128)  # W13 E128 M=256: capped
+    assert gluon_tiles(2048, 128, 2048, 768) == (32, 128, 3, None)  # W2 E128 M=256
+    assert gluon_tiles(256, 16, 1536, 2048) == (64, 64, 3, None)  # W13 EP8 M=32
+    assert gluon_tiles(512, 16, 1536, 2048) == (64, 64, 3, None)  # W13 EP8 M=64
+    assert gluon_tiles(512, 16, 2048, 768) == (64, 128, 3, None)  # W2 EP8 M=64
+    assert gluon_tiles(1024, 16, 1536, 2048) == (64, 64, 2, None)  # W13 EP8 M=128
+    assert gluon_tiles(2048, 16, 1536, 2048) == (128, 128, 2, None)  # W13 EP8 M=256
+    assert gluon_tiles(2048, 16, 2048, 768) == (128, 64, 2, None)  # W2 EP8 M=256
+    assert gluon_tiles(8192, 128, 1536, 2048) == (64, 128, 3, None)  # W13 E128 M=1024
+    assert gluon_tiles(64, 128, 1536, 2048) is None  # W13 E128 M=8: fc1's fused SwiGLU is faster
+    assert gluon_tiles(8192, 16, 1536, 2048) is None  # 512 per expert: dequantize + _grouped_mm
+    # TP2 (n halved): 64-row weight tiles, no cap, and fc1 at M=8 too
+    assert gluon_tiles(512, 128, 768, 2048) == (16, 64, 3, None)  # M=64
+    assert gluon_tiles(2048, 128, 768, 2048) == (32, 64, 3, None)  # M=256
+    assert gluon_tiles(64, 128, 768, 2048) == (16, 128, 3, None)  # M=8
     # the fused SwiGLU epilogue: two stages for 128-token tiles
     assert gluon_swiglu_tiles(64, 16) == (64, 3) and gluon_swiglu_tiles(128, 16) == (64, 2)
     # eager calls pay more host time for it: only where the kernel saves more
-    assert gluon_tiles(512, 16, 2048, capturing=False) is None
-    assert gluon_tiles(8192, 128, 2048, capturing=False) == (64, 128, 3, None)
+    assert gluon_tiles(512, 16, 1536, 2048, capturing=False) is None
+    assert gluon_tiles(8192, 128, 1536, 2048, capturing=False) == (64, 128, 3, None)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(2, 64, 256))
     assert not wg.applies(torch.empty(64, 256, dtype=torch.bfloat16), qweight)  # CPU
     qweight64 = get_scheme("w4a16-g64").quantize_weight(torch.randn(2, 64, 256))
@@ -193,8 +197,8 @@ def test_graphs_take_it_after_an_eager_call():
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(16, 256, 2048, device="cuda"))
     tokens = torch.full((16, ), 40, device="cuda", dtype=torch.int32)
     x = torch.randn(640, 2048, device="cuda").bfloat16()
-    tiles = gluon_tiles(640, 16, 2048)
-    assert tiles is not None and gluon_tiles(640, 16, 2048, capturing=False) is None
+    tiles = gluon_tiles(640, 16, 256, 2048)
+    assert tiles is not None and gluon_tiles(640, 16, 256, 2048, capturing=False) is None
     cold = torch.cuda.CUDAGraph()
     with pytest.warns(UserWarning, match="Run one eager step before capturing"):
         with torch.cuda.graph(cold):

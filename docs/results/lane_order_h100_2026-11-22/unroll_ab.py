@@ -17,8 +17,8 @@ VARIANTS = [(name, importlib.import_module(name).w4a16_grouped_gluon)
             for name in (sys.argv[1:] or ["_w4g_exp", "_w4g_unroll"])]
 CASES = [("W13 EP8", 16, 1536, 2048, m) for m in (16, 32, 64, 128, 256)] + [
     ("W2 EP8", 16, 2048, 768, m) for m in (8, 64, 256)] + [
-    ("W13 E128", 128, 1536, 2048, m) for m in (64, 256, 1024)] + [
-    ("W2 E128", 128, 2048, 768, m) for m in (64, 256, 1024)]
+    ("W13 E128", 128, 1536, 2048, m) for m in (8, 64, 256, 1024)] + [
+    ("W2 E128", 128, 2048, 768, m) for m in (8, 64, 256, 1024)]
 
 for label, e, n, k, m in CASES:
     counts = route(m, e, 8)
@@ -26,7 +26,7 @@ for label, e, n, k, m in CASES:
     for q in qws:
         lane_codes(q)
     x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
-    tiles = gluon_tiles(x.shape[0], e, k) or (32, 128, 3)
+    tiles = gluon_tiles(x.shape[0], e, k) or (16, 128, 3)
     runs = [("GEMM", tiles, {})]
     if label.startswith("W13") and m in (64, 256):
         runs.append(("fused", (tiles[0], *gluon_swiglu_tiles(tiles[0], e)), {"swiglu": True}))

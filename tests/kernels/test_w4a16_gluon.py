@@ -47,14 +47,16 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> d
     types += ["i32"] * 6
     signature = dict(zip(names, types))
     acc, words, operand = wg._layouts(block_n, block_m)
-    constexprs = {"acc_layout": acc, "word_layout": words, "split_layout": operand, "E_PAD": 16, "STAGES": stages,
-                  "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu), "num_warps": 4}
+    constexprs = {"acc_layout": acc, "word_layout": words, "split_layout": operand, "E_PAD": 16,
+                  "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu),
+                  "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     kernel = triton.compile(
         GluonASTSource(fn=wg._w4a16_gluon_kernel, signature=signature, constexprs=constexprs),
         target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
     ptx = kernel.asm["ptx"]
-    return {"sass_wgmma_waits": _sass_count(kernel.asm["cubin"], "WARPGROUP.DEPBAR"),"wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
+    return {"sass_wgmma_waits": _sass_count(kernel.asm["cubin"], "WARPGROUP.DEPBAR"),
+            "wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
             "wgmma_register_a": len(re.findall(r"wgmma\.mma_async\S*bf16\.bf16\s+\{[^}]*\},"
                                                r"\s*\{", ptx)),
             "tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::\w+\.global",

@@ -9,10 +9,12 @@ half's words 4i..4i + 3: pair j (inputs 64h + 8(4i + j) + 2q, +1) at bits 4j and
 thread reads its four words of a block in one 16-byte load, and pair j is
 (word >> 4j) & 0x000F000F, one AND-OR away from bf16.
 
-Made on the kernel's first call with a weight (one pass over the codes; 0.5 B/param of memory
-beside them) and kept on the QuantizedWeight: the learner's cache makes a new one per optimizer
-step, so the order is made once per step, and once per weight version in the rollout engine.
-Publishers and exporters keep reading the serving layout.
+Made by the first eager call with a weight at a batch size the kernel takes (w4a16_gemm makes
+it there even when that eager call runs the Triton kernel, so that a CUDA graph captured next
+finds it): one pass over the codes, 0.5 B/param of memory beside them, kept on the
+QuantizedWeight. The learner's cache makes a new one per optimizer step, so the order is made
+once per step, and once per weight version in the rollout engine. Publishers and exporters
+keep reading the serving layout.
 """
 import torch
 

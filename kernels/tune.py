@@ -178,8 +178,8 @@ def _gluon_sweep():
         t_triton = _step_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, triton_cfg)
                               for q in qws])
         results = []
-        fused = [(tiles[0], 64, tiles[2], tiles[3], True) for tiles in GLUON_TILES
-                 if tiles[1] == 64]
+        fused = [(bm, 64, st, reg, True) for bm in (16, 32, 64, 128) for st in (2, 3)
+                 for reg in (None, 96, 128) if reg is None or bm <= 32]
         for bm, bn, st, reg, swiglu in [t + (False, ) for t in GLUON_TILES] + (
                 fused if label.startswith("W13") else []):
             def run(q, tiles=(bm, bn, st, reg, swiglu)):

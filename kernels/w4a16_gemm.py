@@ -264,10 +264,11 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
     w4a16-gluon` on the H100 (CUDA graphs of 10 calls, docs/benchmarks.md round 11): it wins at
     every decode size measured, M=1 included (W13 EP8 11.4 vs 12.7 us, W2 E128 5.7 vs 6.2), up
     to 128 tokens per expert (EP8 M=256: W13 35 vs 51 us, W2 21 vs 33; E128 M=1024: W13 171 vs
-    283, W2 93 vs 167), except fc1 at E128 M=8. Grids of few weight rows at K >= 2048 (W13 at
-    EP8, and at TP2 with n halved) take 64-row weight tiles, for more CTAs (TP2 M=256 50.4 vs
-    55.9 us); W13 at E128 takes a register cap from 4 to 31 tokens per expert instead: one more
-    CTA per SM, for serialized wgmmas (M=64 83.3 vs 89.2 us, M=256 94.9 vs 103.6)."""
+    283, W2 93 vs 167). Grids of few weight rows at K >= 2048 (W13 at EP8, and at TP2 with n
+    halved) take 64-row weight tiles, for more CTAs (TP2 M=256 50.4 vs 55.9 us); W13 at E128
+    takes a register cap below 32 tokens per expert instead: one more CTA per SM, for
+    serialized wgmmas (M=64 83.3 vs 89.2 us, M=256 94.9 vs 103.6). The fused fc1 + SwiGLU
+    takes the same cap (tune_gluon_fused_caps.txt: E128 M=8 38.7 vs 47.6 us uncapped)."""
     per_expert = rows // max(1, num_experts)
     if per_expert > 128:
         return None
@@ -277,8 +278,8 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
     few_rows = k >= 2048 and (num_experts < 64 or n < 1536)
     cap = 128 if k >= 2048 else None  # K >= 2048 and not few_rows: W13 at E128
     if per_expert < 4:  # M=1 (EP8: 64-row tiles, 11.4 vs 11.9 us) and E128 M=8
-        if cap and not few_rows and rows >= 32:  # fc1 at E128 M=8: this file's fused SwiGLU
-            return None  # is 43.1 us against 48.2 (the GEMM alone: 38.9 vs 35.8 with a cap)
+        if cap and not few_rows and rows >= 32:  # W13 E128 M=8: 96 registers, 36.1 vs 39.1
+            return 16, 128, 2, 96  # us; fused with SwiGLU, 38.7 against 43.2 for this file's
         return 16, 64 if num_experts < 64 else 128, 3, None
     if per_expert < 16:
         if few_rows:  # W13 EP8 M=8 14.5 us, M=16 (32-token tiles) 14.7; TP2 M=64 46.1
@@ -369,8 +370,8 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     tiles = _gluon_route(x, qweight, config)
     if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
         return w4a16_grouped_gluon(x, qweight, counts, tiles[0],
-                                   *gluon_swiglu_tiles(tiles[0], num_experts), swiglu=True,
-                                   probs=probs)
+                                   *gluon_swiglu_tiles(tiles[0], num_experts), tiles[3],
+                                   swiglu=True, probs=probs)
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 

@@ -26,7 +26,8 @@ from qarl_kernels.w4a16_gemm import gluon_swiglu_tiles, gluon_tiles, w4a16_group
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap)
-TILES = [(16, 64, 3, None), (16, 128, 3, None), (16, 128, 3, 128), (32, 128, 3, 128),
+TILES = [(16, 64, 3, None), (16, 128, 3, None), (16, 128, 3, 128), (16, 128, 2, 96),
+         (32, 128, 3, 128),
          (64, 64, 3, None), (64, 128, 3, None), (128, 64, 2, None), (128, 128, 2, None)]
 COMPILED = sorted({t[:3] for t in TILES})
 
@@ -124,7 +125,7 @@ def test_routing_follows_the_measured_crossovers():
     assert gluon_tiles(2048, 16, 1536, 2048) == (128, 128, 2, None)  # W13 EP8 M=256
     assert gluon_tiles(2048, 16, 2048, 768) == (128, 64, 2, None)  # W2 EP8 M=256
     assert gluon_tiles(8192, 128, 1536, 2048) == (64, 128, 3, None)  # W13 E128 M=1024
-    assert gluon_tiles(64, 128, 1536, 2048) is None  # W13 E128 M=8: fc1's fused SwiGLU is faster
+    assert gluon_tiles(64, 128, 1536, 2048) == (16, 128, 2, 96)  # W13 E128 M=8: capped
     assert gluon_tiles(8192, 16, 1536, 2048) is None  # 512 per expert: dequantize + _grouped_mm
     # TP2 (n halved): 64-row weight tiles, no cap, and fc1 at M=8 too
     assert gluon_tiles(512, 128, 768, 2048) == (16, 64, 3, None)  # M=64
@@ -177,7 +178,8 @@ def test_odd_group_counts_take_the_triton_kernel(assert_gemm_close):
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
 @pytest.mark.parametrize("with_probs", [False, True])
 @pytest.mark.parametrize("counts", [[0, 37, 0, 130, 1, 64], [200, 0, 3, 0, 0, 40]])
-def test_fused_swiglu_is_the_unfused_bits(with_probs, counts):
+@pytest.mark.parametrize("fused_tiles", [(64, 64, 2, None), (16, 64, 3, 96)])
+def test_fused_swiglu_is_the_unfused_bits(with_probs, counts, fused_tiles):
     torch.manual_seed(0)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(6, 2 * 192, 512, device="cuda"))
     tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
@@ -186,7 +188,7 @@ def test_fused_swiglu_is_the_unfused_bits(with_probs, counts):
     ones = torch.ones(sum(counts), device="cuda")  # gated_activation's form of "no probs"
     want = gated_activation(wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 128, 3),
                             ones if probs is None else probs)
-    got = wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 64, 2, swiglu=True, probs=probs)
+    got = wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True, probs=probs)
     assert torch.equal(got, want)
 
 

@@ -108,29 +108,36 @@ def test_compiles_for_sm90(block_m, block_n, stages, swiglu):
     assert facts["sass_wgmma_waits"] == 3
 
 
-def test_routing_follows_the_measured_crossovers():
-    assert gluon_tiles(8, 16, 1536, 2048) == (16, 64, 3, None)  # W13 EP8 M=1
-    assert gluon_tiles(8, 128, 2048, 768) == (16, 128, 3, None)  # W2 E128 M=1
-    assert gluon_tiles(64, 16, 1536, 2048) == (16, 64, 3, None)  # W13 EP8 M=8
-    assert gluon_tiles(128, 16, 1536, 2048) == (32, 64, 3, None)  # W13 EP8 M=16
-    assert gluon_tiles(64, 16, 2048, 768) == (16, 128, 3, None)  # W2 EP8 M=8
-    assert gluon_tiles(64, 128, 2048, 768) == (16, 128, 3, None)  # W2 E128 M=8
-    assert gluon_tiles(512, 128, 1536, 2048) == (16, 128, 3, 128)  # W13 E128 M=64: capped
-    assert gluon_tiles(2048, 128, 1536, 2048) == (32, 128, 3, 128)  # W13 E128 M=256: capped
-    assert gluon_tiles(2048, 128, 2048, 768) == (32, 128, 3, None)  # W2 E128 M=256
-    assert gluon_tiles(256, 16, 1536, 2048) == (64, 64, 3, None)  # W13 EP8 M=32
-    assert gluon_tiles(512, 16, 1536, 2048) == (64, 64, 3, None)  # W13 EP8 M=64
-    assert gluon_tiles(512, 16, 2048, 768) == (64, 128, 3, None)  # W2 EP8 M=64
-    assert gluon_tiles(1024, 16, 1536, 2048) == (64, 64, 2, None)  # W13 EP8 M=128
-    assert gluon_tiles(2048, 16, 1536, 2048) == (128, 128, 2, None)  # W13 EP8 M=256
-    assert gluon_tiles(2048, 16, 2048, 768) == (128, 64, 2, None)  # W2 EP8 M=256
-    assert gluon_tiles(8192, 128, 1536, 2048) == (64, 128, 3, None)  # W13 E128 M=1024
-    assert gluon_tiles(64, 128, 1536, 2048) == (16, 128, 2, 96)  # W13 E128 M=8: capped
-    assert gluon_tiles(8192, 16, 1536, 2048) is None  # 512 per expert: dequantize + _grouped_mm
-    # TP2 (n halved): 64-row weight tiles, no cap, and fc1 at M=8 too
-    assert gluon_tiles(512, 128, 768, 2048) == (16, 64, 3, None)  # M=64
-    assert gluon_tiles(2048, 128, 768, 2048) == (32, 64, 3, None)  # M=256
-    assert gluon_tiles(64, 128, 768, 2048) == (16, 128, 3, None)  # M=8
+# (shape, M tokens) -> the Gluon tiles of the round-11 tuner, top-8 routing; the weight rows n:
+# W13 1536 (gate and up), W2 2048, W13 at TP2 768
+W13, W2, TP2 = (1536, 2048), (2048, 768), (768, 2048)
+ROUTES = [
+    ("W13 EP8", 16, W13, 1, (16, 64, 3, None)), ("W13 EP8", 16, W13, 8, (16, 64, 3, None)),
+    ("W13 EP8", 16, W13, 16, (32, 64, 3, None)), ("W13 EP8", 16, W13, 32, (64, 64, 3, None)),
+    ("W13 EP8", 16, W13, 64, (64, 64, 3, None)), ("W13 EP8", 16, W13, 128, (64, 64, 2, None)),
+    ("W13 EP8", 16, W13, 256, (128, 128, 2, None)),
+    ("W2 EP8", 16, W2, 8, (16, 128, 3, None)), ("W2 EP8", 16, W2, 64, (64, 128, 3, None)),
+    ("W2 EP8", 16, W2, 256, (128, 64, 2, None)),
+    # W13 at E128: register caps below 32 tokens per expert
+    ("W13 E128", 128, W13, 8, (16, 128, 2, 96)), ("W13 E128", 128, W13, 64, (16, 128, 3, 128)),
+    ("W13 E128", 128, W13, 256, (32, 128, 3, 128)),
+    ("W13 E128", 128, W13, 1024, (64, 128, 3, None)),
+    ("W2 E128", 128, W2, 1, (16, 128, 3, None)), ("W2 E128", 128, W2, 8, (16, 128, 3, None)),
+    ("W2 E128", 128, W2, 256, (32, 128, 3, None)),
+    # TP2 (n halved): 64-row weight tiles and no cap
+    ("W13 TP2", 128, TP2, 8, (16, 128, 3, None)), ("W13 TP2", 128, TP2, 64, (16, 64, 3, None)),
+    ("W13 TP2", 128, TP2, 256, (32, 64, 3, None)),
+    # 512 tokens per expert: dequantize + _grouped_mm
+    ("W13 EP8", 16, W13, 1024, None),
+]
+
+
+@pytest.mark.parametrize("label,experts,shape,tokens,tiles", ROUTES)
+def test_routing_follows_the_tuner(label, experts, shape, tokens, tiles):
+    assert gluon_tiles(8 * tokens, experts, *shape) == tiles, label
+
+
+def test_routing_limits():
     # the fused SwiGLU epilogue: two stages for 128-token tiles
     assert gluon_swiglu_tiles(64, 16) == (64, 3) and gluon_swiglu_tiles(128, 16) == (64, 2)
     # eager calls pay more host time for it: only where the kernel saves more

@@ -298,7 +298,7 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
     return 128, 128 if k >= 2048 else 64, 2, None
 
 
-def gluon_swiglu_tiles(block_m: int, num_experts: int) -> tuple:
+def gluon_swiglu_tiles(block_m: int) -> tuple:
     """(block_n, stages) of the fused fc1 + SwiGLU in Gluon: each program holds 64 gate and 64
     up rows; 128-token tiles fit two stages. H100, CUDA graphs of 10 calls, the tuner of
     round 11: EP8 M=64 25.5 us with three stages against 27.8 with two, M=256 41.2 (128-token
@@ -317,13 +317,14 @@ def _gluon_route(x: torch.Tensor, qweight, config):
         return None
     rows, k = x.shape[0], qweight.in_features
     experts, n = qweight.data.shape[:2]
-    if not gluon_tiles(rows, experts, n, k) or not gluon_applies(x, qweight):
+    tiles = gluon_tiles(rows, experts, n, k)  # what a CUDA graph of this batch takes
+    if not tiles or not gluon_applies(x, qweight):
         return None
     if not _capturing(x):
         lane_codes(qweight)
         return gluon_tiles(rows, experts, n, k, capturing=False)
     if has_lane_codes(qweight):
-        return gluon_tiles(rows, experts, n, k)
+        return tiles
     warnings.warn("W4A16 grouped GEMM: this CUDA-graph capture is the weight's first call at "
                   "this batch size, so it takes the Triton kernel; the Hopper kernel needs the "
                   "codes reordered once outside capture. Run one eager step before capturing.")
@@ -370,7 +371,7 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     tiles = _gluon_route(x, qweight, config)
     if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
         return w4a16_grouped_gluon(x, qweight, counts, tiles[0],
-                                   *gluon_swiglu_tiles(tiles[0], num_experts), tiles[3],
+                                   *gluon_swiglu_tiles(tiles[0]), tiles[3],
                                    swiglu=True, probs=probs)
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 

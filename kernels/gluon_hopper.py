@@ -21,6 +21,11 @@ def is_hopper(device: torch.device) -> bool:
     return torch.cuda.get_device_capability(device) == (9, 0)
 
 
+@functools.lru_cache(maxsize=None)
+def sm_count(device: torch.device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
 @gluon.jit
 def expert_tables(counts_ptr, num_experts, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
                   num_warps: gl.constexpr):
@@ -51,6 +56,12 @@ def _fill_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, E_PAD: 
     tables[0].store(gl.associative_scan((counts + BLOCK_M - 1) // BLOCK_M, 0, _add))
     tables[1].store(gl.associative_scan(counts, 0, _add) - counts)
     tables[2].store(counts)
+
+
+@gluon.jit
+def row_tile_count(tables, WARPS: gl.constexpr):
+    """Row tiles of all experts: the last prefix sum (padding experts add none)."""
+    return gl.max(tables[0].load(gl.BlockedLayout([1], [32], [WARPS], [0])), 0)
 
 
 @gluon.jit

@@ -69,14 +69,16 @@ W4A16_CASES = [
     ("W2 EP8", 16, 2048, 768, 8, [DECODE]), ("W2 EP8", 16, 2048, 768, 64, [DECODE, MID]),
     ("W2 EP8", 16, 2048, 768, 256, [MID]),
 ]
-#: (block_m, block_n, stages) of the Gluon W4A16 kernel, and the cases of w4a16_gemm.gluon_tiles
+#: (block_m, block_n, stages, register cap) of the Gluon W4A16 kernel, and the cases of
+#: w4a16_gemm.gluon_tiles
 GLUON_TILES = [(bm, bn, st, None) for bm in (16, 32, 64, 128) for bn in (64, 128)
                for st in (2, 3)] + [  # register caps: one more CTA per SM, wgmmas serialized
     (bm, 128, st, r) for bm in (16, 32) for st in (2, 3) for r in (96, 128)]
 GLUON_CASES = [("W13 EP8", 16, 1536, 2048, m) for m in (1, 8, 16, 32, 64, 128, 256)] + [
     ("W2 EP8", 16, 2048, 768, m) for m in (1, 8, 16, 32, 64, 256)] + [
     ("W13 E128", 128, 1536, 2048, m) for m in (1, 8, 64, 128, 256, 1024)] + [
-    ("W2 E128", 128, 2048, 768, m) for m in (1, 8, 64, 128, 256, 512, 1024)]
+    ("W2 E128", 128, 2048, 768, m) for m in (1, 4, 8, 16, 64, 128, 256, 512, 1024)] + [
+    ("W13 TP2", 128, 768, 2048, m) for m in (1, 8, 64, 256)]
 FP8_TILES = [(128, 128, 8, 3), (128, 128, 4, 3), (128, 128, 8, 4), (64, 128, 4, 4),
              (128, 256, 8, 3), (64, 256, 8, 3), (128, 64, 4, 4), (256, 128, 8, 3)]
 #: (block_n, stages) of the warp-specialized Gluon kernel (fp8_grouped_ws.default_tiles)
@@ -167,7 +169,8 @@ def _w4a16_sweep(cases):
 
 def _gluon_sweep():
     """The Gluon W4A16 kernel's tiles in CUDA graphs, against the Triton kernel's default tiles;
-    for fc1 (W13) also the fused SwiGLU epilogue's (64-row gate and up halves)."""
+    the three best GEMM tiles again as persistent grids of 2-4 CTAs per SM; for fc1 (W13) also
+    the fused SwiGLU epilogue's (64-row gate and up halves)."""
     for label, e, n, k, m in GLUON_CASES:
         qws = _rotated_w4a16(e, n, k)
         counts = route(m, e, TOP_K)
@@ -177,32 +180,36 @@ def _gluon_sweep():
         want = w4a16_grouped_matmul(x, qws[0], counts, triton_cfg).float()
         t_triton = _step_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, triton_cfg)
                               for q in qws])
-        results = []
-        fused = [(bm, 64, st, reg, True) for bm in (16, 32, 64, 128) for st in (2, 3)
-                 for reg in (None, 96, 128) if reg is None or bm <= 32]
-        for bm, bn, st, reg, swiglu in [t + (False, ) for t in GLUON_TILES] + (
-                fused if label.startswith("W13") else []):
-            def run(q, tiles=(bm, bn, st, reg, swiglu)):
-                return w4a16_grouped_gluon(x, q, counts, *tiles[:4], swiglu=tiles[4],
-                                           probs=probs if tiles[4] else None)
+
+        def timed(tiles, swiglu=False):
+            """(us, name) of these tiles, or None where they do not fit or miss the reference."""
+            def run(q):
+                return w4a16_grouped_gluon(x, q, counts, *tiles, swiglu=swiglu,
+                                           probs=probs if swiglu else None)
             y = _safe(lambda: run(qws[0]))
             if y is None:
-                continue
+                return None
             if not swiglu:
                 err = (y.float() - want).norm() / want.norm()
                 if not err < 1e-2:
-                    print(f"WRONG gluon {label} M={m} {(bm, bn, st, reg)}: rel err {err}",
-                          flush=True)
-                    continue
-            name = (f"{'swiglu ' if swiglu else ''}m{bm} n{bn} st{st}"
-                    + ("" if reg is None else f" r{reg}"))
-            results.append((_step_us([lambda q=q: run(q) for q in qws]), name))
-        results.sort()
-        for kind, rows in [("GEMM", [r for r in results if not r[1].startswith("swiglu")]),
-                           ("fused SwiGLU", [r for r in results if r[1].startswith("swiglu")])]:
+                    print(f"WRONG gluon {label} M={m} {tiles}: rel err {err}", flush=True)
+                    return None
+            bm, bn, st, reg, per_sm = tiles
+            name = (f"m{bm} n{bn} st{st}" + ("" if reg is None else f" r{reg}")
+                    + ("" if per_sm is None else f" p{per_sm}"))
+            return _step_us([lambda q=q: run(q) for q in qws]), name, tiles
+
+        gemm = sorted(filter(None, (timed(t + (None, )) for t in GLUON_TILES)))
+        gemm += filter(None, (timed(tiles[:4] + (per_sm, )) for _, _, tiles in gemm[:3]
+                              for per_sm in (2, 3, 4)))
+        fused = sorted(filter(None, (
+            timed((bm, 64, st, reg, None), swiglu=True) for bm in (16, 32, 64, 128)
+            for st in (2, 3) for reg in (None, 96, 128) if reg is None or bm <= 32)
+            if label.startswith("W13") else []))
+        for kind, rows in [("GEMM", sorted(gemm)), ("fused SwiGLU", fused)]:
             if rows:
                 print(f"Gluon W4A16 {kind} {label} M={m}: triton GEMM {t_triton:.1f}; "
-                      + "; ".join(f"{name} {t:.1f}" for t, name in rows[:5]), flush=True)
+                      + "; ".join(f"{name} {t:.1f}" for t, name, _ in rows[:5]), flush=True)
         del qws
 
 

@@ -258,9 +258,27 @@ def _capturing(x: torch.Tensor) -> bool:
     return x.is_cuda and torch.cuda.is_current_stream_capturing()
 
 
+#: programs per SM of the Gluon kernel's persistent grid (gluon_tiles)
+PERSISTENT_CTAS_PER_SM = 3
+
+
 def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = True):
-    """(block_m, block_n, stages, maxnreg) of the Gluon kernel for a grouped GEMM with n weight
-    rows per expert where it beats this file's, else None. `python -m qarl_kernels.tune --only
+    """(block_m, block_n, stages, maxnreg, ctas_per_sm) of the Gluon kernel for a grouped GEMM
+    with n weight rows per expert where it beats this file's, else None. Short K with many
+    experts (W2 at E128) runs a persistent grid of 3 programs per SM from 4 tokens per call to
+    32 per expert (H100, round 12: M=8 19.5 vs 21.7 us, M=64 43.8 vs 45.1, M=256 52.5 vs 54.8);
+    one token lost 4% and 64 per expert 20% (M=1024: 116.6 vs 97.2 us with 2 stages). Other
+    shapes gained 3% at most (W13 EP8 M=8) or lost: the tile loop and the look-ahead cost
+    10-20 registers."""
+    tiles = _gluon_tile_shape(rows, num_experts, n, k, capturing)
+    if tiles is None:
+        return None
+    persistent = k < 2048 and num_experts >= 64 and rows >= 32 and rows < 32 * num_experts
+    return tiles + (PERSISTENT_CTAS_PER_SM if persistent else None, )
+
+
+def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bool):
+    """gluon_tiles' (block_m, block_n, stages, maxnreg). `python -m qarl_kernels.tune --only
     w4a16-gluon` on the H100 (CUDA graphs of 10 calls, docs/benchmarks.md round 11): it wins at
     every decode size measured, M=1 included (W13 EP8 11.4 vs 12.7 us, W2 E128 5.7 vs 6.2), up
     to 128 tokens per expert (EP8 M=256: W13 35 vs 51 us, W2 21 vs 33; E128 M=1024: W13 171 vs

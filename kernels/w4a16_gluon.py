@@ -42,7 +42,8 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from .checks import scale_words_fit
 from .expert_tiles import tile_bound
-from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, is_hopper, tile_of, tma_load
+from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, is_hopper, row_tile_count, \
+    sm_count, tile_of, tma_load
 from .w4a16_lanes import lane_codes
 from . import numerics
 
@@ -116,22 +117,29 @@ def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
 
 
 @gluon.jit
-def _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, stage, kb, w_row, up_row, x_row,
-           s_words, s_mask, up_offset, SWIGLU: gl.constexpr):
-    """Fill a stage: the rows' scale words of block kb (its group and its pair's, 4 bytes, by
-    cp.async: cp.async copies no less) then the weight words and x by TMA, all completing the
-    stage's barrier. Scales loaded into registers cost 7% at EP8 and E128 decode: a global
-    load in flight stalls the next wgmma (docs/benchmarks.md, round 9)."""
+def _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, stage, kb, expert, n0, x_row, s_ptr,
+           N, stride_se, stride_sn, SWIGLU: gl.constexpr, num_warps: gl.constexpr):
+    """Fill a stage with block kb of a tile (expert, first output column n0, first token row
+    x_row): the rows' scale words (its group and its pair's, 4 bytes, by cp.async: cp.async
+    copies no less) then the weight words and x by TMA, all completing the stage's barrier.
+    Scales loaded into registers cost 7% at EP8 and E128 decode: a global load in flight
+    stalls the next wgmma (docs/benchmarks.md, round 9). The tile comes as scalars: held as
+    the pointer tensors, the next tile's cost 24 registers (round 12)."""
+    BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     bar = ready.index(stage)
     parts: gl.constexpr = 2 if SWIGLU else 1
-    cp_async_load(s_bufs.index(parts * stage), s_words + kb // 2, mask=s_mask)
+    w_row = expert * (parts * N) + n0
+    # s_ptr: the scales as int32 words of group pairs, [E, PARTS * N, K / 256]
+    rows = n0 + gl.arange(0, BLOCK_N, layout=gl.BlockedLayout([1], [32], [num_warps], [0]))
+    s_words = s_ptr + expert.to(gl.int64) * stride_se + rows * stride_sn + kb // 2
+    cp_async_load(s_bufs.index(parts * stage), s_words, mask=rows < N)
     if SWIGLU:
-        cp_async_load(s_bufs.index(parts * stage + 1), s_words + up_offset + kb // 2, mask=s_mask)
+        cp_async_load(s_bufs.index(parts * stage + 1), s_words + N * stride_sn, mask=rows < N)
     async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
     mbarrier.expect(bar, parts * w_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes)
     tma_load(w_desc, [w_row, kb * WORDS], bar, w_bufs.index(parts * stage))
     if SWIGLU:
-        tma_load(w_desc, [up_row, kb * WORDS], bar, w_bufs.index(parts * stage + 1))
+        tma_load(w_desc, [w_row + N, kb * WORDS], bar, w_bufs.index(parts * stage + 1))
     tma_load(x_desc, [x_row, kb * BLOCK_K], bar, x_bufs.index(2 * stage))
     tma_load(x_desc, [x_row, kb * BLOCK_K + HALF_K], bar, x_bufs.index(2 * stage + 1))
 
@@ -149,9 +157,15 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
                         stride_se, stride_sn, stride_ym, acc_layout: gl.constexpr,
                         word_layout: gl.constexpr, split_layout: gl.constexpr,
                         E_PAD: gl.constexpr, STAGES: gl.constexpr, SWIGLU: gl.constexpr,
-                        HAS_PROBS: gl.constexpr, num_warps: gl.constexpr):
+                        HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
+                        num_warps: gl.constexpr):
     """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
-    program accumulates the gate and the up rows of its columns over the same x tiles."""
+    program accumulates the gate and the up rows of its columns over the same x tiles.
+    PERSISTENT: a program walks tiles pid, pid + grid, ... and its ring runs on across them,
+    so the next tile's first blocks load during this tile's last ones and its epilogue (the
+    host keeps STAGES - 1 <= K / BLOCK_K: the ring reaches at most one tile ahead). Else one
+    tile per program: the tile loop and the look-ahead cost 10 and 11 registers, one CTA per
+    SM fewer at 64 x 128 tiles (round 12)."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
@@ -159,17 +173,15 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
 
     tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)
     n_blocks = gl.cdiv(N, BLOCK_N)
-    expert, row_start, row_end, nb = tile_of(
-        tables, gl.program_id(1) * n_blocks + gl.program_id(0), n_blocks, num_experts, BLOCK_M,
-        num_warps)
-    if row_start >= row_end:  # a tile past the last (the grid is a bound)
+    tiles = row_tile_count(tables, num_warps) * n_blocks
+    tile = gl.program_id(0)
+    grid = gl.num_programs(0)
+    if tile >= tiles:  # the grid is a bound
         return
     # with no zero-trip path through the K loop ptxas keeps the wgmmas pipelined: the path
     # that left the loop with zeroed accumulators made it serialize them (round 11)
     gl.assume(K >= BLOCK_K)
     steps = K // BLOCK_K
-    n0 = nb * BLOCK_N
-    w_row = expert * (PARTS * N) + n0
 
     w_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N, WORDS],
                                        w_desc.layout)
@@ -180,66 +192,77 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)
-    # s_ptr: the scales as int32 words of group pairs, [E, PARTS * N, K / 256]
-    copy_rows = n0 + gl.arange(0, BLOCK_N, layout=gl.BlockedLayout([1], [32], [num_warps], [0]))
-    s_words = s_ptr + expert.to(gl.int64) * stride_se + copy_rows * stride_sn
-    s_mask = copy_rows < N
-    up_offset = N * stride_sn
+    expert, row_start, _, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M, num_warps)
     for i in gl.static_range(STAGES - 1):
-        if i < steps:
-            _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, i, i, w_row, w_row + N,
-                   row_start, s_words, s_mask, up_offset, SWIGLU)
+        _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, i, i, expert, nb * BLOCK_N,
+               row_start, s_ptr, N, stride_se, stride_sn, SWIGLU, num_warps)
 
     row_layout: gl.constexpr = gl.SliceLayout(1, a_layout)
-    acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
-    acc_up = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
-    in_flight = gl.zeros([BLOCK_N, HALF_K], gl.bfloat16, a_layout)
-    up_in_flight = in_flight
-    for kb in range(steps):
-        s = kb % STAGES
-        mbarrier.wait(ready.index(s), (kb // STAGES) & 1)
-        scale2 = _scale_pairs(s_bufs.index(PARTS * s), kb, row_layout)
-        halves = _halves(w_bufs.index(PARTS * s).load(word_layout))
-        up_scale2, up_halves = scale2, halves
-        if SWIGLU:
-            up_scale2 = _scale_pairs(s_bufs.index(PARTS * s + 1), kb, row_layout)
-            up_halves = _halves(w_bufs.index(PARTS * s + 1).load(word_layout))
-        for h in gl.static_range(2):
-            # unpack this half (gate and up), issue its wgmmas, retire the previous half's:
-            # the A registers of the wgmmas in flight are the wait's deps, so they outlive them
-            x_buf = x_bufs.index(2 * s + h).permute((1, 0))
-            a = _unpack(halves[h], scale2, a_layout, split_layout)
-            if SWIGLU:
-                a_up = _unpack(up_halves[h], up_scale2, a_layout, split_layout)
-            acc = warpgroup_mma(a, x_buf, acc, is_async=True)
-            if SWIGLU:
-                acc_up = warpgroup_mma(a_up, x_buf, acc_up, is_async=True)
-                acc, acc_up, in_flight, up_in_flight = warpgroup_mma_wait(
-                    num_outstanding=2, deps=(acc, acc_up, in_flight, up_in_flight))
-                up_in_flight = a_up
-            else:
-                acc, in_flight = warpgroup_mma_wait(num_outstanding=1, deps=(acc, in_flight))
-            in_flight = a
-            if h == 0:  # block kb - 1 is done with its stage: refill it STAGES - 1 ahead
-                cta_barrier()
-                if kb + STAGES - 1 < steps:
-                    _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready,
-                           (kb + STAGES - 1) % STAGES, kb + STAGES - 1, w_row, w_row + N,
-                           row_start, s_words, s_mask, up_offset, SWIGLU)
-    acc, acc_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_up))
-
-    tokens = row_start + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc_layout))
-    if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
-        prob = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(0, acc_layout))
-        if HAS_PROBS:
-            prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
-        acc = numerics.swiglu(acc, acc_up, gl.expand_dims(prob, 0), HAS_PROBS, False)
     out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
-    out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
-    cols = n0 + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
-    rows = row_start + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))
-    ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 0) + gl.expand_dims(cols, 1)
-    gl.store(ptrs, out, mask=gl.expand_dims(rows < row_end, 0) & gl.expand_dims(cols < N, 1))
+    j = 0  # K blocks consumed by this program: the ring's position
+    for tile in range(tile, tiles if PERSISTENT else tile + 1, grid if PERSISTENT else 1):
+        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M,
+                                                 num_warps)
+        acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
+        acc_up = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
+        in_flight = gl.zeros([BLOCK_N, HALF_K], gl.bfloat16, a_layout)
+        up_in_flight = in_flight
+        for kb in range(steps):
+            s = j % STAGES
+            mbarrier.wait(ready.index(s), (j // STAGES) & 1)
+            scale2 = _scale_pairs(s_bufs.index(PARTS * s), kb, row_layout)
+            halves = _halves(w_bufs.index(PARTS * s).load(word_layout))
+            up_scale2, up_halves = scale2, halves
+            if SWIGLU:
+                up_scale2 = _scale_pairs(s_bufs.index(PARTS * s + 1), kb, row_layout)
+                up_halves = _halves(w_bufs.index(PARTS * s + 1).load(word_layout))
+            for h in gl.static_range(2):
+                # unpack this half (gate and up), issue its wgmmas, retire the previous
+                # half's: the A registers of the wgmmas in flight are the wait's deps, so they
+                # outlive them
+                x_buf = x_bufs.index(2 * s + h).permute((1, 0))
+                a = _unpack(halves[h], scale2, a_layout, split_layout)
+                if SWIGLU:
+                    a_up = _unpack(up_halves[h], up_scale2, a_layout, split_layout)
+                acc = warpgroup_mma(a, x_buf, acc, is_async=True)
+                if SWIGLU:
+                    acc_up = warpgroup_mma(a_up, x_buf, acc_up, is_async=True)
+                    acc, acc_up, in_flight, up_in_flight = warpgroup_mma_wait(
+                        num_outstanding=2, deps=(acc, acc_up, in_flight, up_in_flight))
+                    up_in_flight = a_up
+                else:
+                    acc, in_flight = warpgroup_mma_wait(num_outstanding=1,
+                                                        deps=(acc, in_flight))
+                in_flight = a
+                if h == 0:  # block j - 1 is done with its stage: refill it STAGES - 1 ahead,
+                    cta_barrier()  # in this tile or the next
+                    ahead = kb + STAGES - 1
+                    if ahead < steps:
+                        _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready,
+                               (j + STAGES - 1) % STAGES, ahead, expert, nb * BLOCK_N,
+                               row_start, s_ptr, N, stride_se, stride_sn, SWIGLU, num_warps)
+                    elif PERSISTENT:
+                        if tile + grid < tiles:  # the next tile's origin, found again there
+                            next_expert, next_start, _, next_nb = tile_of(
+                                tables, tile + grid, n_blocks, num_experts, BLOCK_M, num_warps)
+                            _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready,
+                                   (j + STAGES - 1) % STAGES, ahead - steps, next_expert,
+                                   next_nb * BLOCK_N, next_start, s_ptr, N, stride_se,
+                                   stride_sn, SWIGLU, num_warps)
+            j += 1
+        acc, acc_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_up))
+
+        tokens = row_start + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc_layout))
+        if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
+            prob = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(0, acc_layout))
+            if HAS_PROBS:
+                prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
+            acc = numerics.swiglu(acc, acc_up, gl.expand_dims(prob, 0), HAS_PROBS, False)
+        out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
+        cols = nb * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
+        rows = row_start + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))
+        ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 0) + gl.expand_dims(cols, 1)
+        gl.store(ptrs, out, mask=gl.expand_dims(rows < row_end, 0) & gl.expand_dims(cols < N, 1))
 
 
 def applies(x: torch.Tensor, qweight) -> bool:
@@ -273,30 +296,35 @@ def _descriptor(t: torch.Tensor, block: list, layout) -> TensorDescriptor:
 
 def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m: int = 64,
                         block_n: int = 128, stages: int = 3, maxnreg: int = None,
-                        swiglu: bool = False, probs: torch.Tensor = None) -> torch.Tensor:
+                        ctas_per_sm: int = None, swiglu: bool = False,
+                        probs: torch.Tensor = None) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
     quant.ops.gated_activation of this kernel's unfused output. maxnreg: a register cap, for
     one more CTA per SM: ptxas then retires each wgmma before the next (no pipelining), which
-    short-K shapes of many experts trade for the occupancy (round 11)."""
+    short-K shapes of many experts trade for the occupancy (round 11). ctas_per_sm: a
+    persistent grid of that many programs per SM, each walking tiles with its ring running
+    across them; None: one program per tile (bound)."""
     data, scale = qweight.data, qweight.scale
     num_experts, n, words = data.shape
     n_out = n // 2 if swiglu else n
-    rows = x.shape[0]
+    rows, k = x.shape[0], qweight.in_features
     y = torch.empty(rows, n_out, device=x.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
     w_desc = _descriptor(lane_codes(qweight).view(num_experts * n, words),
                          [block_n, STAGE_WORDS], _WORD_LAYOUT)
     x_desc = _descriptor(x, [block_m, HALF], _x_layout(block_m))
-    grid = (triton.cdiv(n_out, block_n), tile_bound(rows, num_experts, block_m))
+    grid = triton.cdiv(n_out, block_n) * tile_bound(rows, num_experts, block_m)
+    if ctas_per_sm:
+        grid = min(grid, ctas_per_sm * sm_count(x.device))
     words = scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
-    _w4a16_gluon_kernel[grid](
-        w_desc, x_desc, words, y, x if probs is None else probs, counts, num_experts, n_out,
-        qweight.in_features, words.stride(0), words.stride(1), y.stride(0),
-        *_layouts(block_n, block_m), E_PAD=triton.next_power_of_2(num_experts), STAGES=stages,
-        SWIGLU=swiglu, HAS_PROBS=probs is not None, num_warps=4,
+    _w4a16_gluon_kernel[(grid, )](
+        w_desc, x_desc, words, y, x if probs is None else probs, counts, num_experts, n_out, k,
+        words.stride(0), words.stride(1), y.stride(0), *_layouts(block_n, block_m),
+        E_PAD=triton.next_power_of_2(num_experts), STAGES=min(stages, k // GROUP + 1),
+        SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=bool(ctas_per_sm), num_warps=4,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 

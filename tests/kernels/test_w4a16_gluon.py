@@ -25,14 +25,17 @@ from qarl_kernels.w4a16_lanes import has_lane_codes
 from qarl_kernels.w4a16_gemm import gluon_swiglu_tiles, gluon_tiles, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
-# (block_m, block_n, stages, register cap)
-TILES = [(16, 64, 3, None), (16, 128, 3, None), (16, 128, 3, 128), (16, 128, 2, 96),
-         (32, 128, 3, 128),
-         (64, 64, 3, None), (64, 128, 3, None), (128, 64, 2, None), (128, 128, 2, None)]
-COMPILED = sorted({t[:3] for t in TILES})
+# (block_m, block_n, stages, register cap, persistent CTAs per SM)
+TILES = [(16, 64, 3, None, None), (16, 128, 3, None, None), (16, 128, 3, 128, None),
+         (16, 128, 2, 96, None), (32, 128, 3, 128, None), (64, 64, 3, None, None),
+         (64, 128, 3, None, None), (128, 64, 2, None, None), (128, 128, 2, None, None),
+         # persistent: one CTA per SM walks many tiles, across experts
+         (16, 128, 3, None, 3), (64, 128, 3, None, 1), (16, 64, 2, None, 2)]
+COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 
 
-def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> dict:
+def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
+                      swiglu: int) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
@@ -50,7 +53,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, swiglu: int) -> d
     acc, words, operand = wg._layouts(block_n, block_m)
     constexprs = {"acc_layout": acc, "word_layout": words, "split_layout": operand, "E_PAD": 16,
                   "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu),
-                  "num_warps": 4}
+                  "PERSISTENT": bool(persistent), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     kernel = triton.compile(
         GluonASTSource(fn=wg._w4a16_gluon_kernel, signature=signature, constexprs=constexprs),
@@ -80,27 +83,29 @@ def _sass_count(cubin: bytes, opcode: str) -> int:
                               check=True).stdout.count(opcode)
 
 
-@pytest.mark.parametrize("block_m,block_n,stages,swiglu",
-                         [t + (0, ) for t in COMPILED] + [(64, 64, 2, 1)])
-def test_compiles_for_sm90(block_m, block_n, stages, swiglu):
+@pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu",
+                         [t + (0, ) for t in COMPILED] + [(64, 64, 2, 0, 1), (64, 64, 2, 1, 1)])
+def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
     """Frontend, layouts and ptxas for sm_90a, in a child process: the tests run Triton's
     interpreter (tests/conftest.py), which cannot compile for a GPU."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     out = subprocess.run([sys.executable, __file__, str(block_m), str(block_n), str(stages),
-                          str(swiglu)], env=env, capture_output=True, text=True, timeout=300)
+                          str(persistent), str(swiglu)], env=env, capture_output=True,
+                         text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     facts = json.loads(out.stdout.strip().splitlines()[-1])
     parts = 2 if swiglu else 1  # gate and up rows
     # per 64 weight rows, 8 wgmma (k = 16) per 128-input block, A from registers
     assert facts["wgmma"] == facts["wgmma_register_a"] == 8 * parts * (block_n // 64)
     # words (per part) and two x halves per stage: STAGES - 1 in the prologue, one refill
-    assert facts["tma_loads"] == (parts + 2) * stages
+    # (and a persistent program's refill from the next tile)
+    assert facts["tma_loads"] == (parts + 2) * (stages + persistent)
     # lane order: one AND-OR per A register (pair of inputs), no byte permute; the unpack is
     # one asm per register, not per element
     assert facts["lop3"] == parts * block_n // 2 and facts["prmt"] == 0
     # the scale words ride in the ring (cp.async, with each fill): no global load in flight
     # under a wgmma; the one left before the epilogue is the expert counts'
-    assert facts["scale_copies"] == facts["copy_arrives"] * parts == stages * parts
+    assert facts["scale_copies"] == facts["copy_arrives"] * parts == (stages + persistent) * parts
     assert swiglu or facts["global_loads"] == 1
     assert facts["shared"] <= 227 * 1024
     # ptxas kept the wgmmas pipelined: one wait per half block in the loop and one after it.
@@ -108,25 +113,35 @@ def test_compiles_for_sm90(block_m, block_n, stages, swiglu):
     assert facts["sass_wgmma_waits"] == 3
 
 
-# (shape, M tokens) -> the Gluon tiles of the round-11 tuner, top-8 routing; the weight rows n:
+# (shape, M tokens) -> the Gluon tiles of the round-11 and round-12 tuners, top-8 routing; the weight rows n:
 # W13 1536 (gate and up), W2 2048, W13 at TP2 768
 W13, W2, TP2 = (1536, 2048), (2048, 768), (768, 2048)
 ROUTES = [
-    ("W13 EP8", 16, W13, 1, (16, 64, 3, None)), ("W13 EP8", 16, W13, 8, (16, 64, 3, None)),
-    ("W13 EP8", 16, W13, 16, (32, 64, 3, None)), ("W13 EP8", 16, W13, 32, (64, 64, 3, None)),
-    ("W13 EP8", 16, W13, 64, (64, 64, 3, None)), ("W13 EP8", 16, W13, 128, (64, 64, 2, None)),
-    ("W13 EP8", 16, W13, 256, (128, 128, 2, None)),
-    ("W2 EP8", 16, W2, 8, (16, 128, 3, None)), ("W2 EP8", 16, W2, 64, (64, 128, 3, None)),
-    ("W2 EP8", 16, W2, 256, (128, 64, 2, None)),
+    ("W13 EP8", 16, W13, 1, (16, 64, 3, None, None)),
+    ("W13 EP8", 16, W13, 8, (16, 64, 3, None, None)),
+    ("W13 EP8", 16, W13, 16, (32, 64, 3, None, None)),
+    ("W13 EP8", 16, W13, 32, (64, 64, 3, None, None)),
+    ("W13 EP8", 16, W13, 64, (64, 64, 3, None, None)),
+    ("W13 EP8", 16, W13, 128, (64, 64, 2, None, None)),
+    ("W13 EP8", 16, W13, 256, (128, 128, 2, None, None)),
+    ("W2 EP8", 16, W2, 8, (16, 128, 3, None, None)),
+    ("W2 EP8", 16, W2, 64, (64, 128, 3, None, None)),
+    ("W2 EP8", 16, W2, 256, (128, 64, 2, None, None)),
     # W13 at E128: register caps below 32 tokens per expert
-    ("W13 E128", 128, W13, 8, (16, 128, 2, 96)), ("W13 E128", 128, W13, 64, (16, 128, 3, 128)),
-    ("W13 E128", 128, W13, 256, (32, 128, 3, 128)),
-    ("W13 E128", 128, W13, 1024, (64, 128, 3, None)),
-    ("W2 E128", 128, W2, 1, (16, 128, 3, None)), ("W2 E128", 128, W2, 8, (16, 128, 3, None)),
-    ("W2 E128", 128, W2, 256, (32, 128, 3, None)),
+    ("W13 E128", 128, W13, 8, (16, 128, 2, 96, None)),
+    ("W13 E128", 128, W13, 64, (16, 128, 3, 128, None)),
+    ("W13 E128", 128, W13, 256, (32, 128, 3, 128, None)),
+    ("W13 E128", 128, W13, 1024, (64, 128, 3, None, None)),
+    # W2 at E128: persistent grids of 3 CTAs per SM from 4 tokens to 32 per expert
+    ("W2 E128", 128, W2, 1, (16, 128, 3, None, None)),
+    ("W2 E128", 128, W2, 4, (16, 128, 3, None, 3)),
+    ("W2 E128", 128, W2, 8, (16, 128, 3, None, 3)),
+    ("W2 E128", 128, W2, 256, (32, 128, 3, None, 3)),
+    ("W2 E128", 128, W2, 512, (64, 128, 3, None, None)),
     # TP2 (n halved): 64-row weight tiles and no cap
-    ("W13 TP2", 128, TP2, 8, (16, 128, 3, None)), ("W13 TP2", 128, TP2, 64, (16, 64, 3, None)),
-    ("W13 TP2", 128, TP2, 256, (32, 64, 3, None)),
+    ("W13 TP2", 128, TP2, 8, (16, 128, 3, None, None)),
+    ("W13 TP2", 128, TP2, 64, (16, 64, 3, None, None)),
+    ("W13 TP2", 128, TP2, 256, (32, 64, 3, None, None)),
     # 512 tokens per expert: dequantize + _grouped_mm
     ("W13 EP8", 16, W13, 1024, None),
 ]
@@ -142,7 +157,7 @@ def test_routing_limits():
     assert gluon_swiglu_tiles(64) == (64, 3) and gluon_swiglu_tiles(128) == (64, 2)
     # eager calls pay more host time for it: only where the kernel saves more
     assert gluon_tiles(512, 16, 1536, 2048, capturing=False) is None
-    assert gluon_tiles(8192, 128, 1536, 2048, capturing=False) == (64, 128, 3, None)
+    assert gluon_tiles(8192, 128, 1536, 2048, capturing=False) == (64, 128, 3, None, None)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(2, 64, 256))
     assert not wg.applies(torch.empty(64, 256, dtype=torch.bfloat16), qweight)  # CPU
     qweight64 = get_scheme("w4a16-g64").quantize_weight(torch.randn(2, 64, 256))
@@ -185,7 +200,7 @@ def test_odd_group_counts_take_the_triton_kernel(assert_gemm_close):
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
 @pytest.mark.parametrize("with_probs", [False, True])
 @pytest.mark.parametrize("counts", [[0, 37, 0, 130, 1, 64], [200, 0, 3, 0, 0, 40]])
-@pytest.mark.parametrize("fused_tiles", [(64, 64, 2, None), (16, 64, 3, 96)])
+@pytest.mark.parametrize("fused_tiles", [(64, 64, 2, None), (16, 64, 3, 96), (32, 64, 3, None, 1)])
 def test_fused_swiglu_is_the_unfused_bits(with_probs, counts, fused_tiles):
     torch.manual_seed(0)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(6, 2 * 192, 512, device="cuda"))
@@ -228,4 +243,4 @@ def test_graphs_take_it_after_an_eager_call():
 
 
 if __name__ == "__main__":
-    print(json.dumps(_compile_for_sm90(*map(int, sys.argv[1:5]))))
+    print(json.dumps(_compile_for_sm90(*map(int, sys.argv[1:6]))))

@@ -71,9 +71,9 @@ W4A16_CASES = [
 ]
 #: (block_m, block_n, stages, register cap) of the Gluon W4A16 kernel, and the cases of
 #: w4a16_gemm.gluon_tiles
-GLUON_TILES = [(bm, bn, st, None) for bm in (16, 32, 64, 128) for bn in (64, 128)
-               for st in (2, 3)] + [  # register caps: one more CTA per SM, wgmmas serialized
-    (bm, 128, st, r) for bm in (16, 32) for st in (2, 3) for r in (96, 128)]
+GLUON_TILES = [(bm, bn, st, None) for bm in (8, 16, 32, 64, 128) for bn in (64, 128)
+               for st in (2, 3, 4) if st < 4 or bm <= 16] + [  # register caps: one more CTA
+    (bm, 128, st, r) for bm in (8, 16, 32) for st in (2, 3) for r in (96, 128)]  # per SM
 GLUON_CASES = [("W13 EP8", 16, 1536, 2048, m) for m in (1, 8, 16, 32, 64, 128, 256)] + [
     ("W2 EP8", 16, 2048, 768, m) for m in (1, 8, 16, 32, 64, 256)] + [
     ("W13 E128", 128, 1536, 2048, m) for m in (1, 8, 64, 128, 256, 1024)] + [
@@ -203,8 +203,9 @@ def _gluon_sweep():
         gemm += filter(None, (timed(tiles[:4] + (per_sm, )) for _, _, tiles in gemm[:3]
                               for per_sm in (2, 3, 4)))
         fused = sorted(filter(None, (
-            timed((bm, 64, st, reg, None), swiglu=True) for bm in (16, 32, 64, 128)
-            for st in (2, 3) for reg in (None, 96, 128) if reg is None or bm <= 32)
+            timed((bm, 64, st, reg, None), swiglu=True) for bm in (8, 16, 32, 64, 128)
+            for st in (2, 3, 4) for reg in (None, 96, 128)
+            if (reg is None or bm <= 32) and (st < 4 or bm <= 16))
             if label.startswith("W13") else []))
         for kind, rows in [("GEMM", sorted(gemm)), ("fused SwiGLU", fused)]:
             if rows:

@@ -262,45 +262,60 @@ def _capturing(x: torch.Tensor) -> bool:
 PERSISTENT_CTAS_PER_SM = 3
 
 
+def _few_rows(num_experts: int, n: int, k: int) -> bool:
+    """Grids of few weight rows at long K: W13 at EP8, and at TP2 (n halved)."""
+    return k >= 2048 and (num_experts < 64 or n < 1536)
+
+
 def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = True):
     """(block_m, block_n, stages, maxnreg, ctas_per_sm) of the Gluon kernel for a grouped GEMM
-    with n weight rows per expert where it beats this file's, else None. Short K with many
-    experts (W2 at E128) runs a persistent grid of 3 programs per SM from 4 tokens per call to
-    32 per expert (H100, round 12: M=8 19.5 vs 21.7 us, M=64 43.8 vs 45.1, M=256 52.5 vs 54.8);
-    one token lost 4% and 64 per expert 20% (M=1024: 116.6 vs 97.2 us with 2 stages). Other
-    shapes gained 3% at most (W13 EP8 M=8) or lost: the tile loop and the look-ahead cost
-    10-20 registers."""
+    with n weight rows per expert where it beats this file's, else None. A persistent grid of
+    3 programs per SM where it won (H100, round 12): short K with many experts (W2 at E128)
+    from 4 tokens per call to 32 per expert (M=8 19.0 vs 21.7 us, M=64 43.8 vs 45.1, M=256
+    52.5 vs 54.8), and the few-row grids of 8-token tiles (TP2 M=32 39.8 vs 49.1 us, W13 EP8
+    M=8 13.8 vs 14.8). Elsewhere it gained under 3% or lost: one token 4%, W2 E128 at 64 per
+    expert 20% (M=1024: 116.6 vs 97.2 us); the tile loop and the look-ahead cost 10-20
+    registers."""
     tiles = _gluon_tile_shape(rows, num_experts, n, k, capturing)
     if tiles is None:
         return None
-    persistent = k < 2048 and num_experts >= 64 and rows >= 32 and rows < 32 * num_experts
+    per_expert = rows // max(1, num_experts)
+    persistent = rows >= 32 and (
+        (k < 2048 and num_experts >= 64 and per_expert < 32)
+        or (_few_rows(num_experts, n, k) and per_expert <= 4))
     return tiles + (PERSISTENT_CTAS_PER_SM if persistent else None, )
 
 
 def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bool):
     """gluon_tiles' (block_m, block_n, stages, maxnreg). `python -m qarl_kernels.tune --only
-    w4a16-gluon` on the H100 (CUDA graphs of 10 calls, docs/benchmarks.md round 11): it wins at
-    every decode size measured, M=1 included (W13 EP8 11.4 vs 12.7 us, W2 E128 5.7 vs 6.2), up
-    to 128 tokens per expert (EP8 M=256: W13 35 vs 51 us, W2 21 vs 33; E128 M=1024: W13 171 vs
-    283, W2 93 vs 167). Grids of few weight rows at K >= 2048 (W13 at EP8, and at TP2 with n
-    halved) take 64-row weight tiles, for more CTAs (TP2 M=256 50.4 vs 55.9 us); W13 at E128
-    takes a register cap below 32 tokens per expert instead: one more CTA per SM, for
-    serialized wgmmas (M=64 83.3 vs 89.2 us, M=256 94.9 vs 103.6). The fused fc1 + SwiGLU
-    takes the same cap (tune_gluon_fused_caps.txt: E128 M=8 38.7 vs 47.6 us uncapped)."""
+    w4a16-gluon` on the H100 (CUDA graphs of 10 calls, docs/benchmarks.md rounds 11 and 12):
+    it wins at every decode size measured, M=1 included (W13 EP8 11.4 vs 12.7 us, W2 E128 5.7
+    vs 6.4), up to 128 tokens per expert (EP8 M=256: W13 35 vs 51 us, W2 21 vs 33; E128 M=1024:
+    W13 171 vs 283, W2 93 vs 167). Up to 4 tokens per expert the x tiles hold 8 tokens (wgmma
+    n = 8): half the x bytes per K block, where most of a 16-token tile was padding (round 12:
+    W13 E128 M=16 51.1 vs 58.7 us, M=32 73.2 vs 85.0; TP2 M=1 8.5 vs 10.4; W2 EP8 M=8 8.8 vs
+    9.2). Grids of few weight rows at K >= 2048 (W13 at EP8, and at TP2 with n halved) take
+    64-row weight tiles from 8 tokens per expert, for more CTAs (TP2 M=256 50.4 vs 55.9 us);
+    W13 at E128 takes a register cap from 8 to 31 tokens per expert instead: one more CTA per
+    SM, for serialized wgmmas (M=64 83.3 vs 89.2 us, M=256 94.9 vs 103.6), and 96 registers at
+    M=8 (36.7 us, 37.4 with 8-token tiles)."""
     per_expert = rows // max(1, num_experts)
     if per_expert > 128:
         return None
     if not capturing and (num_experts < EAGER_GLUON_MIN_EXPERTS
                           or per_expert < EAGER_GLUON_ROWS_PER_EXPERT):
         return None
-    few_rows = k >= 2048 and (num_experts < 64 or n < 1536)
+    few_rows = _few_rows(num_experts, n, k)
     cap = 128 if k >= 2048 else None  # K >= 2048 and not few_rows: W13 at E128
-    if per_expert < 4:  # M=1 (EP8: 64-row tiles, 11.4 vs 11.9 us) and E128 M=8
-        if cap and not few_rows and rows >= 32:  # W13 E128 M=8: 96 registers, 36.1 vs 39.1
-            return 16, 128, 2, 96  # us; fused with SwiGLU, 38.7 against 43.2 for this file's
-        return 16, 64 if num_experts < 64 else 128, 3, None
+    if per_expert <= 4:
+        if cap and not few_rows and 32 <= rows < num_experts:  # W13 E128 M=8
+            return 16, 128, 2, 96
+        if rows < 32:  # one token: 64-row weight tiles, for more CTAs
+            return 8, 64, 3, None
+        # EP8 (W13 M=8 13.8 vs 14.0 us, W2 8.8 vs 9.2): a deeper ring
+        return 8, 64 if few_rows and num_experts < 64 else 128, 4 if num_experts < 64 else 3, None
     if per_expert < 16:
-        if few_rows:  # W13 EP8 M=8 14.5 us, M=16 (32-token tiles) 14.7; TP2 M=64 46.1
+        if few_rows:  # W13 EP8 M=16 (32-token tiles) 14.7 us; TP2 M=128
             return 32 if per_expert >= 8 and num_experts < 64 else 16, 64, 3, None
         return 16, 128, 3, cap
     if per_expert < 64:
@@ -316,13 +331,15 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
     return 128, 128 if k >= 2048 else 64, 2, None
 
 
-def gluon_swiglu_tiles(block_m: int) -> tuple:
-    """(block_n, stages) of the fused fc1 + SwiGLU in Gluon: each program holds 64 gate and 64
-    up rows; 128-token tiles fit two stages. H100, CUDA graphs of 10 calls, the tuner of
-    round 11: EP8 M=64 25.5 us with three stages against 27.8 with two, M=256 41.2 (128-token
-    tiles, two); E128 M=1024 200.2 vs 206.0. Round 8 measured it against the Gluon GEMM then
-    torch's activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us."""
-    return 64, 2 if block_m >= 128 else 3
+def gluon_swiglu_tiles(tiles: tuple) -> tuple:
+    """The fused fc1 + SwiGLU's (block_m, block_n, stages, maxnreg) from the GEMM's tiles: each
+    program holds 64 gate and 64 up rows; 128-token tiles fit two stages, others take at least
+    three, and the GEMM's four (EP8 M=8: 16.9 vs 17.3 us). H100, CUDA graphs of 10 calls, the
+    tuner of round 11: EP8 M=64 25.5 us with three stages against 27.8 with two, M=256 41.2
+    (128-token tiles, two); E128 M=1024 200.2 vs 206.0. Round 8 measured it against the Gluon
+    GEMM then torch's activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us."""
+    block_m, _, stages, maxnreg = tiles[:4]
+    return block_m, 64, 2 if block_m >= 128 else max(3, stages), maxnreg
 
 
 def _gluon_route(x: torch.Tensor, qweight, config):
@@ -388,9 +405,8 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     probs = None if probs is None else probs.contiguous()
     tiles = _gluon_route(x, qweight, config)
     if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
-        return w4a16_grouped_gluon(x, qweight, counts, tiles[0],
-                                   *gluon_swiglu_tiles(tiles[0]), tiles[3],
-                                   swiglu=True, probs=probs)
+        return w4a16_grouped_gluon(x, qweight, counts, *gluon_swiglu_tiles(tiles), swiglu=True,
+                                   probs=probs)
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 

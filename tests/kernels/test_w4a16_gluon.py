@@ -30,7 +30,9 @@ TILES = [(16, 64, 3, None, None), (16, 128, 3, None, None), (16, 128, 3, 128, No
          (16, 128, 2, 96, None), (32, 128, 3, 128, None), (64, 64, 3, None, None),
          (64, 128, 3, None, None), (128, 64, 2, None, None), (128, 128, 2, None, None),
          # persistent: one CTA per SM walks many tiles, across experts
-         (16, 128, 3, None, 3), (64, 128, 3, None, 1), (16, 64, 2, None, 2)]
+         (16, 128, 3, None, 3), (64, 128, 3, None, 1), (16, 64, 2, None, 2),
+         # 8-token x tiles (wgmma n = 8)
+         (8, 64, 3, None, None), (8, 128, 3, None, 3), (8, 64, 4, None, 3)]
 COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 
 
@@ -117,30 +119,38 @@ def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
 # W13 1536 (gate and up), W2 2048, W13 at TP2 768
 W13, W2, TP2 = (1536, 2048), (2048, 768), (768, 2048)
 ROUTES = [
-    ("W13 EP8", 16, W13, 1, (16, 64, 3, None, None)),
-    ("W13 EP8", 16, W13, 8, (16, 64, 3, None, None)),
+    # up to 4 tokens per expert: 8-token x tiles; one token: 64-row weight tiles
+    ("W13 EP8", 16, W13, 1, (8, 64, 3, None, None)),
+    ("W13 EP8", 16, W13, 8, (8, 64, 4, None, 3)),
     ("W13 EP8", 16, W13, 16, (32, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 32, (64, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 64, (64, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 128, (64, 64, 2, None, None)),
     ("W13 EP8", 16, W13, 256, (128, 128, 2, None, None)),
-    ("W2 EP8", 16, W2, 8, (16, 128, 3, None, None)),
+    ("W2 EP8", 16, W2, 1, (8, 64, 3, None, None)),
+    ("W2 EP8", 16, W2, 8, (8, 128, 4, None, None)),
     ("W2 EP8", 16, W2, 64, (64, 128, 3, None, None)),
     ("W2 EP8", 16, W2, 256, (128, 64, 2, None, None)),
-    # W13 at E128: register caps below 32 tokens per expert
+    # W13 at E128: 96 registers at M=8, caps from 8 to 31 tokens per expert
+    ("W13 E128", 128, W13, 1, (8, 64, 3, None, None)),
     ("W13 E128", 128, W13, 8, (16, 128, 2, 96, None)),
-    ("W13 E128", 128, W13, 64, (16, 128, 3, 128, None)),
+    ("W13 E128", 128, W13, 16, (8, 128, 3, None, None)),
+    ("W13 E128", 128, W13, 64, (8, 128, 3, None, None)),
+    ("W13 E128", 128, W13, 128, (16, 128, 3, 128, None)),
     ("W13 E128", 128, W13, 256, (32, 128, 3, 128, None)),
     ("W13 E128", 128, W13, 1024, (64, 128, 3, None, None)),
     # W2 at E128: persistent grids of 3 CTAs per SM from 4 tokens to 32 per expert
-    ("W2 E128", 128, W2, 1, (16, 128, 3, None, None)),
-    ("W2 E128", 128, W2, 4, (16, 128, 3, None, 3)),
-    ("W2 E128", 128, W2, 8, (16, 128, 3, None, 3)),
+    ("W2 E128", 128, W2, 1, (8, 64, 3, None, None)),
+    ("W2 E128", 128, W2, 4, (8, 128, 3, None, 3)),
+    ("W2 E128", 128, W2, 8, (8, 128, 3, None, 3)),
+    ("W2 E128", 128, W2, 128, (16, 128, 3, None, 3)),
     ("W2 E128", 128, W2, 256, (32, 128, 3, None, 3)),
     ("W2 E128", 128, W2, 512, (64, 128, 3, None, None)),
-    # TP2 (n halved): 64-row weight tiles and no cap
-    ("W13 TP2", 128, TP2, 8, (16, 128, 3, None, None)),
-    ("W13 TP2", 128, TP2, 64, (16, 64, 3, None, None)),
+    # TP2 (n halved): persistent 8-token tiles, then 64-row weight tiles and no cap
+    ("W13 TP2", 128, TP2, 1, (8, 64, 3, None, None)),
+    ("W13 TP2", 128, TP2, 8, (8, 128, 3, None, 3)),
+    ("W13 TP2", 128, TP2, 64, (8, 128, 3, None, 3)),
+    ("W13 TP2", 128, TP2, 128, (16, 64, 3, None, None)),
     ("W13 TP2", 128, TP2, 256, (32, 64, 3, None, None)),
     # 512 tokens per expert: dequantize + _grouped_mm
     ("W13 EP8", 16, W13, 1024, None),
@@ -153,8 +163,12 @@ def test_routing_follows_the_tuner(label, experts, shape, tokens, tiles):
 
 
 def test_routing_limits():
-    # the fused SwiGLU epilogue: two stages for 128-token tiles
-    assert gluon_swiglu_tiles(64) == (64, 3) and gluon_swiglu_tiles(128) == (64, 2)
+    # the fused SwiGLU epilogue: 64 gate and 64 up rows; two stages for 128-token tiles, else
+    # at least three; the GEMM's register cap
+    assert gluon_swiglu_tiles((64, 64, 2, None, None)) == (64, 64, 3, None)
+    assert gluon_swiglu_tiles((128, 128, 2, None, None)) == (128, 64, 2, None)
+    assert gluon_swiglu_tiles((8, 64, 4, None, 3)) == (8, 64, 4, None)
+    assert gluon_swiglu_tiles((16, 128, 2, 96, None)) == (16, 64, 3, 96)
     # eager calls pay more host time for it: only where the kernel saves more
     assert gluon_tiles(512, 16, 1536, 2048, capturing=False) is None
     assert gluon_tiles(8192, 128, 1536, 2048, capturing=False) == (64, 128, 3, None, None)
@@ -200,7 +214,8 @@ def test_odd_group_counts_take_the_triton_kernel(assert_gemm_close):
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
 @pytest.mark.parametrize("with_probs", [False, True])
 @pytest.mark.parametrize("counts", [[0, 37, 0, 130, 1, 64], [200, 0, 3, 0, 0, 40]])
-@pytest.mark.parametrize("fused_tiles", [(64, 64, 2, None), (16, 64, 3, 96), (32, 64, 3, None, 1)])
+@pytest.mark.parametrize("fused_tiles", [(64, 64, 2, None), (16, 64, 3, 96), (32, 64, 3, None, 1),
+                                         (8, 64, 4, None)])
 def test_fused_swiglu_is_the_unfused_bits(with_probs, counts, fused_tiles):
     torch.manual_seed(0)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(6, 2 * 192, 512, device="cuda"))

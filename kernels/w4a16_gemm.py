@@ -331,14 +331,22 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
     return 128, 128 if k >= 2048 else 64, 2, None
 
 
-def gluon_swiglu_tiles(tiles: tuple) -> tuple:
-    """The fused fc1 + SwiGLU's (block_m, block_n, stages, maxnreg) from the GEMM's tiles: each
-    program holds 64 gate and 64 up rows; 128-token tiles fit two stages, others take at least
-    three, and the GEMM's four (EP8 M=8: 16.9 vs 17.3 us). H100, CUDA graphs of 10 calls, the
-    tuner of round 11: EP8 M=64 25.5 us with three stages against 27.8 with two, M=256 41.2
-    (128-token tiles, two); E128 M=1024 200.2 vs 206.0. Round 8 measured it against the Gluon
-    GEMM then torch's activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us."""
-    block_m, _, stages, maxnreg = tiles[:4]
+def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
+    """(block_m, block_n, stages, maxnreg) of the fused fc1 + SwiGLU in Gluon, n the gate + up
+    rows. Each program holds 64 gate and 64 up rows. W13 at EP8 takes smaller token tiles than
+    the GEMM, whose registers it doubles (H100, round 12, fused_tiles_ab.txt: M=16 16.6 vs
+    21.2 us with the GEMM's, M=32 21.1 vs 24.9, M=128 32.9 vs 43.7 with a 128-register cap);
+    elsewhere the GEMM's token tile, stages (at least three; two for 128-token tiles, which fit
+    no more) and register cap. Round 11: EP8 M=64 25.5 us with three stages against 27.8 with
+    two, M=256 41.2 (128-token tiles, two); E128 M=1024 200.2 vs 206.0. Round 8 measured it
+    against the Gluon GEMM then torch's activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5
+    vs 262.6 us."""
+    per_expert = rows // max(1, num_experts)
+    if num_experts < 64 and _few_rows(num_experts, n, k) and per_expert < 128:
+        if per_expert <= 8:
+            return 8, 64, 4, None
+        return (32, 64, 4, None) if per_expert < 64 else (32, 64, 3, 128)
+    block_m, _, stages, maxnreg = _gluon_tile_shape(rows, num_experts, n, k, capturing=True)
     return block_m, 64, 2 if block_m >= 128 else max(3, stages), maxnreg
 
 
@@ -405,8 +413,10 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     probs = None if probs is None else probs.contiguous()
     tiles = _gluon_route(x, qweight, config)
     if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
-        return w4a16_grouped_gluon(x, qweight, counts, *gluon_swiglu_tiles(tiles), swiglu=True,
-                                   probs=probs)
+        return w4a16_grouped_gluon(x, qweight, counts,
+                                   *gluon_swiglu_tiles(x.shape[0], num_experts,
+                                                       qweight.out_features, x.shape[1]),
+                                   swiglu=True, probs=probs)
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 

@@ -163,12 +163,15 @@ def test_routing_follows_the_tuner(label, experts, shape, tokens, tiles):
 
 
 def test_routing_limits():
-    # the fused SwiGLU epilogue: 64 gate and 64 up rows; two stages for 128-token tiles, else
-    # at least three; the GEMM's register cap
-    assert gluon_swiglu_tiles((64, 64, 2, None, None)) == (64, 64, 3, None)
-    assert gluon_swiglu_tiles((128, 128, 2, None, None)) == (128, 64, 2, None)
-    assert gluon_swiglu_tiles((8, 64, 4, None, 3)) == (8, 64, 4, None)
-    assert gluon_swiglu_tiles((16, 128, 2, 96, None)) == (16, 64, 3, 96)
+    # the fused SwiGLU epilogue: 64 gate and 64 up rows. W13 at EP8: smaller token tiles than
+    # the GEMM's up to 128 per expert; elsewhere the GEMM's token tile, stages (at least three;
+    # two for 128-token tiles) and register cap
+    assert [gluon_swiglu_tiles(8 * m, 16, *W13) for m in (8, 16, 32, 128, 256)] == [
+        (8, 64, 4, None), (8, 64, 4, None), (32, 64, 4, None), (32, 64, 3, 128),
+        (128, 64, 2, None)]
+    assert gluon_swiglu_tiles(64, 128, *W13) == (16, 64, 3, 96)  # E128 M=8
+    assert gluon_swiglu_tiles(2048, 128, *W13) == (32, 64, 3, 128)  # E128 M=256
+    assert gluon_swiglu_tiles(64, 128, *TP2) == (8, 64, 3, None)  # TP2 M=8
     # eager calls pay more host time for it: only where the kernel saves more
     assert gluon_tiles(512, 16, 1536, 2048, capturing=False) is None
     assert gluon_tiles(8192, 128, 1536, 2048, capturing=False) == (64, 128, 3, None, None)

@@ -17,7 +17,10 @@ comes by TMA straight into the wgmma's swizzled layout (the Triton kernel splits
 planes in registers instead).
 
 One warpgroup per CTA, a ring of stages holding per 128-input K block (one scale group) the
-rows' scale words, the weight words and the two 64-input x halves. Per block: read the words;
+rows' scale words, the weight words and the two 64-input x halves. A program does one tile,
+or in a persistent grid walks several with its ring running on across them (round 12: W2 at
+E128 and the few-row grids of decode). Tiles of 8 tokens (wgmma n = 8) halve the x bytes per
+K block where a batch has at most a few tokens per expert. Per block: read the words;
 per half block: unpack, issue the wgmma, retire the previous half's; after the first half the
 previous block's stage is refilled. For MoE fc1 the SwiGLU and router prob can run in the
 epilogue, as in w4a16_gemm: a program then unpacks and issues the gate and the up rows of its

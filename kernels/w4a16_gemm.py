@@ -336,16 +336,21 @@ def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
     rows. Each program holds 64 gate and 64 up rows. W13 at EP8 takes smaller token tiles than
     the GEMM, whose registers it doubles (H100, round 12, fused_tiles_ab.txt: M=16 16.6 vs
     21.2 us with the GEMM's, M=32 21.1 vs 24.9, M=128 32.9 vs 43.7 with a 128-register cap);
-    elsewhere the GEMM's token tile, stages (at least three; two for 128-token tiles, which fit
-    no more) and register cap. Round 11: EP8 M=64 25.5 us with three stages against 27.8 with
-    two, M=256 41.2 (128-token tiles, two); E128 M=1024 200.2 vs 206.0. Round 8 measured it
-    against the Gluon GEMM then torch's activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5
-    vs 262.6 us."""
+    TP2 from 2 to 4 tokens per expert takes 96 registers and two stages (tuner_leads_ab.txt:
+    M=32 41.3 vs 50.5 us, M=64 44.8 vs 51.3; 0.84-0.87x at M=8 and 16); elsewhere the GEMM's
+    token tile, stages (at least three; two for 128-token tiles, which fit no more) and
+    register cap. Round 11: EP8 M=64 25.5 us with three stages against 27.8 with two, M=256
+    41.2 (128-token tiles, two); E128 M=1024 200.2 vs 206.0. Round 8 measured it against the
+    Gluon GEMM then torch's activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6
+    us."""
     per_expert = rows // max(1, num_experts)
-    if num_experts < 64 and _few_rows(num_experts, n, k) and per_expert < 128:
+    few_rows = _few_rows(num_experts, n, k)
+    if num_experts < 64 and few_rows and per_expert < 128:
         if per_expert <= 8:
             return 8, 64, 4, None
         return (32, 64, 4, None) if per_expert < 64 else (32, 64, 3, 128)
+    if few_rows and 2 <= per_expert <= 4:  # TP2 M=32 and 64: 96 registers, two stages
+        return 8, 64, 2, 96
     block_m, _, stages, maxnreg = _gluon_tile_shape(rows, num_experts, n, k, capturing=True)
     return block_m, 64, 2 if block_m >= 128 else max(3, stages), maxnreg
 

@@ -172,6 +172,7 @@ def test_routing_limits():
     assert gluon_swiglu_tiles(64, 128, *W13) == (16, 64, 3, 96)  # E128 M=8
     assert gluon_swiglu_tiles(2048, 128, *W13) == (32, 64, 3, 128)  # E128 M=256
     assert gluon_swiglu_tiles(64, 128, *TP2) == (8, 64, 3, None)  # TP2 M=8
+    assert gluon_swiglu_tiles(512, 128, *TP2) == (8, 64, 2, 96)  # TP2 M=64
     # eager calls pay more host time for it: only where the kernel saves more
     assert gluon_tiles(512, 16, 1536, 2048, capturing=False) is None
     assert gluon_tiles(8192, 128, 1536, 2048, capturing=False) == (64, 128, 3, None, None)

@@ -273,17 +273,22 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
     3 programs per SM where it won (H100, round 12): short K with many experts (W2 at E128)
     from 4 tokens per call to 32 per expert (M=8 19.0 vs 21.7 us, M=64 43.8 vs 45.1, M=256
     52.5 vs 54.8), and the few-row grids of 8-token tiles (TP2 M=32 39.8 vs 49.1 us, W13 EP8
-    M=8 13.8 vs 14.8). Elsewhere it gained under 3% or lost: one token 4%, W2 E128 at 64 per
+    M=8 13.8 vs 14.8); TP2 under 2 tokens per expert takes 5 per SM of 64-row tiles
+    (tp2_persistent_ab.txt: M=8 19.6 vs 20.7 us, M=16 30.9 vs 33.4, M=24 35.9 vs 39.3). Elsewhere it gained under 3% or lost: one token 4%, W2 E128 at 64 per
     expert 20% (M=1024: 116.6 vs 97.2 us); the tile loop and the look-ahead cost 10-20
     registers."""
     tiles = _gluon_tile_shape(rows, num_experts, n, k, capturing)
     if tiles is None:
         return None
     per_expert = rows // max(1, num_experts)
-    persistent = rows >= 32 and (
-        (k < 2048 and num_experts >= 64 and per_expert < 32)
-        or (_few_rows(num_experts, n, k) and per_expert <= 4))
-    return tiles + (PERSISTENT_CTAS_PER_SM if persistent else None, )
+    ctas_per_sm = None
+    if rows >= 32 and k < 2048 and num_experts >= 64 and per_expert < 32:
+        ctas_per_sm = PERSISTENT_CTAS_PER_SM
+    elif rows >= 32 and _few_rows(num_experts, n, k) and per_expert <= 4:
+        # TP2 under 2 tokens per expert: 64-row tiles, 5 per SM (one program per tile up to 55
+        # touched experts; 3 per SM left 1.2 tiles per program at M=16: 33.4 vs 30.9 us)
+        ctas_per_sm = 5 if num_experts >= 64 and per_expert < 2 else PERSISTENT_CTAS_PER_SM
+    return tiles + (ctas_per_sm, )
 
 
 def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bool):
@@ -313,7 +318,8 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
         if rows < 32:  # one token: 64-row weight tiles, for more CTAs
             return 8, 64, 3, None
         # EP8 (W13 M=8 13.8 vs 14.0 us, W2 8.8 vs 9.2): a deeper ring
-        return 8, 64 if few_rows and num_experts < 64 else 128, 4 if num_experts < 64 else 3, None
+        narrow = few_rows and (num_experts < 64 or per_expert < 2)
+        return 8, 64 if narrow else 128, 4 if num_experts < 64 else 3, None
     if per_expert < 16:
         if few_rows:  # W13 EP8 M=16 (32-token tiles) 14.7 us; TP2 M=128
             return 32 if per_expert >= 8 and num_experts < 64 else 16, 64, 3, None

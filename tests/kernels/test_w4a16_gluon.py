@@ -146,9 +146,12 @@ ROUTES = [
     ("W2 E128", 128, W2, 128, (16, 128, 3, None, 3)),
     ("W2 E128", 128, W2, 256, (32, 128, 3, None, 3)),
     ("W2 E128", 128, W2, 512, (64, 128, 3, None, None)),
-    # TP2 (n halved): persistent 8-token tiles, then 64-row weight tiles and no cap
+    # TP2 (n halved): persistent 8-token tiles (64-row weight tiles, 5 per SM, under 2 tokens
+    # per expert), then 64-row weight tiles and no cap
     ("W13 TP2", 128, TP2, 1, (8, 64, 3, None, None)),
-    ("W13 TP2", 128, TP2, 8, (8, 128, 3, None, 3)),
+    ("W13 TP2", 128, TP2, 8, (8, 64, 3, None, 5)),
+    ("W13 TP2", 128, TP2, 16, (8, 64, 3, None, 5)),
+    ("W13 TP2", 128, TP2, 32, (8, 128, 3, None, 3)),
     ("W13 TP2", 128, TP2, 64, (8, 128, 3, None, 3)),
     ("W13 TP2", 128, TP2, 128, (16, 64, 3, None, None)),
     ("W13 TP2", 128, TP2, 256, (32, 64, 3, None, None)),

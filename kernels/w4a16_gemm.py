@@ -274,9 +274,9 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
     from 4 tokens per call to 32 per expert (M=8 19.0 vs 21.7 us, M=64 43.8 vs 45.1, M=256
     52.5 vs 54.8), and the few-row grids of 8-token tiles (TP2 M=32 39.8 vs 49.1 us, W13 EP8
     M=8 13.8 vs 14.8); TP2 under 2 tokens per expert takes 5 per SM of 64-row tiles
-    (tp2_persistent_ab.txt: M=8 19.6 vs 20.7 us, M=16 30.9 vs 33.4, M=24 35.9 vs 39.3). Elsewhere it gained under 3% or lost: one token 4%, W2 E128 at 64 per
-    expert 20% (M=1024: 116.6 vs 97.2 us); the tile loop and the look-ahead cost 10-20
-    registers."""
+    (tp2_persistent_ab.txt: M=8 19.6 vs 20.7 us, M=16 30.9 vs 33.4, M=24 35.9 vs 39.3).
+    Elsewhere it gained under 3% or lost: one token 4%, W2 E128 at 64 per expert 20% (M=1024:
+    116.6 vs 97.2 us); the tile loop and the look-ahead cost 10-20 registers."""
     tiles = _gluon_tile_shape(rows, num_experts, n, k, capturing)
     if tiles is None:
         return None

@@ -115,8 +115,8 @@ def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
     assert facts["sass_wgmma_waits"] == 3
 
 
-# (shape, M tokens) -> the Gluon tiles of the round-11 and round-12 tuners, top-8 routing; the weight rows n:
-# W13 1536 (gate and up), W2 2048, W13 at TP2 768
+# (shape, M tokens) -> the Gluon tiles of the round-11 and round-12 tuners, top-8 routing; the
+# weight rows n: W13 1536 (gate and up), W2 2048, W13 at TP2 768
 W13, W2, TP2 = (1536, 2048), (2048, 768), (768, 2048)
 ROUTES = [
     # up to 4 tokens per expert: 8-token x tiles; one token: 64-row weight tiles

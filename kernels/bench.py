@@ -38,8 +38,11 @@ GROUPED_SHAPES = [("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768),
                   ("W13 TP2", 128, 768, 2048)]
 TOKENS = [1, 8, 64, 256, 1024, 4096, 16384]
 DECODE_SHAPES = GROUPED_SHAPES  # E128, EP8 and TP2
-DECODE_TOKENS = [1, 8, 64, DECODE_MAX_TOKENS]
+DECODE_TOKENS = [1, 8, 64, 128, DECODE_MAX_TOKENS]
 TOP_K = 8
+#: the decode table's uneven routing (bench_setup.route): the busiest expert takes about 4x
+#: the mean at E128 from 256 tokens on
+DECODE_SKEW = 0.5
 
 
 class Checker:
@@ -109,9 +112,9 @@ def _w4a16_weights(scheme, e, n, k):
     return qws, bf16_t
 
 
-def _batch(m, e, k):
+def _batch(m, e, k, skew=0.0):
     """counts, rows, experts touched, x, offsets of M tokens routed top-8 over E experts."""
-    counts = route(m, e, TOP_K)
+    counts = route(m, e, TOP_K, skew=skew)
     x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
     return (counts, int(counts.sum()), int((counts > 0).sum()), x,
             torch.cumsum(counts, 0, dtype=torch.int32))
@@ -172,37 +175,41 @@ def bench_w4a16_grouped(peak, check):
     return [table]
 
 
-def bench_w4a16_decode(peak, check, compare):
+def bench_w4a16_decode(peak, check, compare, skew=0.0):
     """Decode sizes only: this W4A16 kernel and older versions of it (modules named by
     --compare, each with a w4a16_grouped_matmul) against bf16 torch._grouped_mm, all in CUDA
     graphs of STEP_CALLS calls, as a decoding engine runs them: under ~50 us of GPU time
     do_bench measures the host (the Triton launch of a wrapper with ~20 arguments costs about as
-    much). The last columns time this kernel and bf16 with one call per graph."""
+    much). The last columns time this kernel and bf16 with one call per graph. skew: routing
+    (route); the tile rules see only the row count, so uneven loads test how they hold."""
     scheme = get_scheme("w4a16")
     kernels = [("this", w4a16_grouped_matmul)] + [
         (name.rsplit(".", 1)[-1], importlib.import_module(name).w4a16_grouped_matmul)
         for name in compare]
-    header = ["shape", "M tokens", "experts touched", "bf16 us", "bf16 %BW",
-              "int4 stream floor us", "floor %BW"]
+    header = ["shape", "M tokens", "experts touched", "rows: busiest expert / mean", "bf16 us",
+              "bf16 %BW", "int4 stream floor us", "floor %BW"]
     for name, _ in kernels:
         header += [f"{name} us", f"{name} %BW", f"{name} / bf16"]
     header += ["1 call/graph: bf16 us", "this us", "this / bf16"]
-    table = Table(f"W4A16 decode (CUDA graphs of {STEP_CALLS} calls)", header)
+    routing = f"skewed routing ({skew})" if skew else "uniform routing"
+    table = Table(f"W4A16 decode, {routing} (CUDA graphs of {STEP_CALLS} calls)", header)
     for label, e, n, k in DECODE_SHAPES:
         qws, bf16_t = _w4a16_weights(scheme, e, n, k)
         for m in DECODE_TOKENS:
-            counts, rows, touched, x, offs = _batch(m, e, k)
+            counts, rows, touched, x, offs = _batch(m, e, k, skew)
             bf16_calls = [lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in bf16_t]
             t_bf16 = graph_us(bf16_calls, calls=STEP_CALLS)
             want = scheme.reference_grouped_matmul(x, qws[0], counts.cpu())
             floor = _stream_floor_us(touched, n, k)
-            cells = [label, str(m), str(touched), t_bf16, 100 * _expert_bytes(
-                touched, n, k, 128, rows, False) / t_bf16 / 1e3 / peak["copy_GBps"], floor,
-                None if floor is None else 100 * touched * n * k / 2 / floor / 1e3
-                / peak["copy_GBps"]]
+            cells = [label, str(m), str(touched), f"{int(counts.max())} / {rows / e:.1f}",
+                     t_bf16, 100 * _expert_bytes(touched, n, k, 128, rows, False) / t_bf16 / 1e3
+                     / peak["copy_GBps"], floor,
+                     None if floor is None else 100 * touched * n * k / 2 / floor / 1e3
+                     / peak["copy_GBps"]]
             for name, fn in kernels:
                 try:
-                    check.close(f"w4a16 decode {name} {label} M={m}", fn(x, qws[0], counts), want)
+                    check.close(f"w4a16 decode {routing} {name} {label} M={m}",
+                                fn(x, qws[0], counts), want)
                     t = graph_us([lambda q=q: fn(x, q, counts) for q in qws], calls=STEP_CALLS)
                 except Exception as err:  # a version this Triton cannot compile or launch
                     print(f"{name} {label} M={m} failed: {str(err).splitlines()[0][:200]}")
@@ -458,7 +465,7 @@ def main(argv=None):
     p.add_argument("--only", choices=["w4a16", "quantize", "fp8"], action="append")
     p.add_argument("--decode-only", action="store_true",
                    help="only the W4A16 decode tables (M=1..256: the GEMMs, fc1 + SwiGLU "
-                        "fused), into their own doc section")
+                        "fused, the GEMMs under skewed routing), into their own doc section")
     p.add_argument("--compare", action="append", default=[], metavar="MODULE",
                    help="with --decode-only: also time MODULE.w4a16_grouped_matmul (an older "
                         "version of the kernel, importable)")
@@ -471,6 +478,7 @@ def main(argv=None):
     floor_us = bench_launch_floor()
     parts = [] if args.decode_only else args.only or ["w4a16", "quantize", "fp8"]
     tables = (bench_w4a16_decode(peak, check, args.compare) + bench_swiglu(check)
+              + bench_w4a16_decode(peak, check, args.compare, DECODE_SKEW)
               if args.decode_only else [])
     if "w4a16" in parts:
         tables += bench_w4a16_grouped(peak, check)

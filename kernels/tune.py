@@ -74,8 +74,8 @@ W4A16_CASES = [
 GLUON_TILES = [(bm, bn, st, None) for bm in (8, 16, 32, 64, 128) for bn in (64, 128)
                for st in (2, 3, 4) if st < 4 or bm <= 16] + [  # register caps: one more CTA
     (bm, 128, st, r) for bm in (8, 16, 32) for st in (2, 3) for r in (96, 128)]  # per SM
-GLUON_CASES = [("W13 EP8", 16, 1536, 2048, m) for m in (1, 8, 16, 32, 64, 128, 256)] + [
-    ("W2 EP8", 16, 2048, 768, m) for m in (1, 8, 16, 32, 64, 256)] + [
+GLUON_CASES = [("W13 EP8", 16, 1536, 2048, m) for m in (1, 8, 16, 32, 64, 128, 192, 256)] + [
+    ("W2 EP8", 16, 2048, 768, m) for m in (1, 8, 16, 32, 64, 128, 192, 256)] + [
     ("W13 E128", 128, 1536, 2048, m) for m in (1, 8, 64, 128, 256, 1024)] + [
     ("W2 E128", 128, 2048, 768, m) for m in (1, 4, 8, 16, 64, 128, 256, 512, 1024)] + [
     ("W13 TP2", 128, 768, 2048, m) for m in (1, 8, 64, 256)]

@@ -332,9 +332,15 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
         return 64, 128, 3, None
     if num_experts >= 64:
         return 64, 128, 3, None
-    if per_expert < 128:  # W13 EP8 M=128: 24.4 us, 128-token tiles 25.4
-        return 64, 64, 2, None
-    return 128, 128 if k >= 2048 else 64, 2, None
+    # EP8 from 64 tokens per expert: one 128-token tile per expert while the busiest expert
+    # fits in it; its overflow tiles cost as much as full ones (round 13, skew_ab*.txt). W13
+    # above 64 per expert: M=144-240 1.25-1.32x under uniform routing, 0.85-1.32x skewed; W2
+    # from 64 to 111: M=128-224 1.16-1.31x uniform, 0.85-1.24x skewed
+    if k >= 2048:
+        return (64, 64, 2, None) if per_expert <= 64 else (128, 128, 2, None)
+    if per_expert < 112:
+        return 128, 128, 2, None
+    return (64, 64, 2, None) if per_expert < 128 else (128, 64, 2, None)
 
 
 def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:

@@ -115,7 +115,8 @@ def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
     assert facts["sass_wgmma_waits"] == 3
 
 
-# (shape, M tokens) -> the Gluon tiles of the round-11 and round-12 tuners, top-8 routing; the
+# (shape, M tokens) -> the Gluon tiles of the round-11 and round-12 tuners (EP8 from 64 per
+# expert: round 13's A/B under uniform and skewed routing), top-8 routing; the
 # weight rows n: W13 1536 (gate and up), W2 2048, W13 at TP2 768
 W13, W2, TP2 = (1536, 2048), (2048, 768), (768, 2048)
 ROUTES = [
@@ -126,10 +127,14 @@ ROUTES = [
     ("W13 EP8", 16, W13, 32, (64, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 64, (64, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 128, (64, 64, 2, None, None)),
+    ("W13 EP8", 16, W13, 144, (128, 128, 2, None, None)),  # round 13: past 64 per expert
     ("W13 EP8", 16, W13, 256, (128, 128, 2, None, None)),
     ("W2 EP8", 16, W2, 1, (8, 64, 3, None, None)),
     ("W2 EP8", 16, W2, 8, (8, 128, 4, None, None)),
     ("W2 EP8", 16, W2, 64, (64, 128, 3, None, None)),
+    ("W2 EP8", 16, W2, 128, (128, 128, 2, None, None)),  # round 13: 64 to 111 per expert
+    ("W2 EP8", 16, W2, 222, (128, 128, 2, None, None)),
+    ("W2 EP8", 16, W2, 224, (64, 64, 2, None, None)),
     ("W2 EP8", 16, W2, 256, (128, 64, 2, None, None)),
     # W13 at E128: 96 registers at M=8, caps from 8 to 31 tokens per expert
     ("W13 E128", 128, W13, 1, (8, 64, 3, None, None)),

@@ -167,11 +167,11 @@ def _w4a16_sweep(cases):
               + f" | worst {results[-1][0]:.1f}", flush=True)
 
 
-def _gluon_sweep():
+def _gluon_sweep(cases):
     """The Gluon W4A16 kernel's tiles in CUDA graphs, against the Triton kernel's default tiles;
     the three best GEMM tiles again as persistent grids of 2-4 CTAs per SM; for fc1 (W13) also
     the fused SwiGLU epilogue's (64-row gate and up halves)."""
-    for label, e, n, k, m in GLUON_CASES:
+    for label, e, n, k, m in cases:
         qws = _rotated_w4a16(e, n, k)
         counts = route(m, e, TOP_K)
         x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
@@ -251,13 +251,15 @@ def main(argv=None):
     p.add_argument("--only", choices=["w4a16", "w4a16-gluon", "fp8"], action="append")
     p.add_argument("--workers", type=int, default=12)
     p.add_argument("--cases", default="", metavar="TEXT",
-                   help="only the W4A16 cases whose label contains TEXT (e.g. EP8)")
+                   help="only the W4A16 and Gluon cases whose label contains TEXT (e.g. EP8)")
     p.add_argument("--decode", action="store_true",
                    help=f"only W4A16 cases of <= {DECODE_MAX_TOKENS} tokens")
     args = p.parse_args(argv)
     parts = args.only or ["w4a16", "w4a16-gluon", "fp8"]
-    cases = [c for c in W4A16_CASES if args.cases in c[0]
-             and (not args.decode or c[4] <= DECODE_MAX_TOKENS)]
+    def chosen(case):
+        return args.cases in case[0] and (not args.decode or case[4] <= DECODE_MAX_TOKENS)
+
+    cases = [c for c in W4A16_CASES if chosen(c)]
     jobs = []
     if "w4a16" in parts:
         cfgs = {(cfg, case[3]) for case in cases for cl in case[5] for cfg in cl}
@@ -269,7 +271,7 @@ def main(argv=None):
     if "w4a16" in parts:
         _w4a16_sweep(cases)
     if "w4a16-gluon" in parts:
-        _gluon_sweep()
+        _gluon_sweep([c for c in GLUON_CASES if chosen(c)])
     if "fp8" in parts:
         _fp8_sweep()
 

@@ -332,12 +332,16 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
         return 64, 128, 3, None
     if num_experts >= 64:
         return 64, 128, 3, None
-    # EP8 from 64 tokens per expert: one 128-token tile per expert while the busiest expert
-    # fits in it; its overflow tiles cost as much as full ones (round 13, skew_ab*.txt). W13
-    # above 64 per expert: M=144-240 1.25-1.32x under uniform routing, 0.85-1.32x skewed; W2
-    # from 64 to 111: M=128-224 1.16-1.31x uniform, 0.85-1.24x skewed
+    # EP8 from 64 tokens per expert (round 13, ep8_*.txt): one 128-token tile per expert, in
+    # one wave while at most 264 CTAs (2 per SM) hold them all. Each expert past 128 rows adds
+    # a row of tiles as costly as a full one. W13 above 64 per expert: M=136-240 1.21-1.35x
+    # under uniform and skewed routing. From 120 per expert its row tiles cross that wave in
+    # most routings (M=256: 31.3 us in 1 of 8, 45.6-51.1 in the rest), so 64-token tiles,
+    # 37.6-38.6 us in all 8. W2 from 64 to 111: 1.16-1.31x uniform, 0.85-1.24x skewed.
     if k >= 2048:
-        return (64, 64, 2, None) if per_expert <= 64 else (128, 128, 2, None)
+        if per_expert <= 64:
+            return 64, 64, 2, None
+        return (128, 128, 2, None) if per_expert < 120 else (64, 128, 3, None)
     if per_expert < 112:
         return 128, 128, 2, None
     return (64, 64, 2, None) if per_expert < 128 else (128, 64, 2, None)
@@ -345,22 +349,26 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
 
 def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
     """(block_m, block_n, stages, maxnreg) of the fused fc1 + SwiGLU in Gluon, n the gate + up
-    rows. Each program holds 64 gate and 64 up rows. W13 at EP8 takes smaller token tiles than
-    the GEMM, whose registers it doubles (H100, round 12, fused_tiles_ab.txt: M=16 16.6 vs
-    21.2 us with the GEMM's, M=32 21.1 vs 24.9, M=128 32.9 vs 43.7 with a 128-register cap);
-    TP2 from 2 to 4 tokens per expert takes 96 registers and two stages (tuner_leads_ab.txt:
-    M=32 41.3 vs 50.5 us, M=64 44.8 vs 51.3; 0.84-0.87x at M=8 and 16); elsewhere the GEMM's
-    token tile, stages (at least three; two for 128-token tiles, which fit no more) and
-    register cap. Round 11: EP8 M=64 25.5 us with three stages against 27.8 with two, M=256
-    41.2 (128-token tiles, two); E128 M=1024 200.2 vs 206.0. Round 8 measured it against the
-    Gluon GEMM then torch's activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6
-    us."""
+    rows. Each program holds 64 gate and 64 up rows. W13 at EP8 takes its own tiles: smaller
+    token tiles than the GEMM's up to 80 tokens per expert, since it doubles the GEMM's
+    registers (H100, round 12, fused_tiles_ab.txt: M=16 16.6 vs 21.2 us with the GEMM's, M=32
+    21.1 vs 24.9, M=128 32.9 vs 43.7 with a 128-register cap). TP2 from 2 to 4 tokens per
+    expert takes 96 registers and two stages (tuner_leads_ab.txt: M=32 41.3 vs 50.5 us, M=64
+    44.8 vs 51.3; 0.84-0.87x at M=8 and 16). Elsewhere the GEMM's token tile, stages (at least
+    three; two for 128-token tiles, which fit no more) and register cap (round 11: E128
+    M=1024 200.2 vs 206.0 us). Round 8 measured it against the Gluon GEMM then torch's
+    activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
-    if num_experts < 64 and few_rows and per_expert < 128:
+    if num_experts < 64 and few_rows:
         if per_expert <= 8:
             return 8, 64, 4, None
-        return (32, 64, 4, None) if per_expert < 64 else (32, 64, 3, 128)
+        if per_expert < 80:
+            return (32, 64, 4, None) if per_expert < 64 else (32, 64, 3, 128)
+        # round 13 (ep8_mid2.txt, 4 seeds x uniform and skewed routing): 128-token tiles from
+        # 80 to 111 per expert (M=160 39.1 vs 42.5 us, M=192 39.8 vs 47.0), then 64-token
+        # tiles, which no routing pushes past a wave (M=256 47.1-47.8 us, against 41.5-72.4)
+        return (128, 64, 2, None) if per_expert < 112 else (64, 64, 3, None)
     if few_rows and 2 <= per_expert <= 4:  # TP2 M=32 and 64: 96 registers, two stages
         return 8, 64, 2, 96
     block_m, _, stages, maxnreg = _gluon_tile_shape(rows, num_experts, n, k, capturing=True)

@@ -127,8 +127,12 @@ ROUTES = [
     ("W13 EP8", 16, W13, 32, (64, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 64, (64, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 128, (64, 64, 2, None, None)),
-    ("W13 EP8", 16, W13, 144, (128, 128, 2, None, None)),  # round 13: past 64 per expert
-    ("W13 EP8", 16, W13, 256, (128, 128, 2, None, None)),
+    # round 13: one 128-token tile per expert from 65 per expert, 64-token ones from 120 (the
+    # 128-token tiles of all experts then often take more than one wave)
+    ("W13 EP8", 16, W13, 144, (128, 128, 2, None, None)),
+    ("W13 EP8", 16, W13, 238, (128, 128, 2, None, None)),
+    ("W13 EP8", 16, W13, 240, (64, 128, 3, None, None)),
+    ("W13 EP8", 16, W13, 256, (64, 128, 3, None, None)),
     ("W2 EP8", 16, W2, 1, (8, 64, 3, None, None)),
     ("W2 EP8", 16, W2, 8, (8, 128, 4, None, None)),
     ("W2 EP8", 16, W2, 64, (64, 128, 3, None, None)),
@@ -171,12 +175,12 @@ def test_routing_follows_the_tuner(label, experts, shape, tokens, tiles):
 
 
 def test_routing_limits():
-    # the fused SwiGLU epilogue: 64 gate and 64 up rows. W13 at EP8: smaller token tiles than
-    # the GEMM's up to 128 per expert; elsewhere the GEMM's token tile, stages (at least three;
-    # two for 128-token tiles) and register cap
-    assert [gluon_swiglu_tiles(8 * m, 16, *W13) for m in (8, 16, 32, 128, 256)] == [
+    # the fused SwiGLU epilogue: 64 gate and 64 up rows. W13 at EP8: its own tiles (smaller
+    # token tiles than the GEMM's up to 80 per expert); elsewhere the GEMM's token tile, stages
+    # (at least three; two for 128-token tiles) and register cap
+    assert [gluon_swiglu_tiles(8 * m, 16, *W13) for m in (8, 16, 32, 128, 160, 224, 256)] == [
         (8, 64, 4, None), (8, 64, 4, None), (32, 64, 4, None), (32, 64, 3, 128),
-        (128, 64, 2, None)]
+        (128, 64, 2, None), (64, 64, 3, None), (64, 64, 3, None)]
     assert gluon_swiglu_tiles(64, 128, *W13) == (16, 64, 3, 96)  # E128 M=8
     assert gluon_swiglu_tiles(2048, 128, *W13) == (32, 64, 3, 128)  # E128 M=256
     assert gluon_swiglu_tiles(64, 128, *TP2) == (8, 64, 3, None)  # TP2 M=8

@@ -283,7 +283,9 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
     per_expert = rows // max(1, num_experts)
     ctas_per_sm = None
     if rows >= 32 and k < 2048 and num_experts >= 64 and per_expert < 32:
-        ctas_per_sm = PERSISTENT_CTAS_PER_SM
+        # under 8 tokens, 4 per SM: about 29 experts' 464 tiles, one per program (round 13,
+        # seeds_ab.txt: M=4 11.2-11.9 us in 8 routings, against 13.3-14.9 with 3 per SM)
+        ctas_per_sm = 4 if rows < 64 else PERSISTENT_CTAS_PER_SM
     elif rows >= 32 and _few_rows(num_experts, n, k) and per_expert <= 4:
         # TP2 under 2 tokens per expert: 64-row tiles, 5 per SM (one program per tile up to 55
         # touched experts; 3 per SM left 1.2 tiles per program at M=16: 33.4 vs 30.9 us)
@@ -344,7 +346,9 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
         return (128, 128, 2, None) if per_expert < 120 else (64, 128, 3, None)
     if per_expert < 112:
         return 128, 128, 2, None
-    return (64, 64, 2, None) if per_expert < 128 else (128, 64, 2, None)
+    # W2 at 128 per expert: 64-token tiles (seeds_ab.txt: M=256 21.0-23.4 us in 8 routings,
+    # 21.5-26.2 with 128-token ones)
+    return 64, 64 if per_expert < 128 else 128, 2, None
 
 
 def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:

@@ -28,7 +28,8 @@ HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9,
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
 TILES = [(16, 64, 3, None, None), (16, 128, 3, None, None), (16, 128, 3, 128, None),
          (16, 128, 2, 96, None), (32, 128, 3, 128, None), (64, 64, 3, None, None),
-         (64, 128, 3, None, None), (128, 64, 2, None, None), (128, 128, 2, None, None),
+         (64, 128, 2, None, None), (64, 128, 3, None, None), (128, 64, 2, None, None),
+         (128, 128, 2, None, None),
          # persistent: one CTA per SM walks many tiles, across experts
          (16, 128, 3, None, 3), (64, 128, 3, None, 1), (16, 64, 2, None, 2),
          # 8-token x tiles (wgmma n = 8)
@@ -139,7 +140,7 @@ ROUTES = [
     ("W2 EP8", 16, W2, 128, (128, 128, 2, None, None)),  # round 13: 64 to 111 per expert
     ("W2 EP8", 16, W2, 222, (128, 128, 2, None, None)),
     ("W2 EP8", 16, W2, 224, (64, 64, 2, None, None)),
-    ("W2 EP8", 16, W2, 256, (128, 64, 2, None, None)),
+    ("W2 EP8", 16, W2, 256, (64, 128, 2, None, None)),
     # W13 at E128: 96 registers at M=8, caps from 8 to 31 tokens per expert
     ("W13 E128", 128, W13, 1, (8, 64, 3, None, None)),
     ("W13 E128", 128, W13, 8, (16, 128, 2, 96, None)),
@@ -150,7 +151,7 @@ ROUTES = [
     ("W13 E128", 128, W13, 1024, (64, 128, 3, None, None)),
     # W2 at E128: persistent grids of 3 CTAs per SM from 4 tokens to 32 per expert
     ("W2 E128", 128, W2, 1, (8, 64, 3, None, None)),
-    ("W2 E128", 128, W2, 4, (8, 128, 3, None, 3)),
+    ("W2 E128", 128, W2, 4, (8, 128, 3, None, 4)),  # round 13: 4 per SM under 8 tokens
     ("W2 E128", 128, W2, 8, (8, 128, 3, None, 3)),
     ("W2 E128", 128, W2, 128, (16, 128, 3, None, 3)),
     ("W2 E128", 128, W2, 256, (32, 128, 3, None, 3)),

@@ -256,6 +256,7 @@ def main(argv=None):
                    help=f"only W4A16 cases of <= {DECODE_MAX_TOKENS} tokens")
     args = p.parse_args(argv)
     parts = args.only or ["w4a16", "w4a16-gluon", "fp8"]
+
     def chosen(case):
         return args.cases in case[0] and (not args.decode or case[4] <= DECODE_MAX_TOKENS)
 

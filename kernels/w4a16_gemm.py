@@ -337,18 +337,21 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
     # EP8 from 64 tokens per expert (round 13, ep8_*.txt): one 128-token tile per expert, in
     # one wave while at most 264 CTAs (2 per SM) hold them all. Each expert past 128 rows adds
     # a row of tiles as costly as a full one. W13 above 64 per expert: M=136-240 1.21-1.35x
-    # under uniform and skewed routing. From 120 per expert its row tiles cross that wave in
-    # most routings (M=256: 31.3 us in 1 of 8, 45.6-51.1 in the rest), so 64-token tiles,
-    # 37.6-38.6 us in all 8. W2 from 64 to 111: 1.16-1.31x uniform, 0.85-1.24x skewed.
+    # under uniform and skewed routing (0.85x once: M=136 skewed). From 120 per expert its
+    # row tiles cross that wave in most routings (M=256: 31.3 us in 1 of 8, 45.6-51.1 in the
+    # rest), so 64-token tiles, 37.6-38.6 us in all 8. W2 from 64 to 111: 1.16-1.31x uniform,
+    # 0.85-1.24x skewed.
     if k >= 2048:
         if per_expert <= 64:
             return 64, 64, 2, None
         return (128, 128, 2, None) if per_expert < 120 else (64, 128, 3, None)
     if per_expert < 112:
         return 128, 128, 2, None
+    if per_expert < 128:
+        return 64, 64, 2, None
     # W2 at 128 per expert: 64-token tiles (seeds_ab.txt: M=256 21.0-23.4 us in 8 routings,
     # 21.5-26.2 with 128-token ones)
-    return 64, 64 if per_expert < 128 else 128, 2, None
+    return 64, 128, 2, None
 
 
 def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:

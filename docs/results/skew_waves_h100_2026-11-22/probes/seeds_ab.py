@@ -1,5 +1,6 @@
 """Tile candidates over 4 routing seeds x uniform/skewed (8 routings), graphs of 10 calls:
 mean, min, max per candidate; the first candidate is the rule's."""
+import os
 import statistics
 
 import torch
@@ -25,6 +26,13 @@ CASES = [("W2 E128", m, False, W2P) for m in (4, 8, 16)] + [
                            (16, 64, 3, None, None)]),
     ("W13 E128", 8, False, [(16, 128, 2, 96, None), (16, 128, 2, 96, 4), (8, 128, 3, None, 3)]),
 ]
+if os.environ.get("SET") == "pe4":  # 2-4 tokens per expert: 8- or 16-token tiles
+    CASES = [("W13 TP2", m, False, [(8, 128, 3, None, 3), (16, 128, 3, None, 3),
+                                    (16, 64, 3, None, None)]) for m in (32, 48, 64)] + [
+        ("W13 E128", m, False, [(8, 128, 3, None, None), (16, 128, 3, 128, None),
+                                (16, 128, 3, None, 3)]) for m in (32, 48, 64)] + [
+        ("W2 E128", m, False, [(8, 128, 3, None, 3), (16, 128, 3, None, 3)])
+        for m in (32, 64)]
 scheme = get_scheme("w4a16")
 weights = {}
 for label, m, sw, cands in CASES:

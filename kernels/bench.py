@@ -105,6 +105,11 @@ def _expert_bytes(touched, n, k, group, x_rows, int4):
     return w + x_rows * k * 2 + x_rows * n * 2
 
 
+def _pct_copy(nbytes, us, peak):
+    """Bytes moved in `us` microseconds as % of the measured copy bandwidth."""
+    return 100 * nbytes / us / 1e3 / peak["copy_GBps"]
+
+
 def _w4a16_weights(scheme, e, n, k):
     """Rotated int4 copies of one layer's experts and bf16 [E, K, N] views of as many as the
     bf16 rotation needs."""
@@ -164,14 +169,13 @@ def bench_w4a16_grouped(peak, check):
                                calls=STEP_CALLS)
                 g_bf = graph_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
                                  for w in bf16_t], calls=STEP_CALLS)
-                g_bw = 100 * _expert_bytes(touched, n, k, 128, rows, True) / g_k / 1e3 / peak[
-                    "copy_GBps"]
-            bw_k = _expert_bytes(touched, n, k, 128, rows, True) / t_k / 1e3
-            bw_b = _expert_bytes(touched, n, k, 128, rows, False) / t_bf16 / 1e3
+                g_bw = _pct_copy(_expert_bytes(touched, n, k, 128, rows, True), g_k, peak)
             flops = 2 * rows * n * k / t_k / 1e6
             best = min(t_k, t_dq or t_k)
-            table.add(label, str(m), str(touched), t_bf16, 100 * bw_b / peak["copy_GBps"],
-                      t_k, 100 * bw_k / peak["copy_GBps"], flops,
+            table.add(label, str(m), str(touched), t_bf16,
+                      _pct_copy(_expert_bytes(touched, n, k, 128, rows, False), t_bf16, peak),
+                      t_k, _pct_copy(_expert_bytes(touched, n, k, 128, rows, True), t_k, peak),
+                      flops,
                       100 * flops / peak["bf16_TFLOPs"], t_dq, _fmt(t_bf16 / best, ".2f"),
                       t_kept, _fmt(None if t_kept is None else t_bf16 / t_kept, ".2f"), g_k, g_bw,
                       g_bf, _fmt(None if g_k is None else g_bf / g_k, ".2f"))
@@ -237,10 +241,8 @@ def _decode_run(scheme, label, shape, m, skew, seed, qws, bf16_t, kernels, check
     floor = _stream_floor_us(touched, n, k)
     run = {"touched": touched, "busiest": int(counts.max()), "rows": rows,
            "bf16": graph_us(bf16_calls, calls=STEP_CALLS), "floor": floor,
-           "floor_bw": None if floor is None else 100 * touched * n * k / 2 / floor / 1e3
-           / peak["copy_GBps"]}
-    run["bf16_bw"] = 100 * _expert_bytes(touched, n, k, 128, rows, False) / run["bf16"] / 1e3 / \
-        peak["copy_GBps"]
+           "floor_bw": None if floor is None else _pct_copy(touched * n * k / 2, floor, peak)}
+    run["bf16_bw"] = _pct_copy(_expert_bytes(touched, n, k, 128, rows, False), run["bf16"], peak)
     want = scheme.reference_grouped_matmul(x, qws[0], counts.cpu())
     routing = f"skew {skew} seed {seed}"
     for name, fn in kernels:
@@ -253,8 +255,7 @@ def _decode_run(scheme, label, shape, m, skew, seed, qws, bf16_t, kernels, check
             run[name] = None
             continue
         run[name] = t
-        run[f"{name}_bw"] = 100 * _expert_bytes(touched, n, k, 128, rows, True) / t / 1e3 / \
-            peak["copy_GBps"]
+        run[f"{name}_bw"] = _pct_copy(_expert_bytes(touched, n, k, 128, rows, True), t, peak)
     run["single_bf16"] = graph_us(bf16_calls)
     run["single"] = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
     return run

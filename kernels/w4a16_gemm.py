@@ -382,6 +382,18 @@ def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
     return block_m, 64, 2 if block_m >= 128 else max(3, stages), maxnreg
 
 
+def gluon_x_async(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False) -> bool:
+    """Whether the Gluon kernel takes x by cp.async of each tile's own token rows (the rest
+    zero-filled, unread) rather than by TMA boxes. H100, round 14 (xa_ab*.txt, 8 routings, both
+    orders): one token per call (W13 E128 10.2 vs 10.5 us, TP2 8.3 vs 8.6, W2 E128 5.6 vs 5.7;
+    W2 EP8 even) and EP8's fused fc1 up to 8 tokens per expert (M=8 16.8 vs 17.5 us, M=16 19.6
+    vs 20.2). Elsewhere the TMA boxes win by 1-39% (EP8 M=128 25.2 vs 38.7 us): they cost no
+    registers and one instruction."""
+    per_expert = rows // max(1, num_experts)
+    return rows < 32 or (swiglu and num_experts < 64 and _few_rows(num_experts, n, k)
+                         and per_expert <= 8)
+
+
 def _gluon_route(x: torch.Tensor, qweight, config):
     """The Gluon kernel's tiles for this grouped call, or None for this file's kernel.
     The Gluon kernel reads the codes in lane order, made once per weight. An eager call of a
@@ -419,7 +431,8 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     x = x.contiguous()
     tiles = _gluon_route(x, qweight, config)
     if tiles:
-        return w4a16_grouped_gluon(x, qweight, counts, *tiles)
+        return w4a16_grouped_gluon(x, qweight, counts, *tiles, x_async=gluon_x_async(
+            x.shape[0], num_experts, qweight.out_features, x.shape[1]))
     return _launch(x, qweight, counts, num_experts, False, config)
 
 
@@ -445,10 +458,10 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     probs = None if probs is None else probs.contiguous()
     tiles = _gluon_route(x, qweight, config)
     if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
-        return w4a16_grouped_gluon(x, qweight, counts,
-                                   *gluon_swiglu_tiles(x.shape[0], num_experts,
-                                                       qweight.out_features, x.shape[1]),
-                                   swiglu=True, probs=probs)
+        shape = (x.shape[0], num_experts, qweight.out_features, x.shape[1])
+        return w4a16_grouped_gluon(x, qweight, counts, *gluon_swiglu_tiles(*shape),
+                                   swiglu=True, probs=probs,
+                                   x_async=gluon_x_async(*shape, swiglu=True))
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 

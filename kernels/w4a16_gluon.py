@@ -14,7 +14,8 @@ for bit, as numerics.int4_pair_operand). From the serving layout every thread re
 rows' words and picked its byte with a byte permute: 4x the shared-memory reads and 1.25x the
 unpack instructions (round 11: 1.07-1.16x slower at decode sizes). x needs no reorder, so it
 comes by TMA straight into the wgmma's swizzled layout (the Triton kernel splits it into K
-planes in registers instead).
+planes in registers instead), or, where a tile holds a token or a few (X_ASYNC), by cp.async
+of those rows alone.
 
 One warpgroup per CTA, a ring of stages holding per 128-input K block (one scale group) the
 rows' scale words, the weight words and the two 64-input x halves. A program does one tile,
@@ -120,11 +121,13 @@ def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
 
 
 @gluon.jit
-def _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, stage, kb, expert, n0, x_row, s_ptr,
-           N, stride_se, stride_sn, SWIGLU: gl.constexpr, num_warps: gl.constexpr):
+def _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, stage, kb, expert, n0, x_row, x_end,
+           x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU: gl.constexpr,
+           X_ASYNC: gl.constexpr, num_warps: gl.constexpr):
     """Fill a stage with block kb of a tile (expert, first output column n0, first token row
-    x_row): the rows' scale words (its group and its pair's, 4 bytes, by cp.async: cp.async
-    copies no less) then the weight words and x by TMA, all completing the stage's barrier.
+    x_row, rows to x_end): the rows' scale words (its group and its pair's, 4 bytes, by
+    cp.async: cp.async copies no less) then the weight words and x by TMA (x by cp.async with
+    X_ASYNC), all completing the stage's barrier.
     Scales loaded into registers cost 7% at EP8 and E128 decode: a global load in flight
     stalls the next wgmma (docs/benchmarks.md, round 9). The tile comes as scalars: held as
     the pointer tensors, the next tile's cost 24 registers (round 12)."""
@@ -138,13 +141,26 @@ def _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, stage, kb, expert, n0,
     cp_async_load(s_bufs.index(parts * stage), s_words, mask=rows < N)
     if SWIGLU:
         cp_async_load(s_bufs.index(parts * stage + 1), s_words + N * stride_sn, mask=rows < N)
+    if X_ASYNC:  # only the tile's own token rows; the rest zero-filled, nothing read
+        BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
+        x_layout: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [num_warps, 1], [1, 0])
+        x_rows = x_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, x_layout))
+        x_cols = kb * BLOCK_K + gl.arange(0, HALF_K, layout=gl.SliceLayout(0, x_layout))
+        # rows 16-byte aligned (applies: stride % 8), said so for 8-byte copies
+        x_ptrs = (x_ptr + gl.expand_dims(x_rows.to(gl.int64) * (stride_xm // 8) * 8, 1)
+                  + gl.expand_dims(x_cols, 0))
+        x_mask = gl.expand_dims(x_rows < x_end, 1)
+        cp_async_load(x_bufs.index(2 * stage), x_ptrs, mask=x_mask)
+        cp_async_load(x_bufs.index(2 * stage + 1), x_ptrs + HALF_K, mask=x_mask)
     async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
-    mbarrier.expect(bar, parts * w_desc.block_type.nbytes + 2 * x_desc.block_type.nbytes)
+    x_bytes: gl.constexpr = 0 if X_ASYNC else 2 * x_desc.block_type.nbytes
+    mbarrier.expect(bar, parts * w_desc.block_type.nbytes + x_bytes)
     tma_load(w_desc, [w_row, kb * WORDS], bar, w_bufs.index(parts * stage))
     if SWIGLU:
         tma_load(w_desc, [w_row + N, kb * WORDS], bar, w_bufs.index(parts * stage + 1))
-    tma_load(x_desc, [x_row, kb * BLOCK_K], bar, x_bufs.index(2 * stage))
-    tma_load(x_desc, [x_row, kb * BLOCK_K + HALF_K], bar, x_bufs.index(2 * stage + 1))
+    if not X_ASYNC:
+        tma_load(x_desc, [x_row, kb * BLOCK_K], bar, x_bufs.index(2 * stage))
+        tma_load(x_desc, [x_row, kb * BLOCK_K + HALF_K], bar, x_bufs.index(2 * stage + 1))
 
 
 @gluon.jit
@@ -156,12 +172,12 @@ def _scale_pairs(s_buf, kb, layout: gl.constexpr):
 
 
 @gluon.jit(do_not_specialize=["num_experts"])
-def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_experts, N, K,
-                        stride_se, stride_sn, stride_ym, acc_layout: gl.constexpr,
+def _w4a16_gluon_kernel(w_desc, x_desc, x_ptr, s_ptr, y_ptr, p_ptr, counts_ptr, num_experts, N,
+                        K, stride_xm, stride_se, stride_sn, stride_ym, acc_layout: gl.constexpr,
                         word_layout: gl.constexpr, split_layout: gl.constexpr,
                         E_PAD: gl.constexpr, STAGES: gl.constexpr, SWIGLU: gl.constexpr,
                         HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
-                        num_warps: gl.constexpr):
+                        X_ASYNC: gl.constexpr, num_warps: gl.constexpr):
     """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
     program accumulates the gate and the up rows of its columns over the same x tiles.
     PERSISTENT: a program walks tiles pid, pid + grid, ... and its ring runs on across them,
@@ -195,10 +211,12 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)
-    expert, row_start, _, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M, num_warps)
+    expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M,
+                                             num_warps)
     for i in gl.static_range(STAGES - 1):
         _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, i, i, expert, nb * BLOCK_N,
-               row_start, s_ptr, N, stride_se, stride_sn, SWIGLU, num_warps)
+               row_start, row_end, x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU,
+               X_ASYNC, num_warps)
 
     row_layout: gl.constexpr = gl.SliceLayout(1, a_layout)
     out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
@@ -245,15 +263,16 @@ def _w4a16_gluon_kernel(w_desc, x_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_exp
                     if ahead < steps:
                         _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready,
                                (j + STAGES - 1) % STAGES, ahead, expert, nb * BLOCK_N,
-                               row_start, s_ptr, N, stride_se, stride_sn, SWIGLU, num_warps)
+                               row_start, row_end, x_ptr, stride_xm, s_ptr, N, stride_se,
+                               stride_sn, SWIGLU, X_ASYNC, num_warps)
                     elif PERSISTENT:
                         if tile + grid < tiles:  # the next tile's origin, found again there
-                            next_expert, next_start, _, next_nb = tile_of(
+                            next_expert, next_start, next_end, next_nb = tile_of(
                                 tables, tile + grid, n_blocks, num_experts, BLOCK_M, num_warps)
                             _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready,
                                    (j + STAGES - 1) % STAGES, ahead - steps, next_expert,
-                                   next_nb * BLOCK_N, next_start, s_ptr, N, stride_se,
-                                   stride_sn, SWIGLU, num_warps)
+                                   next_nb * BLOCK_N, next_start, next_end, x_ptr, stride_xm,
+                                   s_ptr, N, stride_se, stride_sn, SWIGLU, X_ASYNC, num_warps)
             j += 1
         acc, acc_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_up))
 
@@ -302,7 +321,7 @@ def _descriptor(t: torch.Tensor, block: list, layout) -> TensorDescriptor:
 def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m: int = 64,
                         block_n: int = 128, stages: int = 3, maxnreg: int = None,
                         ctas_per_sm: int = None, swiglu: bool = False,
-                        probs: torch.Tensor = None) -> torch.Tensor:
+                        probs: torch.Tensor = None, x_async: bool = False) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
@@ -310,7 +329,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     one more CTA per SM: ptxas then retires each wgmma before the next (no pipelining), which
     short-K shapes of many experts trade for the occupancy (round 11). ctas_per_sm: a
     persistent grid of that many programs per SM, each walking tiles with its ring running
-    across them; None: one program per tile (bound)."""
+    across them; None: one program per tile (bound). x_async: x by cp.async of the tile's own
+    token rows instead of TMA boxes (w4a16_gemm.gluon_x_async): the same bits."""
     data, scale = qweight.data, qweight.scale
     num_experts, n, words = data.shape
     n_out = n // 2 if swiglu else n
@@ -326,10 +346,11 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         grid = min(grid, ctas_per_sm * sm_count(x.device))
     words = scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
     _w4a16_gluon_kernel[(grid, )](
-        w_desc, x_desc, words, y, x if probs is None else probs, counts, num_experts, n_out, k,
-        words.stride(0), words.stride(1), y.stride(0), *_layouts(block_n, block_m),
-        E_PAD=triton.next_power_of_2(num_experts), STAGES=min(stages, k // GROUP + 1),
-        SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=bool(ctas_per_sm), num_warps=4,
+        w_desc, x_desc, x, words, y, x if probs is None else probs, counts, num_experts, n_out,
+        k, x.stride(0), words.stride(0), words.stride(1), y.stride(0),
+        *_layouts(block_n, block_m), E_PAD=triton.next_power_of_2(num_experts),
+        STAGES=min(stages, k // GROUP + 1), SWIGLU=swiglu, HAS_PROBS=probs is not None,
+        PERSISTENT=bool(ctas_per_sm), X_ASYNC=x_async, num_warps=4,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 

@@ -22,7 +22,8 @@ from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
-from qarl_kernels.w4a16_gemm import gluon_swiglu_tiles, gluon_tiles, w4a16_grouped_matmul
+from qarl_kernels.w4a16_gemm import gluon_swiglu_tiles, gluon_tiles, gluon_x_async, \
+    w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -38,7 +39,7 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
-                      swiglu: int) -> dict:
+                      swiglu: int, x_async: int = 0) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
@@ -48,18 +49,21 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     x_desc = TensorDescriptor.from_tensor(
         x, [block_m, wg.HALF], gl.NVMMASharedLayout.get_default_for([block_m, wg.HALF],
                                                                     gl.bfloat16))
-    names = ["w_desc", "x_desc", "s_ptr", "y_ptr", "p_ptr", "counts_ptr", "num_experts", "N",
-             "K", "stride_se", "stride_sn", "stride_ym"]
-    types = [mangle_type(w_desc), mangle_type(x_desc), "*i32", "*bf16", "*fp32", "*i32"]
-    types += ["i32"] * 6
+    names = ["w_desc", "x_desc", "x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr", "num_experts",
+             "N", "K", "stride_xm", "stride_se", "stride_sn", "stride_ym"]
+    types = [mangle_type(w_desc), mangle_type(x_desc), "*bf16", "*i32", "*bf16", "*fp32", "*i32"]
+    types += ["i32"] * 7
     signature = dict(zip(names, types))
     acc, words, operand = wg._layouts(block_n, block_m)
     constexprs = {"acc_layout": acc, "word_layout": words, "split_layout": operand, "E_PAD": 16,
                   "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu),
-                  "PERSISTENT": bool(persistent), "num_warps": 4}
+                  "PERSISTENT": bool(persistent), "X_ASYNC": bool(x_async), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
+    aligned = {(names.index(name), ): [["tt.divisibility", 16]]
+               for name in ("x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr")}  # as a launch
     kernel = triton.compile(
-        GluonASTSource(fn=wg._w4a16_gluon_kernel, signature=signature, constexprs=constexprs),
+        GluonASTSource(fn=wg._w4a16_gluon_kernel, signature=signature, constexprs=constexprs,
+                       attrs=aligned),
         target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
     ptx = kernel.asm["ptx"]
     return {"sass_wgmma_waits": _sass_count(kernel.asm["cubin"], "WARPGROUP.DEPBAR"),
@@ -86,29 +90,35 @@ def _sass_count(cubin: bytes, opcode: str) -> int:
                               check=True).stdout.count(opcode)
 
 
-@pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu",
-                         [t + (0, ) for t in COMPILED] + [(64, 64, 2, 0, 1), (64, 64, 2, 1, 1)])
-def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
+@pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu,x_async",
+                         [t + (0, 0) for t in COMPILED] + [(64, 64, 2, 0, 1, 0), (64, 64, 2, 1, 1, 0),
+                                                           (8, 64, 3, 0, 0, 1), (8, 64, 4, 0, 1, 1),
+                                                           (16, 128, 3, 1, 0, 1)])
+def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu, x_async):
     """Frontend, layouts and ptxas for sm_90a, in a child process: the tests run Triton's
     interpreter (tests/conftest.py), which cannot compile for a GPU."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, __file__, str(block_m), str(block_n), str(stages),
-                          str(persistent), str(swiglu)], env=env, capture_output=True,
-                         text=True, timeout=300)
+    out = subprocess.run([sys.executable, __file__] + [str(v) for v in (
+        block_m, block_n, stages, persistent, swiglu, x_async)], env=env, capture_output=True,
+        text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     facts = json.loads(out.stdout.strip().splitlines()[-1])
     parts = 2 if swiglu else 1  # gate and up rows
     # per 64 weight rows, 8 wgmma (k = 16) per 128-input block, A from registers
     assert facts["wgmma"] == facts["wgmma_register_a"] == 8 * parts * (block_n // 64)
-    # words (per part) and two x halves per stage: STAGES - 1 in the prologue, one refill
-    # (and a persistent program's refill from the next tile)
-    assert facts["tma_loads"] == (parts + 2) * (stages + persistent)
+    # words (per part) and two x halves per stage (x_async: by cp.async, 8 bytes a thread):
+    # STAGES - 1 in the prologue, one refill (and a persistent program's refill from the next
+    # tile)
+    issues = stages + persistent
+    x_copies = 2 * block_m * wg.HALF * 2 // (128 * 8) if x_async else 0
+    assert facts["tma_loads"] == (parts + (0 if x_async else 2)) * issues
     # lane order: one AND-OR per A register (pair of inputs), no byte permute; the unpack is
     # one asm per register, not per element
     assert facts["lop3"] == parts * block_n // 2 and facts["prmt"] == 0
     # the scale words ride in the ring (cp.async, with each fill): no global load in flight
     # under a wgmma; the one left before the epilogue is the expert counts'
-    assert facts["scale_copies"] == facts["copy_arrives"] * parts == (stages + persistent) * parts
+    assert facts["copy_arrives"] == issues
+    assert facts["scale_copies"] == (parts + x_copies) * issues
     assert swiglu or facts["global_loads"] == 1
     assert facts["shared"] <= 227 * 1024
     # ptxas kept the wgmmas pipelined: one wait per half block in the loop and one after it.
@@ -175,6 +185,15 @@ def test_routing_follows_the_tuner(label, experts, shape, tokens, tiles):
     assert gluon_tiles(8 * tokens, experts, *shape) == tiles, label
 
 
+def test_x_async_rule():
+    # one token per call, and EP8's fused fc1 up to 8 tokens per expert (round 14)
+    assert all(gluon_x_async(8, e, n, k) for e, (n, k) in [(128, W13), (16, W13), (128, W2),
+                                                            (16, W2), (128, TP2)])
+    assert gluon_x_async(64, 16, *W13, swiglu=True) and gluon_x_async(128, 16, *W13, swiglu=True)
+    assert not gluon_x_async(64, 16, *W13) and not gluon_x_async(256, 16, *W13, swiglu=True)
+    assert not gluon_x_async(64, 128, *TP2, swiglu=True) and not gluon_x_async(64, 128, *W2)
+
+
 def test_routing_limits():
     # the fused SwiGLU epilogue: 64 gate and 64 up rows. W13 at EP8: its own tiles (smaller
     # token tiles than the GEMM's up to 80 per expert); elsewhere the GEMM's token tile, stages
@@ -214,6 +233,25 @@ def test_matches_reference(tiles, e, n, k, counts, assert_gemm_close):
     assert wg.applies(x, qweight)
     assert_gemm_close(wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles),
                       scheme.reference_grouped_matmul(x, qweight, tokens))
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+@pytest.mark.parametrize("tiles,swiglu", [((8, 64, 3, None, None), False),
+                                          ((8, 128, 3, None, 3), False),
+                                          ((64, 64, 3, None, None), False),
+                                          ((8, 64, 4, None, None), True),
+                                          ((16, 64, 3, None, 2), True)])
+@pytest.mark.parametrize("counts", [[0, 37, 0, 130, 1, 64], [1, 0, 0, 2, 0, 5], [0, 0, 1, 0, 0, 0]])
+def test_x_async_is_the_tma_bits(tiles, swiglu, counts):
+    """x by cp.async of the tiles' own rows (zero-filling the rest) gives the TMA boxes' bits:
+    a padding token's column is its own and is never stored."""
+    torch.manual_seed(0)
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(6, 384, 512, device="cuda"))
+    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    x = torch.randn(sum(counts), 512, device="cuda").bfloat16()
+    got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, x_async=a)
+                 for a in (True, False))
+    assert torch.equal(got, want)
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
@@ -275,4 +313,4 @@ def test_graphs_take_it_after_an_eager_call():
 
 
 if __name__ == "__main__":
-    print(json.dumps(_compile_for_sm90(*map(int, sys.argv[1:6]))))
+    print(json.dumps(_compile_for_sm90(*map(int, sys.argv[1:]))))

@@ -27,6 +27,15 @@ def sm_count(device: torch.device) -> int:
 
 
 @gluon.jit
+def wait_for_previous_grid():
+    """griddepcontrol.wait. A kernel launched with programmatic dependent launch (launch_pdl)
+    may start while the previous kernel in the stream drains; it must read nothing before this
+    returns. Without PDL it returns at once."""
+    gl.inline_asm_elementwise("griddepcontrol.wait; // $0", "=r", [], dtype=gl.int32,
+                              is_pure=False, pack=1)
+
+
+@gluon.jit
 def expert_tables(counts_ptr, num_experts, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
                   num_warps: gl.constexpr):
     """The CTA's tables for tile_of, in shared memory, visible to every warp on return."""

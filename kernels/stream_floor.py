@@ -10,7 +10,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 
-from .gluon_hopper import cta_barrier, tma_load
+from .gluon_hopper import cta_barrier, tma_load, wait_for_previous_grid
 from .w4a16_gluon import STAGE_WORDS, _WORD_LAYOUT, _descriptor
 
 BLOCK_N, STAGES = 64, 4  # the best of 64/128-row boxes and 2-8 stages in round 10
@@ -32,6 +32,7 @@ def _stream_kernel(desc, out_ptr, k_blocks, STAGE_COUNT: gl.constexpr, num_warps
     one word per CTA, so nothing is optimized away."""
     BN: gl.constexpr = desc.block_type.shape[0]
     WORDS: gl.constexpr = desc.block_type.shape[1]
+    wait_for_previous_grid()  # launched with PDL, as the W4A16 kernel is
     tile = gl.program_id(0)
     bufs = gl.allocate_shared_memory(gl.int32, [STAGE_COUNT, BN, WORDS], desc.layout)
     bars = gl.allocate_shared_memory(gl.int64, [STAGE_COUNT, 1], mbarrier.MBarrierLayout())
@@ -61,4 +62,4 @@ def stream_words(words: torch.Tensor, out: torch.Tensor) -> None:
                          f"{BLOCK_N}, a multiple of {STAGE_WORDS}]")
     desc = _descriptor(words, [BLOCK_N, STAGE_WORDS], _WORD_LAYOUT)
     _stream_kernel[(rows // BLOCK_N, )](desc, out, width // STAGE_WORDS, STAGE_COUNT=STAGES,
-                                        num_warps=4)
+                                        num_warps=4, launch_pdl=True)

@@ -26,6 +26,8 @@ per half block: unpack, issue the wgmma, retire the previous half's; after the f
 previous block's stage is refilled. For MoE fc1 the SwiGLU and router prob can run in the
 epilogue, as in w4a16_gemm: a program then unpacks and issues the gate and the up rows of its
 columns together.
+Decode calls are launched with programmatic dependent launch: the launch overlaps the previous
+kernel's drain, and the CTAs wait for that kernel before their first read (round 15).
 Tried on the H100 and dropped (docs/benchmarks.md, rounds 8 and 10): a separate, deeper ring
 for the words; two consumer warpgroups sharing x; warp specialization with a TMA warp (as fast
 at EP8, slower at E128); two half blocks in flight.
@@ -47,7 +49,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from .checks import scale_words_fit
 from .expert_tiles import tile_bound
 from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, is_hopper, row_tile_count, \
-    sm_count, tile_of, tma_load
+    sm_count, tile_of, tma_load, wait_for_previous_grid
 from .w4a16_lanes import lane_codes
 from . import numerics
 
@@ -190,6 +192,7 @@ def _w4a16_gluon_kernel(w_desc, x_desc, x_ptr, s_ptr, y_ptr, p_ptr, counts_ptr, 
     PARTS: gl.constexpr = 2 if SWIGLU else 1
     a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=2)
 
+    wait_for_previous_grid()  # launched with PDL: counts and x may still be being written
     tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)
     n_blocks = gl.cdiv(N, BLOCK_N)
     tiles = row_tile_count(tables, num_warps) * n_blocks
@@ -321,7 +324,8 @@ def _descriptor(t: torch.Tensor, block: list, layout) -> TensorDescriptor:
 def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m: int = 64,
                         block_n: int = 128, stages: int = 3, maxnreg: int = None,
                         ctas_per_sm: int = None, swiglu: bool = False,
-                        probs: torch.Tensor = None, x_async: bool = False) -> torch.Tensor:
+                        probs: torch.Tensor = None, x_async: bool = False,
+                        pdl: bool = False) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
@@ -330,7 +334,11 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     short-K shapes of many experts trade for the occupancy (round 11). ctas_per_sm: a
     persistent grid of that many programs per SM, each walking tiles with its ring running
     across them; None: one program per tile (bound). x_async: x by cp.async of the tile's own
-    token rows instead of TMA boxes (w4a16_gemm.gluon_x_async): the same bits."""
+    token rows instead of TMA boxes (w4a16_gemm.gluon_x_async): the same bits. pdl: launch with
+    programmatic dependent launch (w4a16_gemm.gluon_pdl), so the launch overlaps the previous
+    kernel's drain; the kernel waits for that kernel before its first read either way. Its
+    CTAs let the next kernel in only as they exit: releasing it at their start let its waiting
+    CTAs slow this one by up to 1.33x (round 15)."""
     data, scale = qweight.data, qweight.scale
     num_experts, n, words = data.shape
     n_out = n // 2 if swiglu else n
@@ -350,7 +358,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         k, x.stride(0), words.stride(0), words.stride(1), y.stride(0),
         *_layouts(block_n, block_m), E_PAD=triton.next_power_of_2(num_experts),
         STAGES=min(stages, k // GROUP + 1), SWIGLU=swiglu, HAS_PROBS=probs is not None,
-        PERSISTENT=bool(ctas_per_sm), X_ASYNC=x_async, num_warps=4,
+        PERSISTENT=bool(ctas_per_sm), X_ASYNC=x_async, num_warps=4, launch_pdl=pdl,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 

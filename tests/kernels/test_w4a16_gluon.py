@@ -22,8 +22,8 @@ from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
-from qarl_kernels.w4a16_gemm import gluon_swiglu_tiles, gluon_tiles, gluon_x_async, \
-    w4a16_grouped_matmul
+from qarl_kernels.w4a16_gemm import gluon_pdl, gluon_swiglu_tiles, gluon_tiles, \
+    gluon_x_async, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -64,8 +64,9 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     kernel = triton.compile(
         GluonASTSource(fn=wg._w4a16_gluon_kernel, signature=signature, constexprs=constexprs,
                        attrs=aligned),
-        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "launch_pdl": True})
     ptx = kernel.asm["ptx"]
+    body = ptx[ptx.index(".entry"):]
     return {"sass_wgmma_waits": _sass_count(kernel.asm["cubin"], "WARPGROUP.DEPBAR"),
             "wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
             "wgmma_register_a": len(re.findall(r"wgmma\.mma_async\S*bf16\.bf16\s+\{[^}]*\},"
@@ -77,6 +78,10 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
             "scale_copies": len(re.findall(r"cp\.async\.c[ag]\.shared\.global", ptx)),
             "copy_arrives": len(re.findall(r"cp\.async\.mbarrier\.arrive", ptx)),
             "global_loads": len(re.findall(r"ld\.global", ptx)),
+            "pdl_waits": len(re.findall(r"griddepcontrol\.wait", ptx)),
+            "pdl_releases": len(re.findall(r"griddepcontrol\.launch_dependents", ptx)),
+            "wait_before_reads": all(body.index("griddepcontrol.wait") < body.find(op)
+                                     for op in ("ld.global", "cp.async") if op in body),
             "shared": kernel.metadata.shared}
 
 
@@ -124,6 +129,10 @@ def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu, x_async
     # ptxas kept the wgmmas pipelined: one wait per half block in the loop and one after it.
     # (It retired each wgmma at once when a zero-trip path left the loop, round 11.)
     assert facts["sass_wgmma_waits"] == 3
+    # launched with PDL: it waits for the previous kernel before its first read of global
+    # memory, and lets the next one in only as its CTAs exit (round 15)
+    assert facts["pdl_waits"] == 1 and facts["pdl_releases"] == 0
+    assert facts["wait_before_reads"]
 
 
 # (shape, M tokens) -> the Gluon tiles of the round-11 and round-12 tuners (EP8 from 64 per
@@ -194,6 +203,11 @@ def test_x_async_rule():
     assert not gluon_x_async(64, 128, *TP2, swiglu=True) and not gluon_x_async(64, 128, *W2)
 
 
+def test_pdl_rule():
+    # decode batches (up to 256 tokens of top-8) launch with PDL; at 1024 tokens W13 E128 lost
+    assert gluon_pdl(8) and gluon_pdl(2048) and not gluon_pdl(8192)
+
+
 def test_routing_limits():
     # the fused SwiGLU epilogue: 64 gate and 64 up rows. W13 at EP8: its own tiles (smaller
     # token tiles than the GEMM's up to 80 per expert); elsewhere the GEMM's token tile, stages
@@ -252,6 +266,42 @@ def test_x_async_is_the_tma_bits(tiles, swiglu, counts):
     got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, x_async=a)
                  for a in (True, False))
     assert torch.equal(got, want)
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+def test_pdl_chain_in_a_graph_is_the_stream_ordered_bits():
+    """Decode's chain in one CUDA graph, each kernel launched with PDL: the counts and x of
+    each call are written by the kernel just before it (fc1's output is W2's x), so a read
+    ahead of griddepcontrol.wait could see the previous replay's values."""
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16")
+    w13 = scheme.quantize_weight(torch.randn(16, 2 * 512, 1024, device="cuda"))
+    w2 = scheme.quantize_weight(torch.randn(16, 1024, 512, device="cuda"))
+    counts = [torch.randint(0, 9, (16, ), device="cuda", dtype=torch.int32) for _ in range(2)]
+    tokens = torch.zeros(16, device="cuda", dtype=torch.int32)
+    rows = max(int(c.sum()) for c in counts)
+    x_in = [torch.randn(rows, 1024, device="cuda").bfloat16() for _ in range(2)]
+    x = torch.empty_like(x_in[0])
+
+    def chain(pdl):  # fc1 + SwiGLU, W2 (persistent), fc1 again on W2's output
+        h = wg.w4a16_grouped_gluon(x, w13, tokens, 8, 64, 4, swiglu=True, pdl=pdl)
+        h = wg.w4a16_grouped_gluon(h, w2, tokens, 8, 128, 3, None, 3, pdl=pdl)
+        return wg.w4a16_grouped_gluon(h, w13, tokens, 8, 64, 4, swiglu=True, pdl=pdl)
+
+    want = []
+    for i in range(2):
+        tokens.copy_(counts[i])
+        x.copy_(x_in[i])
+        want.append(chain(pdl=False)[:int(counts[i].sum())].clone())
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        got = chain(pdl=True)
+    for i in (0, 1, 0):
+        tokens.copy_(counts[i])
+        x.copy_(x_in[i])
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(got[:int(counts[i].sum())], want[i])
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

@@ -58,8 +58,10 @@ def _fill_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, E_PAD: 
                  num_warps: gl.constexpr):
     """Per expert, into shared memory: its last row tile + 1, first row, and row count. Prefix
     sums by scan, O(E): the [E, E] masked reduction this replaced cost short-K CTAs up to 9%
-    (W2 E128 decode, round 11)."""
-    layout: gl.constexpr = gl.BlockedLayout([1], [32], [num_warps], [0])
+    (W2 E128 decode, round 11). Here and in the lookups every warp holds all E_PAD entries,
+    so the scans and sums stay within a warp (shuffles): one entry per thread spread 128
+    experts over the 4 warps, at 7 shared-memory round trips and barriers (round 15)."""
+    layout: gl.constexpr = gl.BlockedLayout([(E_PAD + 31) // 32], [32], [num_warps], [0])
     idx = gl.arange(0, E_PAD, layout=layout)
     counts = gl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
     tables[0].store(gl.associative_scan((counts + BLOCK_M - 1) // BLOCK_M, 0, _add))
@@ -70,13 +72,15 @@ def _fill_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, E_PAD: 
 @gluon.jit
 def row_tile_count(tables, WARPS: gl.constexpr):
     """Row tiles of all experts: the last prefix sum (padding experts add none)."""
-    return gl.max(tables[0].load(gl.BlockedLayout([1], [32], [WARPS], [0])), 0)
+    E_PAD: gl.constexpr = tables[0].shape[0]
+    return gl.max(tables[0].load(gl.BlockedLayout([(E_PAD + 31) // 32], [32], [WARPS], [0])), 0)
 
 
 @gluon.jit
 def tile_of(tables, tile, n_blocks, num_experts, BLOCK_M: gl.constexpr, WARPS: gl.constexpr):
     """(expert, first row, row end, N-block) of a tile; an empty row range past the last."""
-    layout: gl.constexpr = gl.BlockedLayout([1], [32], [WARPS], [0])
+    E_PAD: gl.constexpr = tables[0].shape[0]
+    layout: gl.constexpr = gl.BlockedLayout([(E_PAD + 31) // 32], [32], [WARPS], [0])
     tile_ends = tables[0].load(layout)
     row_starts = tables[1].load(layout)
     counts = tables[2].load(layout)

@@ -39,8 +39,9 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
-                      swiglu: int, x_async: int = 0) -> dict:
-    """PTX facts of the kernel built for sm_90a (W13 EP8 shapes)."""
+                      swiglu: int, x_async: int = 0, e_pad: int = 16) -> dict:
+    """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
+    size)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
     w_desc = TensorDescriptor.from_tensor(
@@ -55,7 +56,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     types += ["i32"] * 7
     signature = dict(zip(names, types))
     acc, words, operand = wg._layouts(block_n, block_m)
-    constexprs = {"acc_layout": acc, "word_layout": words, "split_layout": operand, "E_PAD": 16,
+    constexprs = {"acc_layout": acc, "word_layout": words, "split_layout": operand, "E_PAD": e_pad,
                   "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu),
                   "PERSISTENT": bool(persistent), "X_ASYNC": bool(x_async), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
@@ -82,6 +83,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
             "pdl_releases": len(re.findall(r"griddepcontrol\.launch_dependents", ptx)),
             "wait_before_reads": all(body.index("griddepcontrol.wait") < body.find(op)
                                      for op in ("ld.global", "cp.async") if op in body),
+            "prologue_barriers": body[:body.index("cp.async.bulk.tensor")].count("bar.sync"),
             "shared": kernel.metadata.shared}
 
 
@@ -133,6 +135,20 @@ def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu, x_async
     # memory, and lets the next one in only as its CTAs exit (round 15)
     assert facts["pdl_waits"] == 1 and facts["pdl_releases"] == 0
     assert facts["wait_before_reads"]
+
+
+def test_expert_tables_stay_within_a_warp():
+    """Every warp holds all the tables' entries, so at 128 experts the scans and lookups before
+    the first load cost no more CTA barriers than at 16 (one entry per thread spread 128 over
+    the 4 warps: 18 barriers against 6, round 15)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    facts = []
+    for e_pad in (16, 128):
+        out = subprocess.run([sys.executable, __file__] + [str(v) for v in (
+            8, 128, 3, 1, 0, 0, e_pad)], env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        facts.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert facts[0]["prologue_barriers"] == facts[1]["prologue_barriers"]
 
 
 # (shape, M tokens) -> the Gluon tiles of the round-11 and round-12 tuners (EP8 from 64 per

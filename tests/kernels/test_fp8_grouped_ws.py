@@ -74,9 +74,10 @@ def test_compiles_for_sm90(block_n, stages):
     assert facts["tma_loads"] == 3 and facts["tma_stores"] >= 1
     assert facts["consumer_registers"]
     # the scales ride in the ring (cp.async completing the stage's barrier): no consumer waits
-    # on a global load, the only one left is the expert counts'
+    # on a global load, the only ones left are the expert counts' (every warp holds all 128:
+    # 4 a thread)
     assert facts["scale_copies"] >= 2 and facts["copy_arrives"] == 1
-    assert facts["global_loads"] == 1
+    assert facts["global_loads"] == 128 // 32
     assert facts["shared"] <= 227 * 1024  # fits an H100's shared memory per block
 
 

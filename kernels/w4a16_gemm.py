@@ -400,10 +400,10 @@ GLUON_PDL_MAX_ROWS = 2048
 
 def gluon_pdl(rows: int) -> bool:
     """Whether the Gluon kernel is launched with programmatic dependent launch (its launch
-    overlaps the previous kernel's drain). H100, round 15 (graphs of 10 calls): up to 256
-    tokens of top-8 it saves up to 0.5 us a call (generated decode section: W13 EP8 M=64 17.1
-    -> 16.6 us, TP2 M=8 19.6 -> 19.1, W2 E128 M=1 5.7 -> 5.4); at 1024 tokens W13 E128 lost 5%
-    (173 -> 182 us, pdl_eager.txt), W2 E128 and TP2 even."""
+    overlaps the previous kernel's drain). H100, round 15 (graphs of 10 calls, pdl_ab2.txt): up
+    to 256 tokens of top-8 it saves up to 0.4 us a call (W13 E128 M=1 10.3 -> 9.9 us, W13 EP8
+    M=8 13.8 -> 13.5, W2 EP8 M=64 10.6 -> 10.3, TP2 M=8 19.8 -> 19.4); at 1024 tokens W13 E128
+    lost 5% (173 -> 182 us, pdl_eager.txt), W2 E128 and TP2 even."""
     return rows <= GLUON_PDL_MAX_ROWS
 
 

@@ -35,6 +35,12 @@ def wait_for_previous_grid():
                               is_pure=False, pack=1)
 
 
+@gluon.constexpr_function
+def _table_layout(e_pad, warps):
+    """The expert tables' register layout: every warp holds all e_pad entries."""
+    return gl.BlockedLayout([(e_pad + 31) // 32], [32], [warps], [0])
+
+
 @gluon.jit
 def expert_tables(counts_ptr, num_experts, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
                   num_warps: gl.constexpr):
@@ -61,7 +67,7 @@ def _fill_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, E_PAD: 
     (W2 E128 decode, round 11). Here and in the lookups every warp holds all E_PAD entries,
     so the scans and sums stay within a warp (shuffles): one entry per thread spread 128
     experts over the 4 warps, at 18 CTA barriers before the first load against 6 (round 15)."""
-    layout: gl.constexpr = gl.BlockedLayout([(E_PAD + 31) // 32], [32], [num_warps], [0])
+    layout: gl.constexpr = _table_layout(E_PAD, num_warps)
     idx = gl.arange(0, E_PAD, layout=layout)
     counts = gl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
     tables[0].store(gl.associative_scan((counts + BLOCK_M - 1) // BLOCK_M, 0, _add))
@@ -72,15 +78,13 @@ def _fill_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, E_PAD: 
 @gluon.jit
 def row_tile_count(tables, WARPS: gl.constexpr):
     """Row tiles of all experts: the last prefix sum (padding experts add none)."""
-    E_PAD: gl.constexpr = tables[0].shape[0]
-    return gl.max(tables[0].load(gl.BlockedLayout([(E_PAD + 31) // 32], [32], [WARPS], [0])), 0)
+    return gl.max(tables[0].load(_table_layout(tables[0].shape[0], WARPS)), 0)
 
 
 @gluon.jit
 def tile_of(tables, tile, n_blocks, num_experts, BLOCK_M: gl.constexpr, WARPS: gl.constexpr):
     """(expert, first row, row end, N-block) of a tile; an empty row range past the last."""
-    E_PAD: gl.constexpr = tables[0].shape[0]
-    layout: gl.constexpr = gl.BlockedLayout([(E_PAD + 31) // 32], [32], [WARPS], [0])
+    layout: gl.constexpr = _table_layout(tables[0].shape[0], WARPS)
     tile_ends = tables[0].load(layout)
     row_starts = tables[1].load(layout)
     counts = tables[2].load(layout)

@@ -97,19 +97,23 @@ def _sass_count(cubin: bytes, opcode: str) -> int:
                               check=True).stdout.count(opcode)
 
 
+def _facts_of_child(*args) -> dict:
+    """_compile_for_sm90(*args) in a child process: the tests run Triton's interpreter
+    (tests/conftest.py), which cannot compile for a GPU."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, __file__] + [str(v) for v in args], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu,x_async",
                          [t + (0, 0) for t in COMPILED] + [(64, 64, 2, 0, 1, 0), (64, 64, 2, 1, 1, 0),
                                                            (8, 64, 3, 0, 0, 1), (8, 64, 4, 0, 1, 1),
                                                            (16, 128, 3, 1, 0, 1)])
 def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu, x_async):
-    """Frontend, layouts and ptxas for sm_90a, in a child process: the tests run Triton's
-    interpreter (tests/conftest.py), which cannot compile for a GPU."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, __file__] + [str(v) for v in (
-        block_m, block_n, stages, persistent, swiglu, x_async)], env=env, capture_output=True,
-        text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    facts = json.loads(out.stdout.strip().splitlines()[-1])
+    """Frontend, layouts and ptxas for sm_90a."""
+    facts = _facts_of_child(block_m, block_n, stages, persistent, swiglu, x_async)
     parts = 2 if swiglu else 1  # gate and up rows
     # per 64 weight rows, 8 wgmma (k = 16) per 128-input block, A from registers
     assert facts["wgmma"] == facts["wgmma_register_a"] == 8 * parts * (block_n // 64)
@@ -141,13 +145,7 @@ def test_expert_tables_stay_within_a_warp():
     """Every warp holds all the tables' entries, so at 128 experts the scans and lookups before
     the first load cost no more CTA barriers than at 16 (one entry per thread spread 128 over
     the 4 warps: 18 barriers against 6, round 15)."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    facts = []
-    for e_pad in (16, 128):
-        out = subprocess.run([sys.executable, __file__] + [str(v) for v in (
-            8, 128, 3, 1, 0, 0, e_pad)], env=env, capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, out.stderr[-3000:]
-        facts.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    facts = [_facts_of_child(8, 128, 3, 1, 0, 0, e_pad) for e_pad in (16, 128)]
     assert facts[0]["prologue_barriers"] == facts[1]["prologue_barriers"]
 
 

@@ -326,6 +326,8 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
         if few_rows:  # W13 EP8 M=16 (32-token tiles) 14.7 us; TP2 M=128
             return 32 if per_expert >= 8 and num_experts < 64 else 16, 64, 3, None
         return 16, 128, 3, cap
+    if gluon_tail(rows, num_experts, n, k):  # W13 EP8 M=120-144
+        return 64, 64, 2, None
     if per_expert < 64:
         if few_rows:  # W13 EP8 M=32 16.5 us, M=64 17.2
             return 64 if num_experts < 64 else 32, 64, 3, None
@@ -370,6 +372,8 @@ def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
     if num_experts < 64 and few_rows:
         if per_expert <= 8:
             return 8, 64, 4, None
+        if gluon_tail(rows, num_experts, n, k, swiglu=True):  # M=120-128
+            return 32, 64, 3, 160
         if per_expert < 80:
             return (32, 64, 4, None) if per_expert < 64 else (32, 64, 3, 128)
         # round 13 (ep8_mid2.txt, 4 seeds x uniform and skewed routing): 128-token tiles from
@@ -392,6 +396,30 @@ def gluon_x_async(rows: int, num_experts: int, n: int, k: int, swiglu: bool = Fa
     per_expert = rows // max(1, num_experts)
     return rows < 32 or (swiglu and num_experts < 64 and _few_rows(num_experts, n, k)
                          and per_expert <= 8)
+
+
+#: rows per expert (inclusive) where an expert's last row tile takes up to TAIL_ROWS more
+#: (gluon_tail): W13 at EP8, the GEMM and the fused fc1 + SwiGLU
+TAIL_RANGE = {False: (60, 72), True: (60, 64)}
+TAIL_ROWS = 16
+
+
+def gluon_tail(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False) -> int:
+    """Token rows an expert's last row tile takes past block_m (w4a16_gluon's TAIL), with the
+    tiles gluon_tiles / gluon_swiglu_tiles give there. Near 64 rows per expert uniform routing
+    puts about half the experts a few rows over the token tile: without a tail each of those
+    costs a second row tile that unpacks the weights again for them. H100, round 16
+    (tail_rule2.txt, tail_fused.txt; 4 uniform and 2 skewed routings): W13 EP8 GEMM with (64,
+    64, 2) tiles M=120 22.5 vs 25.0 us uniform, 23.2 vs 26.2 skewed; M=128 23.9 vs 25.1, 24.0
+    vs 24.8; M=136 25.6 vs 28.2, 24.4 vs 28.2; fused fc1 + SwiGLU with (32, 64, 3) tiles and
+    160 registers M=120 28.8 vs 37.7 us uniform, 29.7 vs 41.2 skewed; M=128 30.5 vs 32.5, 29.9
+    vs 32.5. Elsewhere it lost under skew (W2 EP8 M=128 16.3 vs 14.1 us; the fused M=136 35.9
+    vs 32.5) or to the plain tiles (W13 M=112, M=256; the fused M=96): the tail's wgmma
+    (n = 16) runs at about half the rate of the tile's (n = 64)."""
+    per_expert = rows // max(1, num_experts)
+    lo, hi = TAIL_RANGE[swiglu]
+    ep8_w13 = num_experts < 64 and _few_rows(num_experts, n, k)
+    return TAIL_ROWS if ep8_w13 and lo <= per_expert <= hi else 0
 
 
 #: rows (tokens x top-k) up to which the Gluon kernel is launched with PDL: decode batches
@@ -444,9 +472,9 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     x = x.contiguous()
     tiles = _gluon_route(x, qweight, config)
     if tiles:
-        return w4a16_grouped_gluon(x, qweight, counts, *tiles, x_async=gluon_x_async(
-            x.shape[0], num_experts, qweight.out_features, x.shape[1]),
-            pdl=gluon_pdl(x.shape[0]))
+        shape = (x.shape[0], num_experts, qweight.out_features, x.shape[1])
+        return w4a16_grouped_gluon(x, qweight, counts, *tiles, x_async=gluon_x_async(*shape),
+                                   pdl=gluon_pdl(x.shape[0]), tail=gluon_tail(*shape))
     return _launch(x, qweight, counts, num_experts, False, config)
 
 
@@ -476,7 +504,8 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
         return w4a16_grouped_gluon(x, qweight, counts, *gluon_swiglu_tiles(*shape),
                                    swiglu=True, probs=probs,
                                    x_async=gluon_x_async(*shape, swiglu=True),
-                                   pdl=gluon_pdl(x.shape[0]))
+                                   pdl=gluon_pdl(x.shape[0]),
+                                   tail=gluon_tail(*shape, swiglu=True))
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 

@@ -28,6 +28,11 @@ epilogue, as in w4a16_gemm: a program then unpacks and issues the gate and the u
 columns together.
 Decode calls are launched with programmatic dependent launch: the launch overlaps the previous
 kernel's drain, and the CTAs wait for that kernel before their first read (round 15).
+Near 64 rows per expert (W13 at EP8) an expert's last row tile may take a tail of up to 16
+rows past the token tile, multiplied by a narrow wgmma on the same unpacked A registers: an
+expert a few rows over the tile no longer costs a second tile that unpacks its weights again
+(round 16, w4a16_gemm.gluon_tail). Tiles with a tail and without run separate copies of the
+K loop, so the plain one keeps the plain kernel's code.
 Tried on the H100 and dropped (docs/benchmarks.md, rounds 8 and 10): a separate, deeper ring
 for the words; two consumer warpgroups sharing x; warp specialization with a TMA warp (as fast
 at EP8, slower at E128); two half blocks in flight.
@@ -49,7 +54,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from .checks import scale_words_fit
 from .expert_tiles import tile_bound
 from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, is_hopper, row_tile_count, \
-    sm_count, tile_of, tma_load, wait_for_previous_grid
+    sm_count, tile_of, tma_load, wait_for_previous_grid, warp_uniform
 from .w4a16_lanes import lane_codes
 from . import numerics
 
@@ -67,8 +72,7 @@ def _layouts(block_n: int, block_m: int) -> tuple:
     v = 8 * (4i + j) + 2q + t of a half split into (i, j, q, t): lane q's lane-order words
     (w4a16_lanes) broadcast to their pairs j and t without data movement. The words' layout
     gives each thread its four words of each of its rows (one 16-byte load)."""
-    acc = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                    instr_shape=[16, block_m, 16])
+    acc = _acc_layout(block_m)
     row_regs = [2**i for i in range(6, block_n.bit_length() - 1)]  # +64 by register
     warp_rows = [[16, 0], [32, 0]]
     words = gl.DistributedLinearLayout(
@@ -83,6 +87,13 @@ def _layouts(block_n: int, block_m: int) -> tuple:
         warp_bases=[[r, 0, 0, 0, 0] for r, _ in warp_rows], block_bases=[],
         shape=[block_n, 2, 4, 4, 2])
     return acc, words, operand
+
+
+@functools.lru_cache(maxsize=None)
+def _acc_layout(block_m: int):
+    """The wgmma accumulator's layout for block_m token rows (its n)."""
+    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                     instr_shape=[16, block_m, 16])
 
 
 @gluon.jit
@@ -123,17 +134,22 @@ def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
 
 
 @gluon.jit
-def _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, stage, kb, expert, n0, x_row, x_end,
-           x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU: gl.constexpr,
-           X_ASYNC: gl.constexpr, num_warps: gl.constexpr):
+def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s_ptr, N,
+           stride_se, stride_sn, SWIGLU: gl.constexpr, X_ASYNC: gl.constexpr,
+           TAIL_LOADS: gl.constexpr, num_warps: gl.constexpr):
     """Fill a stage with block kb of a tile (expert, first output column n0, first token row
     x_row, rows to x_end): the rows' scale words (its group and its pair's, 4 bytes, by
     cp.async: cp.async copies no less) then the weight words and x by TMA (x by cp.async with
-    X_ASYNC), all completing the stage's barrier.
+    X_ASYNC), all completing the stage's barrier. TAIL_LOADS: whether the tail's x rows (the
+    TAIL after the first BLOCK_M) come too: 0 no, 1 yes, 2 where the tile has them (known
+    statically in a tile's own loop, so its refills carry no predicate).
     Scales loaded into registers cost 7% at EP8 and E128 decode: a global load in flight
     stalls the next wgmma (docs/benchmarks.md, round 9). The tile comes as scalars: held as
     the pointer tensors, the next tile's cost 24 registers (round 12)."""
+    w_desc, x_desc, xt_desc = descs
+    w_bufs, x_bufs, xt_bufs, s_bufs, ready = ring
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
     bar = ready.index(stage)
     parts: gl.constexpr = 2 if SWIGLU else 1
     w_row = expert * (parts * N) + n0
@@ -144,7 +160,6 @@ def _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, stage, kb, expert, n0,
     if SWIGLU:
         cp_async_load(s_bufs.index(parts * stage + 1), s_words + N * stride_sn, mask=rows < N)
     if X_ASYNC:  # only the tile's own token rows; the rest zero-filled, nothing read
-        BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
         x_layout: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [num_warps, 1], [1, 0])
         x_rows = x_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, x_layout))
         x_cols = kb * BLOCK_K + gl.arange(0, HALF_K, layout=gl.SliceLayout(0, x_layout))
@@ -156,13 +171,25 @@ def _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, stage, kb, expert, n0,
         cp_async_load(x_bufs.index(2 * stage + 1), x_ptrs + HALF_K, mask=x_mask)
     async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
     x_bytes: gl.constexpr = 0 if X_ASYNC else 2 * x_desc.block_type.nbytes
-    mbarrier.expect(bar, parts * w_desc.block_type.nbytes + x_bytes)
+    nbytes: gl.constexpr = parts * w_desc.block_type.nbytes + x_bytes
+    tail_bytes: gl.constexpr = nbytes + 2 * xt_desc.block_type.nbytes
+    with_tail = x_row + BLOCK_M < x_end
+    if TAIL_LOADS == 2:
+        mbarrier.expect(bar, tail_bytes, pred=with_tail)
+        mbarrier.expect(bar, nbytes, pred=x_row + BLOCK_M >= x_end)
+    else:
+        mbarrier.expect(bar, tail_bytes if TAIL_LOADS == 1 else nbytes)
     tma_load(w_desc, [w_row, kb * WORDS], bar, w_bufs.index(parts * stage))
     if SWIGLU:
         tma_load(w_desc, [w_row + N, kb * WORDS], bar, w_bufs.index(parts * stage + 1))
     if not X_ASYNC:
         tma_load(x_desc, [x_row, kb * BLOCK_K], bar, x_bufs.index(2 * stage))
         tma_load(x_desc, [x_row, kb * BLOCK_K + HALF_K], bar, x_bufs.index(2 * stage + 1))
+    if TAIL_LOADS:
+        tma_load(xt_desc, [x_row + BLOCK_M, kb * BLOCK_K], bar, xt_bufs.index(2 * stage),
+                 pred=with_tail if TAIL_LOADS == 2 else True)
+        tma_load(xt_desc, [x_row + BLOCK_M, kb * BLOCK_K + HALF_K], bar,
+                 xt_bufs.index(2 * stage + 1), pred=with_tail if TAIL_LOADS == 2 else True)
 
 
 @gluon.jit
@@ -173,15 +200,133 @@ def _scale_pairs(s_buf, kb, layout: gl.constexpr):
     return bits | (bits << 16)
 
 
+@gluon.jit
+def _tile(descs, ring, j, steps, tile, grid, tiles, tables, n_blocks, num_experts, expert,
+          row_start, row_end, nb, x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr,
+          stride_ym, acc_layout: gl.constexpr, tail_layout: gl.constexpr,
+          word_layout: gl.constexpr, split_layout: gl.constexpr, STAGES: gl.constexpr,
+          SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
+          X_ASYNC: gl.constexpr, TAIL: gl.constexpr, WITH_TAIL: gl.constexpr,
+          num_warps: gl.constexpr):
+    """One tile's K loop from ring position j: its (gate and up) accumulators of the first
+    BLOCK_M token rows and j after it. WITH_TAIL: the same A registers also multiply the next
+    TAIL rows (a narrower wgmma), stored here."""
+    w_desc, x_desc, xt_desc = descs
+    w_bufs, x_bufs, xt_bufs, s_bufs, ready = ring
+    BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
+    PARTS: gl.constexpr = 2 if SWIGLU else 1
+    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=2)
+    at_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=tail_layout,
+                                                  k_width=2)
+    row_layout: gl.constexpr = gl.SliceLayout(1, a_layout)
+    acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
+    acc_up = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
+    TAIL_M: gl.constexpr = xt_desc.block_type.shape[0]  # BLOCK_M without TAIL: unused
+    acc_t = gl.zeros([BLOCK_N, TAIL_M], gl.float32, tail_layout)
+    acc_t_up = acc_t
+    in_flight = gl.zeros([BLOCK_N, HALF_K], gl.bfloat16, a_layout)
+    up_in_flight = in_flight
+    for kb in range(steps):
+        s = j % STAGES
+        mbarrier.wait(ready.index(s), (j // STAGES) & 1)
+        scale2 = _scale_pairs(s_bufs.index(PARTS * s), kb, row_layout)
+        halves = _halves(w_bufs.index(PARTS * s).load(word_layout))
+        up_scale2, up_halves = scale2, halves
+        if SWIGLU:
+            up_scale2 = _scale_pairs(s_bufs.index(PARTS * s + 1), kb, row_layout)
+            up_halves = _halves(w_bufs.index(PARTS * s + 1).load(word_layout))
+        for h in gl.static_range(2):
+            # unpack this half (gate and up), issue its wgmmas, retire the previous half's:
+            # the A registers of the wgmmas in flight are the wait's deps, so they outlive them
+            x_buf = x_bufs.index(2 * s + h).permute((1, 0))
+            a = _unpack(halves[h], scale2, a_layout, split_layout)
+            acc = warpgroup_mma(a, x_buf, acc, is_async=True)
+            if WITH_TAIL:
+                xt_buf = xt_bufs.index(2 * s + h).permute((1, 0))
+                acc_t = warpgroup_mma(gl.convert_layout(a, at_layout), xt_buf, acc_t,
+                                      is_async=True)
+            if SWIGLU:
+                a_up = _unpack(up_halves[h], up_scale2, a_layout, split_layout)
+                acc_up = warpgroup_mma(a_up, x_buf, acc_up, is_async=True)
+                if WITH_TAIL:
+                    acc_t_up = warpgroup_mma(gl.convert_layout(a_up, at_layout), xt_buf,
+                                             acc_t_up, is_async=True)
+                if WITH_TAIL:
+                    acc, acc_up, acc_t, acc_t_up, in_flight, up_in_flight = warpgroup_mma_wait(
+                        num_outstanding=4,
+                        deps=(acc, acc_up, acc_t, acc_t_up, in_flight, up_in_flight))
+                else:
+                    acc, acc_up, in_flight, up_in_flight = warpgroup_mma_wait(
+                        num_outstanding=2, deps=(acc, acc_up, in_flight, up_in_flight))
+                up_in_flight = a_up
+            elif WITH_TAIL:
+                acc, acc_t, in_flight = warpgroup_mma_wait(num_outstanding=2,
+                                                           deps=(acc, acc_t, in_flight))
+            else:
+                acc, in_flight = warpgroup_mma_wait(num_outstanding=1, deps=(acc, in_flight))
+            in_flight = a
+            if h == 0:  # block j - 1 is done with its stage: refill it STAGES - 1 ahead, in
+                cta_barrier()  # this tile or the next
+                ahead = kb + STAGES - 1
+                if ahead < steps:
+                    _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead, expert,
+                           nb * BLOCK_N, row_start, row_end, x_ptr, stride_xm, s_ptr, N,
+                           stride_se, stride_sn, SWIGLU, X_ASYNC, 1 if WITH_TAIL else 0,
+                           num_warps)
+                elif PERSISTENT:
+                    if tile + grid < tiles:  # the next tile's origin, found again there
+                        next_expert, next_start, next_end, next_nb = tile_of(
+                            tables, tile + grid, n_blocks, num_experts, BLOCK_M, num_warps,
+                            TAIL)
+                        _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead - steps,
+                               next_expert, next_nb * BLOCK_N, next_start, next_end, x_ptr,
+                               stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU, X_ASYNC,
+                               2 if TAIL else 0, num_warps)
+        j += 1
+    acc, acc_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_up))
+    if WITH_TAIL:
+        acc_t, acc_t_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc_t, acc_t_up))
+        _epilogue(acc_t, acc_t_up, row_start + BLOCK_M, row_end, nb, y_ptr, p_ptr, N,
+                  stride_ym, SWIGLU, HAS_PROBS)
+    return acc, acc_up, j
+
+
+@gluon.jit
+def _epilogue(acc, acc_up, first_row, row_end, nb, y_ptr, p_ptr, N, stride_ym,
+              SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr):
+    """Store accumulated token rows first_row.. (below row_end), SwiGLU and router prob
+    applied with SWIGLU."""
+    BLOCK_N: gl.constexpr = acc.shape[0]
+    BLOCK_M: gl.constexpr = acc.shape[1]
+    out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
+    tokens = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc.type.layout))
+    if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
+        prob = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(0, acc.type.layout))
+        if HAS_PROBS:
+            prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
+        acc = numerics.swiglu(acc, acc_up, gl.expand_dims(prob, 0), HAS_PROBS, False)
+    out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
+    cols = nb * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
+    rows = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))
+    ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 0) + gl.expand_dims(cols, 1)
+    gl.store(ptrs, out, mask=gl.expand_dims(rows < row_end, 0) & gl.expand_dims(cols < N, 1))
+
+
 @gluon.jit(do_not_specialize=["num_experts"])
-def _w4a16_gluon_kernel(w_desc, x_desc, x_ptr, s_ptr, y_ptr, p_ptr, counts_ptr, num_experts, N,
-                        K, stride_xm, stride_se, stride_sn, stride_ym, acc_layout: gl.constexpr,
+def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, counts_ptr,
+                        num_experts, N, K, stride_xm, stride_se, stride_sn, stride_ym,
+                        acc_layout: gl.constexpr, tail_layout: gl.constexpr,
                         word_layout: gl.constexpr, split_layout: gl.constexpr,
                         E_PAD: gl.constexpr, STAGES: gl.constexpr, SWIGLU: gl.constexpr,
                         HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
-                        X_ASYNC: gl.constexpr, num_warps: gl.constexpr):
+                        X_ASYNC: gl.constexpr, TAIL: gl.constexpr, num_warps: gl.constexpr):
     """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
     program accumulates the gate and the up rows of its columns over the same x tiles.
+    TAIL: an expert's last row tile takes up to TAIL rows past BLOCK_M (xt_desc's boxes), in a
+    loop that also runs a narrow wgmma on them with the same A registers: an expert a few
+    rows over BLOCK_M costs a tail, not a second tile that unpacks its weights again
+    (round 16). Without TAIL, xt_desc is x_desc and unused.
     PERSISTENT: a program walks tiles pid, pid + grid, ... and its ring runs on across them,
     so the next tile's first blocks load during this tile's last ones and its epilogue (the
     host keeps STAGES - 1 <= K / BLOCK_K: the ring reaches at most one tile ahead). Else one
@@ -190,10 +335,9 @@ def _w4a16_gluon_kernel(w_desc, x_desc, x_ptr, s_ptr, y_ptr, p_ptr, counts_ptr, 
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
-    a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=2)
 
     wait_for_previous_grid()  # launched with PDL: counts and x may still be being written
-    tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)
+    tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps, TAIL)
     n_blocks = gl.cdiv(N, BLOCK_N)
     tiles = row_tile_count(tables, num_warps) * n_blocks
     tile = gl.program_id(0)
@@ -209,87 +353,52 @@ def _w4a16_gluon_kernel(w_desc, x_desc, x_ptr, s_ptr, y_ptr, p_ptr, counts_ptr, 
                                        w_desc.layout)
     x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * STAGES, BLOCK_M, HALF_K],
                                        x_desc.layout)
+    xt_bufs = x_bufs
+    if TAIL:
+        xt_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * STAGES, TAIL, HALF_K],
+                                            xt_desc.layout)
     s_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N],
                                        gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)
+    descs = (w_desc, x_desc, xt_desc)
+    ring = (w_bufs, x_bufs, xt_bufs, s_bufs, ready)
     expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M,
-                                             num_warps)
+                                             num_warps, TAIL)
     for i in gl.static_range(STAGES - 1):
-        _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready, i, i, expert, nb * BLOCK_N,
-               row_start, row_end, x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU,
-               X_ASYNC, num_warps)
+        _issue(descs, ring, i, i, expert, nb * BLOCK_N, row_start, row_end, x_ptr, stride_xm,
+               s_ptr, N, stride_se, stride_sn, SWIGLU, X_ASYNC, 2 if TAIL else 0, num_warps)
 
-    row_layout: gl.constexpr = gl.SliceLayout(1, a_layout)
-    out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
     j = 0  # K blocks consumed by this program: the ring's position
     for tile in range(tile, tiles if PERSISTENT else tile + 1, grid if PERSISTENT else 1):
         # looked up again rather than carried from the prologue (or the previous tile): carried,
         # ptxas kept it live through the ring, 167 -> 254 registers at 64 x 128 (round 12)
         expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M,
-                                                 num_warps)
-        acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
-        acc_up = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
-        in_flight = gl.zeros([BLOCK_N, HALF_K], gl.bfloat16, a_layout)
-        up_in_flight = in_flight
-        for kb in range(steps):
-            s = j % STAGES
-            mbarrier.wait(ready.index(s), (j // STAGES) & 1)
-            scale2 = _scale_pairs(s_bufs.index(PARTS * s), kb, row_layout)
-            halves = _halves(w_bufs.index(PARTS * s).load(word_layout))
-            up_scale2, up_halves = scale2, halves
-            if SWIGLU:
-                up_scale2 = _scale_pairs(s_bufs.index(PARTS * s + 1), kb, row_layout)
-                up_halves = _halves(w_bufs.index(PARTS * s + 1).load(word_layout))
-            for h in gl.static_range(2):
-                # unpack this half (gate and up), issue its wgmmas, retire the previous
-                # half's: the A registers of the wgmmas in flight are the wait's deps, so they
-                # outlive them
-                x_buf = x_bufs.index(2 * s + h).permute((1, 0))
-                a = _unpack(halves[h], scale2, a_layout, split_layout)
-                if SWIGLU:
-                    a_up = _unpack(up_halves[h], up_scale2, a_layout, split_layout)
-                acc = warpgroup_mma(a, x_buf, acc, is_async=True)
-                if SWIGLU:
-                    acc_up = warpgroup_mma(a_up, x_buf, acc_up, is_async=True)
-                    acc, acc_up, in_flight, up_in_flight = warpgroup_mma_wait(
-                        num_outstanding=2, deps=(acc, acc_up, in_flight, up_in_flight))
-                    up_in_flight = a_up
-                else:
-                    acc, in_flight = warpgroup_mma_wait(num_outstanding=1,
-                                                        deps=(acc, in_flight))
-                in_flight = a
-                if h == 0:  # block j - 1 is done with its stage: refill it STAGES - 1 ahead,
-                    cta_barrier()  # in this tile or the next
-                    ahead = kb + STAGES - 1
-                    if ahead < steps:
-                        _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready,
-                               (j + STAGES - 1) % STAGES, ahead, expert, nb * BLOCK_N,
-                               row_start, row_end, x_ptr, stride_xm, s_ptr, N, stride_se,
-                               stride_sn, SWIGLU, X_ASYNC, num_warps)
-                    elif PERSISTENT:
-                        if tile + grid < tiles:  # the next tile's origin, found again there
-                            next_expert, next_start, next_end, next_nb = tile_of(
-                                tables, tile + grid, n_blocks, num_experts, BLOCK_M, num_warps)
-                            _issue(w_desc, x_desc, w_bufs, x_bufs, s_bufs, ready,
-                                   (j + STAGES - 1) % STAGES, ahead - steps, next_expert,
-                                   next_nb * BLOCK_N, next_start, next_end, x_ptr, stride_xm,
-                                   s_ptr, N, stride_se, stride_sn, SWIGLU, X_ASYNC, num_warps)
-            j += 1
-        acc, acc_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_up))
-
-        tokens = row_start + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc_layout))
-        if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
-            prob = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(0, acc_layout))
-            if HAS_PROBS:
-                prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
-            acc = numerics.swiglu(acc, acc_up, gl.expand_dims(prob, 0), HAS_PROBS, False)
-        out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
-        cols = nb * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
-        rows = row_start + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))
-        ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 0) + gl.expand_dims(cols, 1)
-        gl.store(ptrs, out, mask=gl.expand_dims(rows < row_end, 0) & gl.expand_dims(cols < N, 1))
+                                                 num_warps, TAIL)
+        if TAIL:
+            if warp_uniform(row_start + BLOCK_M < row_end):
+                acc, acc_up, j = _tile(
+                    descs, ring, j, steps, tile, grid, tiles, tables, n_blocks, num_experts,
+                    expert, row_start, row_end, nb, x_ptr, stride_xm, s_ptr, N, stride_se,
+                    stride_sn, y_ptr, p_ptr, stride_ym, acc_layout, tail_layout, word_layout,
+                    split_layout, STAGES, SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, True,
+                    num_warps)
+            else:
+                acc, acc_up, j = _tile(
+                    descs, ring, j, steps, tile, grid, tiles, tables, n_blocks, num_experts,
+                    expert, row_start, row_end, nb, x_ptr, stride_xm, s_ptr, N, stride_se,
+                    stride_sn, y_ptr, p_ptr, stride_ym, acc_layout, tail_layout, word_layout,
+                    split_layout, STAGES, SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False,
+                    num_warps)
+        else:
+            acc, acc_up, j = _tile(
+                descs, ring, j, steps, tile, grid, tiles, tables, n_blocks, num_experts, expert,
+                row_start, row_end, nb, x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr,
+                p_ptr, stride_ym, acc_layout, tail_layout, word_layout, split_layout, STAGES,
+                SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False, num_warps)
+        _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym, SWIGLU,
+                  HAS_PROBS)
 
 
 def applies(x: torch.Tensor, qweight) -> bool:
@@ -325,7 +434,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                         block_n: int = 128, stages: int = 3, maxnreg: int = None,
                         ctas_per_sm: int = None, swiglu: bool = False,
                         probs: torch.Tensor = None, x_async: bool = False,
-                        pdl: bool = False) -> torch.Tensor:
+                        pdl: bool = False, tail: int = 0) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
@@ -338,7 +447,9 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     programmatic dependent launch (w4a16_gemm.gluon_pdl), so the launch overlaps the previous
     kernel's drain; the kernel waits for that kernel before its first read either way. Its
     CTAs let the next kernel in only as they exit: releasing it at their start let its waiting
-    CTAs slow this one by up to 1.33x (round 15)."""
+    CTAs slow this one by up to 1.33x (round 15). tail: token rows a tile holds past block_m
+    (w4a16_gemm.gluon_tail), multiplied by a narrower wgmma on the same unpacked weights where
+    a tile has them; x by TMA only."""
     data, scale = qweight.data, qweight.scale
     num_experts, n, words = data.shape
     n_out = n // 2 if swiglu else n
@@ -348,17 +459,22 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         return y
     w_desc = _descriptor(lane_codes(qweight).view(num_experts * n, words),
                          [block_n, STAGE_WORDS], _WORD_LAYOUT)
+    if tail and (x_async or tail not in (8, 16, 32, 64)):
+        raise ValueError(f"tail={tail}: 8, 16, 32 or 64 token rows, with x by TMA (x_async off)")
     x_desc = _descriptor(x, [block_m, HALF], _x_layout(block_m))
+    xt_desc = _descriptor(x, [tail, HALF], _x_layout(tail)) if tail else x_desc
     grid = triton.cdiv(n_out, block_n) * tile_bound(rows, num_experts, block_m)
     if ctas_per_sm:
         grid = min(grid, ctas_per_sm * sm_count(x.device))
     words = scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
+    acc, word_layout, operand = _layouts(block_n, block_m)
     _w4a16_gluon_kernel[(grid, )](
-        w_desc, x_desc, x, words, y, x if probs is None else probs, counts, num_experts, n_out,
-        k, x.stride(0), words.stride(0), words.stride(1), y.stride(0),
-        *_layouts(block_n, block_m), E_PAD=triton.next_power_of_2(num_experts),
-        STAGES=min(stages, k // GROUP + 1), SWIGLU=swiglu, HAS_PROBS=probs is not None,
-        PERSISTENT=bool(ctas_per_sm), X_ASYNC=x_async, num_warps=4, launch_pdl=pdl,
+        w_desc, x_desc, xt_desc, x, words, y, x if probs is None else probs, counts,
+        num_experts, n_out, k, x.stride(0), words.stride(0), words.stride(1), y.stride(0), acc,
+        _acc_layout(tail or block_m), word_layout, operand,
+        E_PAD=triton.next_power_of_2(num_experts), STAGES=min(stages, k // GROUP + 1),
+        SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=bool(ctas_per_sm),
+        X_ASYNC=x_async, TAIL=tail, num_warps=4, launch_pdl=pdl,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 

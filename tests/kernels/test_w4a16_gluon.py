@@ -22,7 +22,7 @@ from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
-from qarl_kernels.w4a16_gemm import gluon_pdl, gluon_swiglu_tiles, gluon_tiles, \
+from qarl_kernels.w4a16_gemm import gluon_pdl, gluon_swiglu_tiles, gluon_tail, gluon_tiles, \
     gluon_x_async, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
@@ -39,9 +39,9 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
-                      swiglu: int, x_async: int = 0, e_pad: int = 16) -> dict:
+                      swiglu: int, x_async: int = 0, e_pad: int = 16, tail: int = 0) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
-    size)."""
+    size; tail: token rows past block_m)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
     w_desc = TensorDescriptor.from_tensor(
@@ -50,15 +50,21 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     x_desc = TensorDescriptor.from_tensor(
         x, [block_m, wg.HALF], gl.NVMMASharedLayout.get_default_for([block_m, wg.HALF],
                                                                     gl.bfloat16))
-    names = ["w_desc", "x_desc", "x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr", "num_experts",
-             "N", "K", "stride_xm", "stride_se", "stride_sn", "stride_ym"]
-    types = [mangle_type(w_desc), mangle_type(x_desc), "*bf16", "*i32", "*bf16", "*fp32", "*i32"]
+    xt_desc = TensorDescriptor.from_tensor(
+        x, [tail, wg.HALF], gl.NVMMASharedLayout.get_default_for([tail, wg.HALF], gl.bfloat16)
+    ) if tail else x_desc
+    names = ["w_desc", "x_desc", "xt_desc", "x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr",
+             "num_experts", "N", "K", "stride_xm", "stride_se", "stride_sn", "stride_ym"]
+    types = [mangle_type(w_desc), mangle_type(x_desc), mangle_type(xt_desc), "*bf16", "*i32",
+             "*bf16", "*fp32", "*i32"]
     types += ["i32"] * 7
     signature = dict(zip(names, types))
     acc, words, operand = wg._layouts(block_n, block_m)
-    constexprs = {"acc_layout": acc, "word_layout": words, "split_layout": operand, "E_PAD": e_pad,
+    constexprs = {"acc_layout": acc, "tail_layout": wg._acc_layout(tail or block_m),
+                  "word_layout": words, "split_layout": operand, "E_PAD": e_pad,
                   "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu),
-                  "PERSISTENT": bool(persistent), "X_ASYNC": bool(x_async), "num_warps": 4}
+                  "PERSISTENT": bool(persistent), "X_ASYNC": bool(x_async), "TAIL": tail,
+                  "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     aligned = {(names.index(name), ): [["tt.divisibility", 16]]
                for name in ("x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr")}  # as a launch
@@ -141,6 +147,27 @@ def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu, x_async
     assert facts["wait_before_reads"]
 
 
+@pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu",
+                         [(64, 64, 2, 0, 0), (64, 64, 2, 1, 0), (32, 64, 3, 0, 1)])
+def test_tail_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
+    """With a tail, tiles without one take a loop with the plain kernel's wgmmas and loads, and
+    tiles with one a loop that also multiplies the tail rows: both keep their wgmmas
+    pipelined."""
+    facts = _facts_of_child(block_m, block_n, stages, persistent, swiglu, 0, 16, 16)
+    parts = 2 if swiglu else 1
+    tile = 8 * parts * (block_n // 64)  # wgmmas of a block
+    assert facts["wgmma"] == facts["wgmma_register_a"] == 3 * tile
+    assert facts["lop3"] == 2 * parts * block_n // 2  # one unpack per loop
+    # TMA: words and x halves, plus the tail's x halves in the prologue (where the tile has
+    # them), in the tail loop's refills and in a persistent program's look-ahead to the next
+    # tile (either loop); none in the plain loop's own refills
+    plain, tail = parts + 2, parts + 4
+    assert facts["tma_loads"] == (stages - 1) * tail + plain + tail + 2 * persistent * tail
+    # one wait per half block in each loop, one after the plain loop, two after the tail's
+    assert facts["sass_wgmma_waits"] == 7
+    assert facts["shared"] <= 227 * 1024
+
+
 def test_expert_tables_stay_within_a_warp():
     """Every warp holds all the tables' entries, so at 128 experts the scans and lookups before
     the first load cost no more CTA barriers than at 16 (one entry per thread spread 128 over
@@ -160,10 +187,14 @@ ROUTES = [
     ("W13 EP8", 16, W13, 16, (32, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 32, (64, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 64, (64, 64, 3, None, None)),
+    # round 16: from 60 to 72 per expert, 64-token tiles whose last row tile takes up to 16
+    # more rows (gluon_tail)
+    ("W13 EP8", 16, W13, 120, (64, 64, 2, None, None)),
     ("W13 EP8", 16, W13, 128, (64, 64, 2, None, None)),
+    ("W13 EP8", 16, W13, 144, (64, 64, 2, None, None)),
     # round 13: one 128-token tile per expert from 65 per expert, 64-token ones from 120 (the
     # 128-token tiles of all experts then often take more than one wave)
-    ("W13 EP8", 16, W13, 144, (128, 128, 2, None, None)),
+    ("W13 EP8", 16, W13, 152, (128, 128, 2, None, None)),
     ("W13 EP8", 16, W13, 238, (128, 128, 2, None, None)),
     ("W13 EP8", 16, W13, 240, (64, 128, 3, None, None)),
     ("W13 EP8", 16, W13, 256, (64, 128, 3, None, None)),
@@ -217,6 +248,16 @@ def test_x_async_rule():
     assert not gluon_x_async(64, 128, *TP2, swiglu=True) and not gluon_x_async(64, 128, *W2)
 
 
+def test_tail_rule():
+    # W13 at EP8 only: the GEMM from 60 to 72 rows per expert, the fused fc1 + SwiGLU to 64
+    # (round 16)
+    assert [gluon_tail(8 * m, 16, *W13) for m in (112, 120, 128, 144, 152)] == [0, 16, 16, 16, 0]
+    assert [gluon_tail(8 * m, 16, *W13, swiglu=True) for m in (112, 120, 128, 136)] == [
+        0, 16, 16, 0]
+    assert not any(gluon_tail(8 * 128, e, *shape) for e, shape in [(16, W2), (128, W13),
+                                                                    (128, TP2)])
+
+
 def test_pdl_rule():
     # decode batches (up to 256 tokens of top-8) launch with PDL; at 1024 tokens W13 E128 lost
     assert gluon_pdl(8) and gluon_pdl(2048) and not gluon_pdl(8192)
@@ -226,9 +267,9 @@ def test_routing_limits():
     # the fused SwiGLU epilogue: 64 gate and 64 up rows. W13 at EP8: its own tiles (smaller
     # token tiles than the GEMM's up to 80 per expert); elsewhere the GEMM's token tile, stages
     # (at least three; two for 128-token tiles) and register cap
-    assert [gluon_swiglu_tiles(8 * m, 16, *W13) for m in (8, 16, 32, 128, 160, 224, 256)] == [
-        (8, 64, 4, None), (8, 64, 4, None), (32, 64, 4, None), (32, 64, 3, 128),
-        (128, 64, 2, None), (64, 64, 3, None), (64, 64, 3, None)]
+    assert [gluon_swiglu_tiles(8 * m, 16, *W13) for m in (8, 16, 32, 128, 136, 160, 224, 256)
+            ] == [(8, 64, 4, None), (8, 64, 4, None), (32, 64, 4, None), (32, 64, 3, 160),
+                  (32, 64, 3, 128), (128, 64, 2, None), (64, 64, 3, None), (64, 64, 3, None)]
     assert gluon_swiglu_tiles(64, 128, *W13) == (16, 64, 3, 96)  # E128 M=8
     assert gluon_swiglu_tiles(2048, 128, *W13) == (32, 64, 3, 128)  # E128 M=256
     assert gluon_swiglu_tiles(64, 128, *TP2) == (8, 64, 3, None)  # TP2 M=8
@@ -280,6 +321,32 @@ def test_x_async_is_the_tma_bits(tiles, swiglu, counts):
     got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, x_async=a)
                  for a in (True, False))
     assert torch.equal(got, want)
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+@pytest.mark.parametrize("tiles,tail,swiglu", [((64, 64, 2, None, None), 16, False),
+                                               ((64, 64, 2, None, 3), 16, False),
+                                               ((128, 64, 2, None, None), 32, False),
+                                               ((32, 64, 3, 160, None), 16, True),
+                                               ((32, 64, 3, None, 2), 16, True)])
+def test_tail_is_the_plain_tiles_bits(tiles, tail, swiglu, assert_gemm_close):
+    """An expert's last row tile taking up to `tail` more rows (a narrow wgmma on the same A
+    registers) gives the bits of the same tiles without: experts empty, under the token tile,
+    in its tail, past it by one row, over several tiles."""
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16")
+    qweight = scheme.quantize_weight(torch.randn(12, 384, 512, device="cuda"))
+    counts = [0, 37, 0, 130, 1, 64, 80, 81, 150, 16, 65, 161]
+    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    x = torch.randn(sum(counts), 512, device="cuda").bfloat16()
+    probs = torch.rand(sum(counts), device="cuda") if swiglu else None
+    got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, probs=probs,
+                                        tail=t) for t in (tail, 0))
+    assert torch.equal(got, want)
+    if not swiglu:
+        assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens))
+    with pytest.raises(ValueError, match="tail=12"):
+        wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, tail=12)
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

@@ -13,8 +13,10 @@ peak = ceilings()
 scheme = get_scheme("w4a16")
 import os
 MS = [int(v) for v in os.environ.get("MS", "112,120,128,136,144").split(",")]
-CASES = {"W13 EP8": [(m, [(64, 64, 3, None, None, 16), (64, 64, 2, None, None, 16)]) for m in MS],
-         "W2 EP8": [(m, [(64, 64, 2, None, None, 16), (64, 64, 3, None, None, 16)]) for m in MS]}
+# CANDS: the candidate tiles, as a Python literal, e.g. "[(128, 128, 2, None, None, 16)]"
+CANDS = eval(os.environ.get("CANDS", "None")) or [(64, 64, 3, None, None, 16),
+                                                 (64, 64, 2, None, None, 16)]
+CASES = {label: [(m, CANDS) for m in MS] for label in ("W13 EP8", "W2 EP8")}
 bad = 0
 for label, rows_cands in CASES.items():
     e, n, k = SHAPES[label]

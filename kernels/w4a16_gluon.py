@@ -201,18 +201,24 @@ def _scale_pairs(s_buf, kb, layout: gl.constexpr):
 
 
 @gluon.jit
-def _tile(descs, ring, j, steps, tile, grid, tiles, tables, n_blocks, num_experts, expert,
-          row_start, row_end, nb, x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr,
-          stride_ym, acc_layout: gl.constexpr, tail_layout: gl.constexpr,
-          word_layout: gl.constexpr, split_layout: gl.constexpr, STAGES: gl.constexpr,
+def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl.constexpr,
           SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
           X_ASYNC: gl.constexpr, TAIL: gl.constexpr, WITH_TAIL: gl.constexpr,
           num_warps: gl.constexpr):
     """One tile's K loop from ring position j: its (gate and up) accumulators of the first
-    BLOCK_M token rows and j after it. WITH_TAIL: the same A registers also multiply the next
-    TAIL rows (a narrower wgmma), stored here."""
+    BLOCK_M token rows and j after it. walk: (tile, grid, tiles, tables, n_blocks,
+    num_experts), where the program is; at: the tile (tile_of); io: the kernel's pointers and
+    strides. WITH_TAIL: the same A registers also multiply the next TAIL rows (a narrower
+    wgmma), stored here."""
     w_desc, x_desc, xt_desc = descs
     w_bufs, x_bufs, xt_bufs, s_bufs, ready = ring
+    tile, grid, tiles, tables, n_blocks, num_experts = walk
+    expert, row_start, row_end, nb = at
+    x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr, stride_ym = io
+    acc_layout: gl.constexpr = layouts[0]
+    tail_layout: gl.constexpr = layouts[1]
+    word_layout: gl.constexpr = layouts[2]
+    split_layout: gl.constexpr = layouts[3]
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
@@ -364,6 +370,8 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
         mbarrier.init(ready.index(i), count=1)
     descs = (w_desc, x_desc, xt_desc)
     ring = (w_bufs, x_bufs, xt_bufs, s_bufs, ready)
+    io = (x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr, stride_ym)
+    layouts: gl.constexpr = (acc_layout, tail_layout, word_layout, split_layout)
     expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M,
                                              num_warps, TAIL)
     for i in gl.static_range(STAGES - 1):
@@ -376,27 +384,20 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
         # ptxas kept it live through the ring, 167 -> 254 registers at 64 x 128 (round 12)
         expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M,
                                                  num_warps, TAIL)
-        if TAIL:
+        walk = (tile, grid, tiles, tables, n_blocks, num_experts)
+        at = (expert, row_start, row_end, nb)
+        if TAIL:  # the loop with the tail's wgmma only for tiles that have one
             if warp_uniform(row_start + BLOCK_M < row_end):
-                acc, acc_up, j = _tile(
-                    descs, ring, j, steps, tile, grid, tiles, tables, n_blocks, num_experts,
-                    expert, row_start, row_end, nb, x_ptr, stride_xm, s_ptr, N, stride_se,
-                    stride_sn, y_ptr, p_ptr, stride_ym, acc_layout, tail_layout, word_layout,
-                    split_layout, STAGES, SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, True,
-                    num_warps)
+                acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES,
+                                       SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, True,
+                                       num_warps)
             else:
-                acc, acc_up, j = _tile(
-                    descs, ring, j, steps, tile, grid, tiles, tables, n_blocks, num_experts,
-                    expert, row_start, row_end, nb, x_ptr, stride_xm, s_ptr, N, stride_se,
-                    stride_sn, y_ptr, p_ptr, stride_ym, acc_layout, tail_layout, word_layout,
-                    split_layout, STAGES, SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False,
-                    num_warps)
+                acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES,
+                                       SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False,
+                                       num_warps)
         else:
-            acc, acc_up, j = _tile(
-                descs, ring, j, steps, tile, grid, tiles, tables, n_blocks, num_experts, expert,
-                row_start, row_end, nb, x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr,
-                p_ptr, stride_ym, acc_layout, tail_layout, word_layout, split_layout, STAGES,
-                SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False, num_warps)
+            acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES, SWIGLU,
+                                   HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False, num_warps)
         _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym, SWIGLU,
                   HAS_PROBS)
 

@@ -228,7 +228,7 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
     row_layout: gl.constexpr = gl.SliceLayout(1, a_layout)
     acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
     acc_up = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
-    TAIL_M: gl.constexpr = xt_desc.block_type.shape[0]  # BLOCK_M without TAIL: unused
+    TAIL_M: gl.constexpr = xt_desc.block_type.shape[0]  # without TAIL xt_desc is x_desc
     acc_t = gl.zeros([BLOCK_N, TAIL_M], gl.float32, tail_layout)
     acc_t_up = acc_t
     in_flight = gl.zeros([BLOCK_N, HALF_K], gl.bfloat16, a_layout)
@@ -258,7 +258,6 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
                 if WITH_TAIL:
                     acc_t_up = warpgroup_mma(gl.convert_layout(a_up, at_layout), xt_buf,
                                              acc_t_up, is_async=True)
-                if WITH_TAIL:
                     acc, acc_up, acc_t, acc_t_up, in_flight, up_in_flight = warpgroup_mma_wait(
                         num_outstanding=4,
                         deps=(acc, acc_up, acc_t, acc_t_up, in_flight, up_in_flight))

@@ -319,9 +319,11 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
             return 16, 128, 2, 96
         if rows < 32:  # one token: 64-row weight tiles, for more CTAs
             return 8, 64, 3, None
-        # EP8 (W13 M=8 13.8 vs 14.0 us, W2 8.8 vs 9.2): a deeper ring
+        # EP8 (W13 M=8 13.8 vs 14.0 us, W2 8.8 vs 9.2): a deeper ring; W13 with two scale
+        # groups a stage takes three (gluon_groups)
         narrow = few_rows and (num_experts < 64 or per_expert < 2)
-        return 8, 64 if narrow else 128, 4 if num_experts < 64 else 3, None
+        deep = num_experts < 64 and gluon_groups(rows, num_experts, n, k) == 1
+        return 8, 64 if narrow else 128, 4 if deep else 3, None
     if per_expert < 16:
         if few_rows:  # W13 EP8 M=16 (32-token tiles) 14.7 us; TP2 M=128
             return 32 if per_expert >= 8 and num_experts < 64 else 16, 64, 3, None
@@ -370,12 +372,14 @@ def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
     if num_experts < 64 and few_rows:
+        # up to 16 per expert two scale groups a stage, in a ring of three (gluon_groups)
+        stages = 3 if gluon_groups(rows, num_experts, n, k, swiglu=True) > 1 else 4
         if per_expert <= 8:
-            return 8, 64, 4, None
+            return 8, 64, stages, None
         if gluon_tail(rows, num_experts, n, k, swiglu=True):  # M=120-128
             return 32, 64, 3, 160
         if per_expert < 80:
-            return (32, 64, 4, None) if per_expert < 64 else (32, 64, 3, 128)
+            return (32, 64, stages, None) if per_expert < 64 else (32, 64, 3, 128)
         # round 13 (ep8_mid2.txt, 4 seeds x uniform and skewed routing): 128-token tiles from
         # 80 to 111 per expert (M=160 39.1 vs 42.5 us, M=192 39.8 vs 47.0), then 64-token
         # tiles, which no routing pushes past a wave (M=256 47.1-47.8 us, against 41.5-72.4)
@@ -420,6 +424,26 @@ def gluon_tail(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False
     lo, hi = TAIL_RANGE[swiglu]
     ep8_w13 = num_experts < 64 and _few_rows(num_experts, n, k)
     return TAIL_ROWS if ep8_w13 and lo <= per_expert <= hi else 0
+
+
+def gluon_groups(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False) -> int:
+    """Scale groups (of 128 inputs) per stage of the Gluon kernel's ring: 2 halves the barrier
+    waits, CTA barriers and TMA issues per input (a stage's words as one box, its scales as
+    one word), where the kernel's refills, not its unpack, fill the issue slots. H100, round 17
+    (groups_ab*.txt, groups_sweep_ep8.txt; 3 uniform and 2 skewed routings, the same bits):
+    one token per call, every shape, 1.02-1.11x (W13 E128 M=1 8.4 vs 9.4 us, W13 EP8 10.0 vs
+    10.8, TP2 6.8 vs 7.5, W2 E128 4.7 vs 5.0; fused W13 EP8 11.8 vs 12.3); W13 at EP8, the
+    GEMM to 4 tokens per expert in a ring of 3 (M=8 12.5 vs 13.7 us), the fused fc1 + SwiGLU
+    to 16 (M=8 15.7 vs 16.5, M=16 18.3 vs 19.4, M=32 19.5 vs 20.6); TP2 at one token per
+    expert (M=16 28.0 vs 30.0). Elsewhere it tied or lost, up to 0.63x where x tiles of 32
+    or more tokens double a stage's bytes (W13 EP8 M=64 26.2 vs 16.5 us)."""
+    per_expert = rows // max(1, num_experts)
+    few_rows = _few_rows(num_experts, n, k)
+    ep8_w13 = few_rows and num_experts < 64
+    if (rows < 32 or (ep8_w13 and per_expert <= (16 if swiglu else 4))
+            or (few_rows and not ep8_w13 and not swiglu and per_expert == 1)):
+        return 2
+    return 1
 
 
 #: rows (tokens x top-k) up to which the Gluon kernel is launched with PDL: decode batches
@@ -474,7 +498,8 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     if tiles:
         shape = (x.shape[0], num_experts, qweight.out_features, x.shape[1])
         return w4a16_grouped_gluon(x, qweight, counts, *tiles, x_async=gluon_x_async(*shape),
-                                   pdl=gluon_pdl(x.shape[0]), tail=gluon_tail(*shape))
+                                   pdl=gluon_pdl(x.shape[0]), tail=gluon_tail(*shape),
+                                   groups=gluon_groups(*shape))
     return _launch(x, qweight, counts, num_experts, False, config)
 
 
@@ -505,7 +530,8 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
                                    swiglu=True, probs=probs,
                                    x_async=gluon_x_async(*shape, swiglu=True),
                                    pdl=gluon_pdl(x.shape[0]),
-                                   tail=gluon_tail(*shape, swiglu=True))
+                                   tail=gluon_tail(*shape, swiglu=True),
+                                   groups=gluon_groups(*shape, swiglu=True))
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 

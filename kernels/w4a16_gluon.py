@@ -137,10 +137,10 @@ def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
 def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s_ptr, N,
            stride_se, stride_sn, SWIGLU: gl.constexpr, X_ASYNC: gl.constexpr,
            TAIL_LOADS: gl.constexpr, num_warps: gl.constexpr):
-    """Fill a stage with block kb of a tile (expert, first output column n0, first token row
-    x_row, rows to x_end): the rows' scale words (its group and its pair's, 4 bytes, by
-    cp.async: cp.async copies no less) then the weight words and x by TMA (x by cp.async with
-    X_ASYNC), all completing the stage's barrier. TAIL_LOADS: whether the tail's x rows (the
+    """Fill a stage with K step kb of a tile (expert, first output column n0, first token row
+    x_row, rows to x_end), GROUPS scale groups of inputs (the words box's width): the rows'
+    scale words (a group pair's, 4 bytes, by cp.async: cp.async copies no less) then the weight
+    words and x by TMA (x by cp.async with X_ASYNC), all completing the stage's barrier. TAIL_LOADS: whether the tail's x rows (the
     TAIL after the first BLOCK_M) come too: 0 no, 1 yes, 2 where the tile has them (known
     statically in a tile's own loop, so its refills carry no predicate).
     Scales loaded into registers cost 7% at EP8 and E128 decode: a global load in flight
@@ -150,54 +150,72 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
     w_bufs, x_bufs, xt_bufs, s_bufs, ready = ring
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
+    GROUPS: gl.constexpr = w_desc.block_type.shape[1] // WORDS
+    X_BOXES: gl.constexpr = 2 * GROUPS
+    k0 = kb * (GROUPS * BLOCK_K)
     bar = ready.index(stage)
     parts: gl.constexpr = 2 if SWIGLU else 1
     w_row = expert * (parts * N) + n0
     # s_ptr: the scales as int32 words of group pairs, [E, PARTS * N, K / 256]
     rows = n0 + gl.arange(0, BLOCK_N, layout=gl.BlockedLayout([1], [32], [num_warps], [0]))
-    s_words = s_ptr + expert.to(gl.int64) * stride_se + rows * stride_sn + kb // 2
+    s_words = s_ptr + expert.to(gl.int64) * stride_se + rows * stride_sn + kb * GROUPS // 2
     cp_async_load(s_bufs.index(parts * stage), s_words, mask=rows < N)
     if SWIGLU:
         cp_async_load(s_bufs.index(parts * stage + 1), s_words + N * stride_sn, mask=rows < N)
     if X_ASYNC:  # only the tile's own token rows; the rest zero-filled, nothing read
         x_layout: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [num_warps, 1], [1, 0])
         x_rows = x_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, x_layout))
-        x_cols = kb * BLOCK_K + gl.arange(0, HALF_K, layout=gl.SliceLayout(0, x_layout))
+        x_cols = k0 + gl.arange(0, HALF_K, layout=gl.SliceLayout(0, x_layout))
         # rows 16-byte aligned (applies: stride % 8), said so for 8-byte copies
         x_ptrs = (x_ptr + gl.expand_dims(x_rows.to(gl.int64) * (stride_xm // 8) * 8, 1)
                   + gl.expand_dims(x_cols, 0))
         x_mask = gl.expand_dims(x_rows < x_end, 1)
-        cp_async_load(x_bufs.index(2 * stage), x_ptrs, mask=x_mask)
-        cp_async_load(x_bufs.index(2 * stage + 1), x_ptrs + HALF_K, mask=x_mask)
+        for i in gl.static_range(X_BOXES):
+            cp_async_load(x_bufs.index(X_BOXES * stage + i), x_ptrs + i * HALF_K, mask=x_mask)
     async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
-    x_bytes: gl.constexpr = 0 if X_ASYNC else 2 * x_desc.block_type.nbytes
+    x_bytes: gl.constexpr = 0 if X_ASYNC else X_BOXES * x_desc.block_type.nbytes
     nbytes: gl.constexpr = parts * w_desc.block_type.nbytes + x_bytes
-    tail_bytes: gl.constexpr = nbytes + 2 * xt_desc.block_type.nbytes
+    tail_bytes: gl.constexpr = nbytes + X_BOXES * xt_desc.block_type.nbytes
     with_tail = x_row + BLOCK_M < x_end
     if TAIL_LOADS == 2:
         mbarrier.expect(bar, tail_bytes, pred=with_tail)
         mbarrier.expect(bar, nbytes, pred=x_row + BLOCK_M >= x_end)
     else:
         mbarrier.expect(bar, tail_bytes if TAIL_LOADS == 1 else nbytes)
-    tma_load(w_desc, [w_row, kb * WORDS], bar, w_bufs.index(parts * stage))
+    tma_load(w_desc, [w_row, kb * (GROUPS * WORDS)], bar, w_bufs.index(parts * stage))
     if SWIGLU:
-        tma_load(w_desc, [w_row + N, kb * WORDS], bar, w_bufs.index(parts * stage + 1))
-    if not X_ASYNC:
-        tma_load(x_desc, [x_row, kb * BLOCK_K], bar, x_bufs.index(2 * stage))
-        tma_load(x_desc, [x_row, kb * BLOCK_K + HALF_K], bar, x_bufs.index(2 * stage + 1))
-    if TAIL_LOADS:
-        tma_load(xt_desc, [x_row + BLOCK_M, kb * BLOCK_K], bar, xt_bufs.index(2 * stage),
-                 pred=with_tail if TAIL_LOADS == 2 else True)
-        tma_load(xt_desc, [x_row + BLOCK_M, kb * BLOCK_K + HALF_K], bar,
-                 xt_bufs.index(2 * stage + 1), pred=with_tail if TAIL_LOADS == 2 else True)
+        tma_load(w_desc, [w_row + N, kb * (GROUPS * WORDS)], bar,
+                 w_bufs.index(parts * stage + 1))
+    for i in gl.static_range(X_BOXES):
+        if not X_ASYNC:
+            tma_load(x_desc, [x_row, k0 + i * HALF_K], bar, x_bufs.index(X_BOXES * stage + i))
+        if TAIL_LOADS:
+            tma_load(xt_desc, [x_row + BLOCK_M, k0 + i * HALF_K], bar,
+                     xt_bufs.index(X_BOXES * stage + i),
+                     pred=with_tail if TAIL_LOADS == 2 else True)
 
 
 @gluon.jit
-def _scale_pairs(s_buf, kb, layout: gl.constexpr):
-    """A stage's scale words (groups 2j, 2j + 1) -> int32 words holding group kb's bf16 scale
+def _scale_pairs(s_buf, group, layout: gl.constexpr):
+    """A stage's scale words (groups 2j, 2j + 1) -> int32 words holding the group's bf16 scale
     twice (the bf16x2 operand of the unpack)."""
-    bits = (s_buf.load(layout) >> ((kb % 2) * 16)) & 0xFFFF
+    bits = (s_buf.load(layout) >> ((group % 2) * 16)) & 0xFFFF
     return bits | (bits << 16)
+
+
+@gluon.constexpr_function
+def _keep(in_flight, groups, g, h):
+    """The wgmma groups left in flight after half h of group g is issued: in_flight, but none
+    after the last half of a stage of several groups."""
+    return 0 if groups > 1 and 2 * g + h == 2 * groups - 1 else in_flight
+
+
+@gluon.jit
+def _group_words(w_buf, g: gl.constexpr, layout: gl.constexpr):
+    """Group g's lane-order words [BLOCK_N, WORDS] of a stage's [BLOCK_N, GROUPS * WORDS]."""
+    if w_buf.shape[1] == WORDS:
+        return w_buf.load(layout)
+    return w_buf.slice(g * WORDS, WORDS, dim=1).load(layout)
 
 
 @gluon.jit
@@ -222,6 +240,7 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
+    GROUPS: gl.constexpr = w_desc.block_type.shape[1] // WORDS
     a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=2)
     at_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=tail_layout,
                                                   k_width=2)
@@ -236,58 +255,64 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
     for kb in range(steps):
         s = j % STAGES
         mbarrier.wait(ready.index(s), (j // STAGES) & 1)
-        scale2 = _scale_pairs(s_bufs.index(PARTS * s), kb, row_layout)
-        halves = _halves(w_bufs.index(PARTS * s).load(word_layout))
-        up_scale2, up_halves = scale2, halves
-        if SWIGLU:
-            up_scale2 = _scale_pairs(s_bufs.index(PARTS * s + 1), kb, row_layout)
-            up_halves = _halves(w_bufs.index(PARTS * s + 1).load(word_layout))
-        for h in gl.static_range(2):
-            # unpack this half (gate and up), issue its wgmmas, retire the previous half's:
-            # the A registers of the wgmmas in flight are the wait's deps, so they outlive them
-            x_buf = x_bufs.index(2 * s + h).permute((1, 0))
-            a = _unpack(halves[h], scale2, a_layout, split_layout)
-            acc = warpgroup_mma(a, x_buf, acc, is_async=True)
-            if WITH_TAIL:
-                xt_buf = xt_bufs.index(2 * s + h).permute((1, 0))
-                acc_t = warpgroup_mma(gl.convert_layout(a, at_layout), xt_buf, acc_t,
-                                      is_async=True)
+        for g in gl.static_range(GROUPS):
+            scale2 = _scale_pairs(s_bufs.index(PARTS * s), kb * GROUPS + g, row_layout)
+            halves = _halves(_group_words(w_bufs.index(PARTS * s), g, word_layout))
+            up_scale2, up_halves = scale2, halves
             if SWIGLU:
-                a_up = _unpack(up_halves[h], up_scale2, a_layout, split_layout)
-                acc_up = warpgroup_mma(a_up, x_buf, acc_up, is_async=True)
+                up_scale2 = _scale_pairs(s_bufs.index(PARTS * s + 1), kb * GROUPS + g,
+                                         row_layout)
+                up_halves = _halves(_group_words(w_bufs.index(PARTS * s + 1), g, word_layout))
+            for h in gl.static_range(2):
+                # unpack this half (gate and up), issue its wgmmas, retire the previous half's:
+                # the A registers of the wgmmas in flight are the wait's deps, so they outlive
+                # them. With two groups a stage's last half is retired within it: left in
+                # flight across the loop's back edge, ptxas serialized every wgmma (C7513)
+                x_buf = x_bufs.index(2 * GROUPS * s + 2 * g + h).permute((1, 0))
+                a = _unpack(halves[h], scale2, a_layout, split_layout)
+                acc = warpgroup_mma(a, x_buf, acc, is_async=True)
                 if WITH_TAIL:
-                    acc_t_up = warpgroup_mma(gl.convert_layout(a_up, at_layout), xt_buf,
-                                             acc_t_up, is_async=True)
-                    acc, acc_up, acc_t, acc_t_up, in_flight, up_in_flight = warpgroup_mma_wait(
-                        num_outstanding=4,
-                        deps=(acc, acc_up, acc_t, acc_t_up, in_flight, up_in_flight))
+                    xt_buf = xt_bufs.index(2 * GROUPS * s + 2 * g + h).permute((1, 0))
+                    acc_t = warpgroup_mma(gl.convert_layout(a, at_layout), xt_buf, acc_t,
+                                          is_async=True)
+                if SWIGLU:
+                    a_up = _unpack(up_halves[h], up_scale2, a_layout, split_layout)
+                    acc_up = warpgroup_mma(a_up, x_buf, acc_up, is_async=True)
+                    if WITH_TAIL:
+                        acc_t_up = warpgroup_mma(gl.convert_layout(a_up, at_layout), xt_buf,
+                                                 acc_t_up, is_async=True)
+                        acc, acc_up, acc_t, acc_t_up, in_flight, up_in_flight = \
+                            warpgroup_mma_wait(num_outstanding=_keep(4, GROUPS, g, h), deps=(
+                                acc, acc_up, acc_t, acc_t_up, in_flight, up_in_flight))
+                    else:
+                        acc, acc_up, in_flight, up_in_flight = warpgroup_mma_wait(
+                            num_outstanding=_keep(2, GROUPS, g, h),
+                            deps=(acc, acc_up, in_flight, up_in_flight))
+                    up_in_flight = a_up
+                elif WITH_TAIL:
+                    acc, acc_t, in_flight = warpgroup_mma_wait(
+                        num_outstanding=_keep(2, GROUPS, g, h), deps=(acc, acc_t, in_flight))
                 else:
-                    acc, acc_up, in_flight, up_in_flight = warpgroup_mma_wait(
-                        num_outstanding=2, deps=(acc, acc_up, in_flight, up_in_flight))
-                up_in_flight = a_up
-            elif WITH_TAIL:
-                acc, acc_t, in_flight = warpgroup_mma_wait(num_outstanding=2,
-                                                           deps=(acc, acc_t, in_flight))
-            else:
-                acc, in_flight = warpgroup_mma_wait(num_outstanding=1, deps=(acc, in_flight))
-            in_flight = a
-            if h == 0:  # block j - 1 is done with its stage: refill it STAGES - 1 ahead, in
-                cta_barrier()  # this tile or the next
-                ahead = kb + STAGES - 1
-                if ahead < steps:
-                    _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead, expert,
-                           nb * BLOCK_N, row_start, row_end, x_ptr, stride_xm, s_ptr, N,
-                           stride_se, stride_sn, SWIGLU, X_ASYNC, 1 if WITH_TAIL else 0,
-                           num_warps)
-                elif PERSISTENT:
-                    if tile + grid < tiles:  # the next tile's origin, found again there
-                        next_expert, next_start, next_end, next_nb = tile_of(
-                            tables, tile + grid, n_blocks, num_experts, BLOCK_M, num_warps,
-                            TAIL)
-                        _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead - steps,
-                               next_expert, next_nb * BLOCK_N, next_start, next_end, x_ptr,
-                               stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU, X_ASYNC,
-                               2 if TAIL else 0, num_warps)
+                    acc, in_flight = warpgroup_mma_wait(
+                        num_outstanding=_keep(1, GROUPS, g, h), deps=(acc, in_flight))
+                in_flight = a
+                if g + h == 0:  # step j - 1 is done with its stage: refill it STAGES - 1
+                    cta_barrier()  # ahead, in this tile or the next
+                    ahead = kb + STAGES - 1
+                    if ahead < steps:
+                        _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead, expert,
+                               nb * BLOCK_N, row_start, row_end, x_ptr, stride_xm, s_ptr, N,
+                               stride_se, stride_sn, SWIGLU, X_ASYNC, 1 if WITH_TAIL else 0,
+                               num_warps)
+                    elif PERSISTENT:
+                        if tile + grid < tiles:  # the next tile's origin, found again there
+                            next_expert, next_start, next_end, next_nb = tile_of(
+                                tables, tile + grid, n_blocks, num_experts, BLOCK_M,
+                                num_warps, TAIL)
+                            _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead - steps,
+                                   next_expert, next_nb * BLOCK_N, next_start, next_end,
+                                   x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU,
+                                   X_ASYNC, 2 if TAIL else 0, num_warps)
         j += 1
     acc, acc_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_up))
     if WITH_TAIL:
@@ -351,16 +376,18 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
         return
     # with no zero-trip path through the K loop ptxas keeps the wgmmas pipelined: the path
     # that left the loop with zeroed accumulators made it serialize them (round 11)
-    gl.assume(K >= BLOCK_K)
-    steps = K // BLOCK_K
+    GROUPS: gl.constexpr = w_desc.block_type.shape[1] // WORDS  # scale groups per stage
+    gl.assume(K >= GROUPS * BLOCK_K)
+    steps = K // (GROUPS * BLOCK_K)
+    gl.assume(steps > 0)
 
-    w_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N, WORDS],
+    w_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N, GROUPS * WORDS],
                                        w_desc.layout)
-    x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * STAGES, BLOCK_M, HALF_K],
+    x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * GROUPS * STAGES, BLOCK_M, HALF_K],
                                        x_desc.layout)
     xt_bufs = x_bufs
     if TAIL:
-        xt_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * STAGES, TAIL, HALF_K],
+        xt_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * GROUPS * STAGES, TAIL, HALF_K],
                                             xt_desc.layout)
     s_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N],
                                        gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
@@ -434,7 +461,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                         block_n: int = 128, stages: int = 3, maxnreg: int = None,
                         ctas_per_sm: int = None, swiglu: bool = False,
                         probs: torch.Tensor = None, x_async: bool = False,
-                        pdl: bool = False, tail: int = 0) -> torch.Tensor:
+                        pdl: bool = False, tail: int = 0, groups: int = 1) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
@@ -457,8 +484,10 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     y = torch.empty(rows, n_out, device=x.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
+    if groups not in (1, 2) or k % (GROUP * groups):
+        raise ValueError(f"groups={groups}: 1 or 2 scale groups per stage, dividing K={k}")
     w_desc = _descriptor(lane_codes(qweight).view(num_experts * n, words),
-                         [block_n, STAGE_WORDS], _WORD_LAYOUT)
+                         [block_n, STAGE_WORDS * groups], _WORD_LAYOUT)
     if tail and (x_async or tail not in (8, 16, 32, 64)):
         raise ValueError(f"tail={tail}: 8, 16, 32 or 64 token rows, with x by TMA (x_async off)")
     x_desc = _descriptor(x, [block_m, HALF], _x_layout(block_m))
@@ -472,7 +501,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         w_desc, x_desc, xt_desc, x, words, y, x if probs is None else probs, counts,
         num_experts, n_out, k, x.stride(0), words.stride(0), words.stride(1), y.stride(0), acc,
         _acc_layout(tail or block_m), word_layout, operand,
-        E_PAD=triton.next_power_of_2(num_experts), STAGES=min(stages, k // GROUP + 1),
+        E_PAD=triton.next_power_of_2(num_experts), STAGES=min(stages, k // (GROUP * groups) + 1),
         SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=bool(ctas_per_sm),
         X_ASYNC=x_async, TAIL=tail, num_warps=4, launch_pdl=pdl,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))

@@ -22,8 +22,8 @@ from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
-from qarl_kernels.w4a16_gemm import gluon_pdl, gluon_swiglu_tiles, gluon_tail, gluon_tiles, \
-    gluon_x_async, w4a16_grouped_matmul
+from qarl_kernels.w4a16_gemm import gluon_groups, gluon_pdl, gluon_swiglu_tiles, gluon_tail, \
+    gluon_tiles, gluon_x_async, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -39,13 +39,14 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
-                      swiglu: int, x_async: int = 0, e_pad: int = 16, tail: int = 0) -> dict:
+                      swiglu: int, x_async: int = 0, e_pad: int = 16, tail: int = 0,
+                      groups: int = 1) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
-    size; tail: token rows past block_m)."""
+    size; tail: token rows past block_m; groups: scale groups per stage)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
     w_desc = TensorDescriptor.from_tensor(
-        words, [block_n, wg.STAGE_WORDS],
+        words, [block_n, wg.STAGE_WORDS * groups],
         gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=32, rank=2))
     x_desc = TensorDescriptor.from_tensor(
         x, [block_m, wg.HALF], gl.NVMMASharedLayout.get_default_for([block_m, wg.HALF],
@@ -168,6 +169,27 @@ def test_tail_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
     assert facts["shared"] <= 227 * 1024
 
 
+@pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu,x_async",
+                         [(8, 64, 3, 1, 0, 0), (8, 64, 3, 0, 0, 1), (8, 64, 3, 0, 1, 1),
+                          (32, 64, 3, 0, 1, 0)])
+def test_two_groups_a_stage_compile_for_sm90(block_m, block_n, stages, persistent, swiglu,
+                                             x_async):
+    """Two scale groups a stage: one words box and four x halves per refill, one scale word,
+    both groups' wgmmas pipelined within the stage (its last half is retired in it: left in
+    flight across the loop's back edge, ptxas serialized them all)."""
+    facts = _facts_of_child(block_m, block_n, stages, persistent, swiglu, x_async, 16, 0, 2)
+    parts = 2 if swiglu else 1
+    assert facts["wgmma"] == facts["wgmma_register_a"] == 2 * 8 * parts * (block_n // 64)
+    issues = stages + persistent
+    x_copies = 4 * block_m * wg.HALF * 2 // (128 * 8) if x_async else 0
+    assert facts["tma_loads"] == (parts + (0 if x_async else 4)) * issues
+    assert facts["scale_copies"] == (parts + x_copies) * issues
+    assert facts["lop3"] == 2 * parts * block_n // 2
+    # one wait per half block of each group, one after the loop
+    assert facts["sass_wgmma_waits"] == 5
+    assert facts["shared"] <= 227 * 1024
+
+
 def test_expert_tables_stay_within_a_warp():
     """Every warp holds all the tables' entries, so at 128 experts the scans and lookups before
     the first load cost no more CTA barriers than at 16 (one entry per thread spread 128 over
@@ -183,7 +205,7 @@ W13, W2, TP2 = (1536, 2048), (2048, 768), (768, 2048)
 ROUTES = [
     # up to 4 tokens per expert: 8-token x tiles; one token: 64-row weight tiles
     ("W13 EP8", 16, W13, 1, (8, 64, 3, None, None)),
-    ("W13 EP8", 16, W13, 8, (8, 64, 4, None, 3)),
+    ("W13 EP8", 16, W13, 8, (8, 64, 3, None, 3)),  # two groups a stage (gluon_groups)
     ("W13 EP8", 16, W13, 16, (32, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 32, (64, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 64, (64, 64, 3, None, None)),
@@ -258,6 +280,19 @@ def test_tail_rule():
                                                                     (128, TP2)])
 
 
+def test_groups_rule():
+    # one token per call everywhere; W13 at EP8 up to 4 tokens per expert (fused: 16); TP2 at
+    # one token per expert (round 17)
+    assert all(gluon_groups(8, e, n, k) == 2 for e, (n, k) in [(128, W13), (16, W13),
+                                                                (128, W2), (16, W2), (128, TP2)])
+    assert [gluon_groups(8 * m, 16, *W13) for m in (8, 16, 64)] == [2, 1, 1]
+    assert [gluon_groups(8 * m, 16, *W13, swiglu=True) for m in (8, 32, 64)] == [2, 2, 1]
+    assert [gluon_groups(8 * m, 128, *TP2) for m in (8, 16, 32)] == [1, 2, 1]
+    assert gluon_groups(128, 128, *TP2, swiglu=True) == 1
+    assert all(gluon_groups(8 * m, e, *shape) == 1 for m in (8, 64, 256)
+               for e, shape in [(16, W2), (128, W13), (128, W2)])
+
+
 def test_pdl_rule():
     # decode batches (up to 256 tokens of top-8) launch with PDL; at 1024 tokens W13 E128 lost
     assert gluon_pdl(8) and gluon_pdl(2048) and not gluon_pdl(8192)
@@ -268,7 +303,7 @@ def test_routing_limits():
     # token tiles than the GEMM's up to 80 per expert); elsewhere the GEMM's token tile, stages
     # (at least three; two for 128-token tiles) and register cap
     assert [gluon_swiglu_tiles(8 * m, 16, *W13) for m in (8, 16, 32, 128, 136, 160, 224, 256)
-            ] == [(8, 64, 4, None), (8, 64, 4, None), (32, 64, 4, None), (32, 64, 3, 160),
+            ] == [(8, 64, 3, None), (8, 64, 3, None), (32, 64, 3, None), (32, 64, 3, 160),
                   (32, 64, 3, 128), (128, 64, 2, None), (64, 64, 3, None), (64, 64, 3, None)]
     assert gluon_swiglu_tiles(64, 128, *W13) == (16, 64, 3, 96)  # E128 M=8
     assert gluon_swiglu_tiles(2048, 128, *W13) == (32, 64, 3, 128)  # E128 M=256
@@ -347,6 +382,30 @@ def test_tail_is_the_plain_tiles_bits(tiles, tail, swiglu, assert_gemm_close):
         assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens))
     with pytest.raises(ValueError, match="tail=12"):
         wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, tail=12)
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+@pytest.mark.parametrize("tiles,swiglu,x_async,tail", [((8, 64, 3, None, 3), False, False, 0),
+                                                       ((8, 64, 3, None, None), False, True, 0),
+                                                       ((8, 64, 3, None, None), True, True, 0),
+                                                       ((32, 64, 3, None, None), True, False, 0),
+                                                       ((64, 64, 2, None, 3), False, False, 16),
+                                                       ((16, 128, 2, 96, None), False, False, 0)])
+@pytest.mark.parametrize("k", [512, 768])
+def test_two_groups_a_stage_are_the_one_group_bits(tiles, swiglu, x_async, tail, k):
+    """A ring of stages of two scale groups gives the bits of stages of one: ragged experts,
+    persistent grids, cp.async x, tails, the fused SwiGLU, K of an odd count of group pairs."""
+    torch.manual_seed(0)
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(12, 384, k, device="cuda"))
+    counts = [0, 37, 0, 130, 1, 64, 80, 81, 3, 16, 65, 5]
+    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    x = torch.randn(sum(counts), k, device="cuda").bfloat16()
+    probs = torch.rand(sum(counts), device="cuda") if swiglu else None
+    got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, probs=probs,
+                                        x_async=x_async, tail=tail, groups=g) for g in (2, 1))
+    assert torch.equal(got, want)
+    with pytest.raises(ValueError, match="groups=3"):
+        wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, groups=3)
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

@@ -134,6 +134,15 @@ def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
 
 
 @gluon.jit
+def _x_half(bufs, stage, i: gl.constexpr):
+    """Half i of a stage's x box [halves, rows, HALF_K] as the [rows, HALF_K] tile it is: the
+    128-byte swizzle goes by address, and each half starts on a whole swizzle period."""
+    HALVES: gl.constexpr = bufs.shape[1]
+    ROWS: gl.constexpr = bufs.shape[2]
+    return bufs.index(stage).reshape([HALVES * ROWS, HALF_K]).slice(i * ROWS, ROWS)
+
+
+@gluon.jit
 def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s_ptr, N,
            stride_se, stride_sn, SWIGLU: gl.constexpr, X_ASYNC: gl.constexpr,
            TAIL_LOADS: gl.constexpr, num_warps: gl.constexpr):
@@ -149,9 +158,8 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
     w_desc, x_desc, xt_desc = descs
     w_bufs, x_bufs, xt_bufs, s_bufs, ready = ring
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
-    BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
     GROUPS: gl.constexpr = w_desc.block_type.shape[1] // WORDS
-    X_BOXES: gl.constexpr = 2 * GROUPS
     k0 = kb * (GROUPS * BLOCK_K)
     bar = ready.index(stage)
     parts: gl.constexpr = 2 if SWIGLU else 1
@@ -170,12 +178,12 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
         x_ptrs = (x_ptr + gl.expand_dims(x_rows.to(gl.int64) * (stride_xm // 8) * 8, 1)
                   + gl.expand_dims(x_cols, 0))
         x_mask = gl.expand_dims(x_rows < x_end, 1)
-        for i in gl.static_range(X_BOXES):
-            cp_async_load(x_bufs.index(X_BOXES * stage + i), x_ptrs + i * HALF_K, mask=x_mask)
+        for i in gl.static_range(2 * GROUPS):
+            cp_async_load(_x_half(x_bufs, stage, i), x_ptrs + i * HALF_K, mask=x_mask)
     async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
-    x_bytes: gl.constexpr = 0 if X_ASYNC else X_BOXES * x_desc.block_type.nbytes
+    x_bytes: gl.constexpr = 0 if X_ASYNC else x_desc.block_type.nbytes
     nbytes: gl.constexpr = parts * w_desc.block_type.nbytes + x_bytes
-    tail_bytes: gl.constexpr = nbytes + X_BOXES * xt_desc.block_type.nbytes
+    tail_bytes: gl.constexpr = nbytes + xt_desc.block_type.nbytes
     with_tail = x_row + BLOCK_M < x_end
     if TAIL_LOADS == 2:
         mbarrier.expect(bar, tail_bytes, pred=with_tail)
@@ -186,13 +194,11 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
     if SWIGLU:
         tma_load(w_desc, [w_row + N, kb * (GROUPS * WORDS)], bar,
                  w_bufs.index(parts * stage + 1))
-    for i in gl.static_range(X_BOXES):
-        if not X_ASYNC:
-            tma_load(x_desc, [x_row, k0 + i * HALF_K], bar, x_bufs.index(X_BOXES * stage + i))
-        if TAIL_LOADS:
-            tma_load(xt_desc, [x_row + BLOCK_M, k0 + i * HALF_K], bar,
-                     xt_bufs.index(X_BOXES * stage + i),
-                     pred=with_tail if TAIL_LOADS == 2 else True)
+    if not X_ASYNC:  # the stage's x halves in one box: [halves, rows, HALF_K]
+        tma_load(x_desc, [k0 // HALF_K, x_row, 0], bar, x_bufs.index(stage))
+    if TAIL_LOADS:
+        tma_load(xt_desc, [k0 // HALF_K, x_row + BLOCK_M, 0], bar, xt_bufs.index(stage),
+                 pred=with_tail if TAIL_LOADS == 2 else True)
 
 
 @gluon.jit
@@ -238,7 +244,7 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
     word_layout: gl.constexpr = layouts[2]
     split_layout: gl.constexpr = layouts[3]
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
-    BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
     GROUPS: gl.constexpr = w_desc.block_type.shape[1] // WORDS
     a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=2)
@@ -247,7 +253,7 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
     row_layout: gl.constexpr = gl.SliceLayout(1, a_layout)
     acc = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
     acc_up = gl.zeros([BLOCK_N, BLOCK_M], gl.float32, acc_layout)
-    TAIL_M: gl.constexpr = xt_desc.block_type.shape[0]  # without TAIL xt_desc is x_desc
+    TAIL_M: gl.constexpr = xt_desc.block_type.shape[1]  # without TAIL xt_desc is x_desc
     acc_t = gl.zeros([BLOCK_N, TAIL_M], gl.float32, tail_layout)
     acc_t_up = acc_t
     in_flight = gl.zeros([BLOCK_N, HALF_K], gl.bfloat16, a_layout)
@@ -268,11 +274,11 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
                 # the A registers of the wgmmas in flight are the wait's deps, so they outlive
                 # them. With two groups a stage's last half is retired within it: left in
                 # flight across the loop's back edge, ptxas serialized every wgmma (C7513)
-                x_buf = x_bufs.index(2 * GROUPS * s + 2 * g + h).permute((1, 0))
+                x_buf = _x_half(x_bufs, s, 2 * g + h).permute((1, 0))
                 a = _unpack(halves[h], scale2, a_layout, split_layout)
                 acc = warpgroup_mma(a, x_buf, acc, is_async=True)
                 if WITH_TAIL:
-                    xt_buf = xt_bufs.index(2 * GROUPS * s + 2 * g + h).permute((1, 0))
+                    xt_buf = _x_half(xt_bufs, s, 2 * g + h).permute((1, 0))
                     acc_t = warpgroup_mma(gl.convert_layout(a, at_layout), xt_buf, acc_t,
                                           is_async=True)
                 if SWIGLU:
@@ -363,7 +369,7 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
     tile per program: the tile loop and the look-ahead cost 10 and 11 registers, one CTA per
     SM fewer at 64 x 128 tiles (round 12)."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
-    BLOCK_M: gl.constexpr = x_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
 
     wait_for_previous_grid()  # launched with PDL: counts and x may still be being written
@@ -383,11 +389,11 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
 
     w_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N, GROUPS * WORDS],
                                        w_desc.layout)
-    x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * GROUPS * STAGES, BLOCK_M, HALF_K],
+    x_bufs = gl.allocate_shared_memory(gl.bfloat16, [STAGES, 2 * GROUPS, BLOCK_M, HALF_K],
                                        x_desc.layout)
     xt_bufs = x_bufs
     if TAIL:
-        xt_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * GROUPS * STAGES, TAIL, HALF_K],
+        xt_bufs = gl.allocate_shared_memory(gl.bfloat16, [STAGES, 2 * GROUPS, TAIL, HALF_K],
                                             xt_desc.layout)
     s_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N],
                                        gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
@@ -490,8 +496,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                          [block_n, STAGE_WORDS * groups], _WORD_LAYOUT)
     if tail and (x_async or tail not in (8, 16, 32, 64)):
         raise ValueError(f"tail={tail}: 8, 16, 32 or 64 token rows, with x by TMA (x_async off)")
-    x_desc = _descriptor(x, [block_m, HALF], _x_layout(block_m))
-    xt_desc = _descriptor(x, [tail, HALF], _x_layout(tail)) if tail else x_desc
+    x_desc = x_descriptor(x, block_m, groups)
+    xt_desc = x_descriptor(x, tail, groups) if tail else x_desc
     grid = triton.cdiv(n_out, block_n) * tile_bound(rows, num_experts, block_m)
     if ctas_per_sm:
         grid = min(grid, ctas_per_sm * sm_count(x.device))
@@ -508,6 +514,14 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     return y
 
 
+def x_descriptor(x: torch.Tensor, rows: int, groups: int) -> TensorDescriptor:
+    """The TMA box of a stage's x: `rows` token rows of its 2 * groups halves of 64 inputs, one
+    box (x viewed as [K / 64, T, 64]) where 128-byte swizzled rows allow no wider one. A copy
+    per half cost a CTA barrier and an elected issue each (round 17)."""
+    view = x.as_strided((x.shape[1] // HALF, x.shape[0], HALF), (HALF, x.stride(0), 1))
+    return _descriptor(view, [2 * groups, rows, HALF], _x_layout(rows, 2 * groups))
+
+
 @functools.lru_cache(maxsize=None)
-def _x_layout(block_m: int):
-    return gl.NVMMASharedLayout.get_default_for([block_m, HALF], gl.bfloat16)
+def _x_layout(rows: int, halves: int):
+    return gl.NVMMASharedLayout.get_default_for([halves, rows, HALF], gl.bfloat16)

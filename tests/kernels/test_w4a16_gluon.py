@@ -48,12 +48,8 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     w_desc = TensorDescriptor.from_tensor(
         words, [block_n, wg.STAGE_WORDS * groups],
         gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=32, rank=2))
-    x_desc = TensorDescriptor.from_tensor(
-        x, [block_m, wg.HALF], gl.NVMMASharedLayout.get_default_for([block_m, wg.HALF],
-                                                                    gl.bfloat16))
-    xt_desc = TensorDescriptor.from_tensor(
-        x, [tail, wg.HALF], gl.NVMMASharedLayout.get_default_for([tail, wg.HALF], gl.bfloat16)
-    ) if tail else x_desc
+    x_desc = wg.x_descriptor(x, block_m, groups)
+    xt_desc = wg.x_descriptor(x, tail, groups) if tail else x_desc
     names = ["w_desc", "x_desc", "xt_desc", "x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr",
              "num_experts", "N", "K", "stride_xm", "stride_se", "stride_sn", "stride_ym"]
     types = [mangle_type(w_desc), mangle_type(x_desc), mangle_type(xt_desc), "*bf16", "*i32",
@@ -79,7 +75,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
             "wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
             "wgmma_register_a": len(re.findall(r"wgmma\.mma_async\S*bf16\.bf16\s+\{[^}]*\},"
                                                r"\s*\{", ptx)),
-            "tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::\w+\.global",
+            "tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.[23]d\.shared::\w+\.global",
                                         ptx)),
             "prmt": len(re.findall(r"prmt\.b32", ptx)),
             "lop3": len(re.findall(r"lop3\.b32", ptx)),

@@ -120,12 +120,12 @@ def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu, x_async
     parts = 2 if swiglu else 1  # gate and up rows
     # per 64 weight rows, 8 wgmma (k = 16) per 128-input block, A from registers
     assert facts["wgmma"] == facts["wgmma_register_a"] == 8 * parts * (block_n // 64)
-    # words (per part) and two x halves per stage (x_async: by cp.async, 8 bytes a thread):
-    # STAGES - 1 in the prologue, one refill (and a persistent program's refill from the next
-    # tile)
+    # words (per part) and one box of the two x halves per stage (x_async: by cp.async, 8
+    # bytes a thread): STAGES - 1 in the prologue, one refill (and a persistent program's
+    # refill from the next tile)
     issues = stages + persistent
     x_copies = 2 * block_m * wg.HALF * 2 // (128 * 8) if x_async else 0
-    assert facts["tma_loads"] == (parts + (0 if x_async else 2)) * issues
+    assert facts["tma_loads"] == (parts + (0 if x_async else 1)) * issues
     # lane order: one AND-OR per A register (pair of inputs), no byte permute; the unpack is
     # one asm per register, not per element
     assert facts["lop3"] == parts * block_n // 2 and facts["prmt"] == 0
@@ -155,10 +155,10 @@ def test_tail_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
     tile = 8 * parts * (block_n // 64)  # wgmmas of a block
     assert facts["wgmma"] == facts["wgmma_register_a"] == 3 * tile
     assert facts["lop3"] == 2 * parts * block_n // 2  # one unpack per loop
-    # TMA: words and x halves, plus the tail's x halves in the prologue (where the tile has
-    # them), in the tail loop's refills and in a persistent program's look-ahead to the next
-    # tile (either loop); none in the plain loop's own refills
-    plain, tail = parts + 2, parts + 4
+    # TMA: words and x, plus the tail's x in the prologue (where the tile has it), in the tail
+    # loop's refills and in a persistent program's look-ahead to the next tile (either loop);
+    # none in the plain loop's own refills
+    plain, tail = parts + 1, parts + 2
     assert facts["tma_loads"] == (stages - 1) * tail + plain + tail + 2 * persistent * tail
     # one wait per half block in each loop, one after the plain loop, two after the tail's
     assert facts["sass_wgmma_waits"] == 7
@@ -170,15 +170,15 @@ def test_tail_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
                           (32, 64, 3, 0, 1, 0)])
 def test_two_groups_a_stage_compile_for_sm90(block_m, block_n, stages, persistent, swiglu,
                                              x_async):
-    """Two scale groups a stage: one words box and four x halves per refill, one scale word,
-    both groups' wgmmas pipelined within the stage (its last half is retired in it: left in
-    flight across the loop's back edge, ptxas serialized them all)."""
+    """Two scale groups a stage: one words box and one x box (four halves) per refill, one
+    scale word, both groups' wgmmas pipelined within the stage (its last half is retired in
+    it: left in flight across the loop's back edge, ptxas serialized them all)."""
     facts = _facts_of_child(block_m, block_n, stages, persistent, swiglu, x_async, 16, 0, 2)
     parts = 2 if swiglu else 1
     assert facts["wgmma"] == facts["wgmma_register_a"] == 2 * 8 * parts * (block_n // 64)
     issues = stages + persistent
     x_copies = 4 * block_m * wg.HALF * 2 // (128 * 8) if x_async else 0
-    assert facts["tma_loads"] == (parts + (0 if x_async else 4)) * issues
+    assert facts["tma_loads"] == (parts + (0 if x_async else 1)) * issues
     assert facts["scale_copies"] == (parts + x_copies) * issues
     assert facts["lop3"] == 2 * parts * block_n // 2
     # one wait per half block of each group, one after the loop

@@ -160,6 +160,7 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
     GROUPS: gl.constexpr = w_desc.block_type.shape[1] // WORDS
+    PAIRS: gl.constexpr = (GROUPS + 1) // 2  # scale words a row
     k0 = kb * (GROUPS * BLOCK_K)
     bar = ready.index(stage)
     parts: gl.constexpr = 2 if SWIGLU else 1
@@ -167,9 +168,10 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
     # s_ptr: the scales as int32 words of group pairs, [E, PARTS * N, K / 256]
     rows = n0 + gl.arange(0, BLOCK_N, layout=gl.BlockedLayout([1], [32], [num_warps], [0]))
     s_words = s_ptr + expert.to(gl.int64) * stride_se + rows * stride_sn + kb * GROUPS // 2
-    cp_async_load(s_bufs.index(parts * stage), s_words, mask=rows < N)
-    if SWIGLU:
-        cp_async_load(s_bufs.index(parts * stage + 1), s_words + N * stride_sn, mask=rows < N)
+    for part in gl.static_range(parts):  # gate, up
+        for p in gl.static_range(PAIRS):
+            cp_async_load(s_bufs.index(PAIRS * (parts * stage + part) + p),
+                          s_words + part * N * stride_sn + p, mask=rows < N)
     if X_ASYNC:  # only the tile's own token rows; the rest zero-filled, nothing read
         x_layout: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [num_warps, 1], [1, 0])
         x_rows = x_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, x_layout))
@@ -262,12 +264,13 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
         s = j % STAGES
         mbarrier.wait(ready.index(s), (j // STAGES) & 1)
         for g in gl.static_range(GROUPS):
-            scale2 = _scale_pairs(s_bufs.index(PARTS * s), kb * GROUPS + g, row_layout)
+            pair = (GROUPS + 1) // 2 * PARTS * s + g // 2
+            scale2 = _scale_pairs(s_bufs.index(pair), kb * GROUPS + g, row_layout)
             halves = _halves(_group_words(w_bufs.index(PARTS * s), g, word_layout))
             up_scale2, up_halves = scale2, halves
             if SWIGLU:
-                up_scale2 = _scale_pairs(s_bufs.index(PARTS * s + 1), kb * GROUPS + g,
-                                         row_layout)
+                up_scale2 = _scale_pairs(s_bufs.index(pair + (GROUPS + 1) // 2),
+                                         kb * GROUPS + g, row_layout)
                 up_halves = _halves(_group_words(w_bufs.index(PARTS * s + 1), g, word_layout))
             for h in gl.static_range(2):
                 # unpack this half (gate and up), issue its wgmmas, retire the previous half's:
@@ -395,7 +398,7 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
     if TAIL:
         xt_bufs = gl.allocate_shared_memory(gl.bfloat16, [STAGES, 2 * GROUPS, TAIL, HALF_K],
                                             xt_desc.layout)
-    s_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N],
+    s_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES * ((GROUPS + 1) // 2), BLOCK_N],
                                        gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
@@ -490,8 +493,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     y = torch.empty(rows, n_out, device=x.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
-    if groups not in (1, 2) or k % (GROUP * groups):
-        raise ValueError(f"groups={groups}: 1 or 2 scale groups per stage, dividing K={k}")
+    if groups not in (1, 2, 4) or k % (GROUP * groups):
+        raise ValueError(f"groups={groups}: 1, 2 or 4 scale groups per stage, dividing K={k}")
     w_desc = _descriptor(lane_codes(qweight).view(num_experts * n, words),
                          [block_n, STAGE_WORDS * groups], _WORD_LAYOUT)
     if tail and (x_async or tail not in (8, 16, 32, 64)):

@@ -171,9 +171,10 @@ def _gluon_sweep(cases):
     """The Gluon W4A16 kernel's tiles in CUDA graphs, against the Triton kernel's default tiles;
     the three best GEMM tiles again as persistent grids of 2-4 CTAs per SM; for fc1 (W13) also
     the fused SwiGLU epilogue's (64-row gate and up halves). The three best of each again with
-    x by cp.async of the tiles' own rows ("xa": w4a16_gemm.gluon_x_async), and with a tail of 16
-    rows in an expert's last row tile ("t16": w4a16_gemm.gluon_tail; one uniform routing here,
-    so check a tail under skewed routing too before a rule takes it)."""
+    x by cp.async of the tiles' own rows ("xa": w4a16_gemm.gluon_x_async), with a tail of 16
+    rows in an expert's last row tile ("t16": w4a16_gemm.gluon_tail), and with stages of 2 and 4
+    scale groups in rings of 2 and 3 ("g2", "g4": w4a16_gemm.gluon_groups). One uniform routing
+    here: check a pick under skewed routing too before a rule takes it."""
     for label, e, n, k, m in cases:
         qws = _rotated_w4a16(e, n, k)
         counts = route(m, e, TOP_K)
@@ -184,12 +185,12 @@ def _gluon_sweep(cases):
         t_triton = _step_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, triton_cfg)
                               for q in qws])
 
-        def timed(tiles, swiglu=False, x_async=False, tail=0):
+        def timed(tiles, swiglu=False, x_async=False, tail=0, groups=1):
             """(us, name) of these tiles, or None where they do not fit or miss the reference."""
             def run(q):
                 return w4a16_grouped_gluon(x, q, counts, *tiles, swiglu=swiglu,
                                            probs=probs if swiglu else None, x_async=x_async,
-                                           tail=tail)
+                                           tail=tail, groups=groups)
             y = _safe(lambda: run(qws[0]))
             if y is None:
                 return None
@@ -201,7 +202,7 @@ def _gluon_sweep(cases):
             bm, bn, st, reg, per_sm = tiles
             name = (f"m{bm} n{bn} st{st}" + ("" if reg is None else f" r{reg}")
                     + ("" if per_sm is None else f" p{per_sm}") + (" xa" if x_async else "")
-                    + (f" t{tail}" if tail else ""))
+                    + (f" t{tail}" if tail else "") + (f" g{groups}" if groups > 1 else ""))
             return _step_us([lambda q=q: run(q) for q in qws]), name, tiles
 
         gemm = sorted(filter(None, (timed(t + (None, )) for t in GLUON_TILES)))
@@ -210,6 +211,8 @@ def _gluon_sweep(cases):
         best = [tiles for _, _, tiles in sorted(gemm)[:3]]
         gemm += filter(None, (timed(tiles, x_async=True) for tiles in best))
         gemm += filter(None, (timed(tiles, tail=16) for tiles in best))
+        gemm += filter(None, (timed(tiles[:2] + (st, ) + tiles[3:], groups=g) for tiles in best
+                              for g in (2, 4) for st in (2, 3)))
         fused = sorted(filter(None, (
             timed((bm, 64, st, reg, None), swiglu=True) for bm in (8, 16, 32, 64, 128)
             for st in (2, 3, 4) for reg in (None, 96, 128)
@@ -218,6 +221,8 @@ def _gluon_sweep(cases):
         fused += filter(None, (timed(tiles, swiglu=True, x_async=x_async, tail=tail)
                                for _, _, tiles in fused[:3]
                                for x_async, tail in ((True, 0), (False, 16))))
+        fused += filter(None, (timed(tiles[:2] + (st, ) + tiles[3:], swiglu=True, groups=g)
+                               for _, _, tiles in fused[:3] for g in (2, 4) for st in (2, 3)))
         fused.sort()
         for kind, rows in [("GEMM", sorted(gemm)), ("fused SwiGLU", fused)]:
             if rows:

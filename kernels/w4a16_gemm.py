@@ -280,6 +280,9 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
     tiles = _gluon_tile_shape(rows, num_experts, n, k, capturing)
     if tiles is None:
         return None
+    grouped = _grouped_tiles(rows, num_experts, n, k)
+    if grouped:
+        return grouped[:5]
     per_expert = rows // max(1, num_experts)
     ctas_per_sm = None
     if rows >= 32 and k < 2048 and num_experts >= 64 and per_expert < 32:
@@ -319,11 +322,9 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
             return 16, 128, 2, 96
         if rows < 32:  # one token: 64-row weight tiles, for more CTAs
             return 8, 64, 3, None
-        # EP8 (W13 M=8 13.8 vs 14.0 us, W2 8.8 vs 9.2): a deeper ring; W13 with two scale
-        # groups a stage takes three (gluon_groups)
+        # EP8 (W13 M=8 13.8 vs 14.0 us, W2 8.8 vs 9.2): a deeper ring
         narrow = few_rows and (num_experts < 64 or per_expert < 2)
-        deep = num_experts < 64 and gluon_groups(rows, num_experts, n, k) == 1
-        return 8, 64 if narrow else 128, 4 if deep else 3, None
+        return 8, 64 if narrow else 128, 4 if num_experts < 64 else 3, None
     if per_expert < 16:
         if few_rows:  # W13 EP8 M=16 (32-token tiles) 14.7 us; TP2 M=128
             return 32 if per_expert >= 8 and num_experts < 64 else 16, 64, 3, None
@@ -371,15 +372,16 @@ def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
     activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
+    grouped = _grouped_tiles(rows, num_experts, n, k, swiglu=True)
+    if grouped:
+        return grouped[:4]
     if num_experts < 64 and few_rows:
-        # up to 16 per expert two scale groups a stage, in a ring of three (gluon_groups)
-        stages = 3 if gluon_groups(rows, num_experts, n, k, swiglu=True) > 1 else 4
         if per_expert <= 8:
-            return 8, 64, stages, None
+            return 8, 64, 4, None
         if gluon_tail(rows, num_experts, n, k, swiglu=True):  # M=120-128
             return 32, 64, 3, 160
         if per_expert < 80:
-            return (32, 64, stages, None) if per_expert < 64 else (32, 64, 3, 128)
+            return (32, 64, 4, None) if per_expert < 64 else (32, 64, 3, 128)
         # round 13 (ep8_mid2.txt, 4 seeds x uniform and skewed routing): 128-token tiles from
         # 80 to 111 per expert (M=160 39.1 vs 42.5 us, M=192 39.8 vs 47.0), then 64-token
         # tiles, which no routing pushes past a wave (M=256 47.1-47.8 us, against 41.5-72.4)
@@ -427,23 +429,58 @@ def gluon_tail(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False
 
 
 def gluon_groups(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False) -> int:
-    """Scale groups (of 128 inputs) per stage of the Gluon kernel's ring: 2 halves the barrier
-    waits, CTA barriers and TMA issues per input (a stage's words as one box, its scales as
-    one word), where the kernel's refills, not its unpack, fill the issue slots. H100, round 17
-    (groups_ab*.txt, groups_sweep_ep8.txt; 3 uniform and 2 skewed routings, the same bits):
-    one token per call, every shape, 1.02-1.11x (W13 E128 M=1 8.4 vs 9.4 us, W13 EP8 10.0 vs
-    10.8, TP2 6.8 vs 7.5, W2 E128 4.7 vs 5.0; fused W13 EP8 11.8 vs 12.3); W13 at EP8, the
-    GEMM to 4 tokens per expert in a ring of 3 (M=8 12.5 vs 13.7 us), the fused fc1 + SwiGLU
-    to 16 (M=8 15.7 vs 16.5, M=16 18.3 vs 19.4, M=32 19.5 vs 20.6); TP2 at one token per
-    expert (M=16 28.0 vs 30.0). Elsewhere it tied or lost, up to 0.63x where x tiles of 32
-    or more tokens double a stage's bytes (W13 EP8 M=64 26.2 vs 16.5 us)."""
+    """Scale groups (of 128 inputs) per stage of the Gluon kernel's ring, with the tiles
+    gluon_tiles / gluon_swiglu_tiles give (their stages hold this many groups each)."""
+    grouped = _grouped_tiles(rows, num_experts, n, k, swiglu)
+    return grouped[-1] if grouped else 1
+
+
+def _grouped_tiles(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False):
+    """Where stages of 2 or 4 scale groups won: (block_m, block_n, stages, maxnreg,
+    ctas_per_sm, groups) for the GEMM, (block_m, block_n, stages, maxnreg, groups) for the
+    fused fc1 + SwiGLU; else None. A stage of several groups takes its words as one box and
+    its x as one box, so per input the kernel waits on fewer barriers and issues fewer copies,
+    each behind a CTA barrier: where those refills, not the unpack, filled the issue slots
+    (SASS: 268 instructions and 7 CTA barriers per 128 inputs, 202 and 3 with two groups, 180
+    and 1.75 with four). H100, round 17 (groups_sweep*.txt; 3 uniform and 2 skewed routings,
+    graphs of 10 calls, the same bits): one to three tokens per call, every shape (W13 E128
+    M=1 8.0 vs 9.4 us, EP8 9.7 vs 10.8, TP2 6.3 vs 7.5; W2 E128 4.7 vs 5.0 with two groups,
+    K=768 holding no stage of four); W13 at E128 from 4 to 64 tokens, 8-token tiles in a
+    persistent grid (M=8 30.8 vs 36.5 us, M=32 65.3 vs 73.0, M=64 73.9 vs 79.3); W13 at EP8
+    up to 24 tokens per expert (M=8 12.5 vs 13.7 us, M=16 12.9 vs 14.4, M=32 13.2 vs 18.4,
+    M=48 15.2 vs 16.3; fused: M=8 15.0 vs 16.5, M=32 18.2 vs 20.6, M=48 18.3 vs 19.5); TP2 at
+    M=16 (26.1 vs 30.0) and M=64 (39.1 vs 41.6). Elsewhere it tied or lost: W2 (K=768: three
+    stages of two groups a tile), TP2 M=8 and 32, the E128 fused fc1, and tiles of 64 tokens
+    (x then fills most of a stage: W13 EP8 M=64 21.1 vs 16.5 us)."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
-    ep8_w13 = few_rows and num_experts < 64
-    if (rows < 32 or (ep8_w13 and per_expert <= (16 if swiglu else 4))
-            or (few_rows and not ep8_w13 and not swiglu and per_expert == 1)):
-        return 2
-    return 1
+    if swiglu:
+        if rows < 32:
+            return 8, 64, 3, None, 2
+        if not (few_rows and num_experts < 64):
+            return None
+        if per_expert < 8:
+            return 8, 64, 2, None, 4
+        if per_expert == 8:
+            return 8, 64, 3, None, 2
+        return (32, 64, 3, None, 2) if per_expert <= 24 else None
+    if rows < 32:  # one to three tokens
+        return (8, 64, 2, None, None, 4) if k % (4 * 128) == 0 else (8, 64, 3, None, None, 2)
+    if k < 2048:
+        return None
+    if not few_rows:  # W13 at E128
+        return (8, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4) if per_expert <= 4 else None
+    if num_experts >= 64:  # TP2
+        if per_expert == 1:
+            return 8, 64, 2, None, 5, 4
+        return (8, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4) if 3 <= per_expert <= 4 else None
+    if per_expert <= 4:  # W13 at EP8
+        return 8, 64, 3, None, PERSISTENT_CTAS_PER_SM, 2
+    if per_expert <= 8:
+        return 16, 64, 2, None, None, 4
+    if per_expert <= 24:
+        return 32, 64, 3 if per_expert <= 16 else 2, None, None, 2
+    return None
 
 
 #: rows (tokens x top-k) up to which the Gluon kernel is launched with PDL: decode batches

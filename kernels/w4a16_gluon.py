@@ -33,6 +33,11 @@ rows past the token tile, multiplied by a narrow wgmma on the same unpacked A re
 expert a few rows over the tile no longer costs a second tile that unpacks its weights again
 (round 16, w4a16_gemm.gluon_tail). Tiles with a tail and without run separate copies of the
 K loop, so the plain one keeps the plain kernel's code.
+A stage may hold 2 or 4 scale groups (w4a16_gemm.gluon_groups): its words come as one box, x
+as one box of all its 64-input halves ([halves, rows, 64] of x viewed 3-D), the scales as one
+word per group pair. Each barrier wait, refill and copy issue (Triton puts a CTA barrier before
+every one) then serves 256 or 512 inputs, where at few tokens per expert they had filled the
+issue slots beside the unpack (round 17).
 Tried on the H100 and dropped (docs/benchmarks.md, rounds 8 and 10): a separate, deeper ring
 for the words; two consumer warpgroups sharing x; warp specialization with a TMA warp (as fast
 at EP8, slower at E128); two half blocks in flight.
@@ -485,7 +490,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     CTAs let the next kernel in only as they exit: releasing it at their start let its waiting
     CTAs slow this one by up to 1.33x (round 15). tail: token rows a tile holds past block_m
     (w4a16_gemm.gluon_tail), multiplied by a narrower wgmma on the same unpacked weights where
-    a tile has them; x by TMA only."""
+    a tile has them; x by TMA only. groups: scale groups per ring stage, 1, 2 or 4
+    (w4a16_gemm.gluon_groups; the same bits)."""
     data, scale = qweight.data, qweight.scale
     num_experts, n, words = data.shape
     n_out = n // 2 if swiglu else n

@@ -199,11 +199,13 @@ def test_expert_tables_stay_within_a_warp():
 # weight rows n: W13 1536 (gate and up), W2 2048, W13 at TP2 768
 W13, W2, TP2 = (1536, 2048), (2048, 768), (768, 2048)
 ROUTES = [
-    # up to 4 tokens per expert: 8-token x tiles; one token: 64-row weight tiles
-    ("W13 EP8", 16, W13, 1, (8, 64, 3, None, None)),
-    ("W13 EP8", 16, W13, 8, (8, 64, 3, None, 3)),  # two groups a stage (gluon_groups)
-    ("W13 EP8", 16, W13, 16, (32, 64, 3, None, None)),
-    ("W13 EP8", 16, W13, 32, (64, 64, 3, None, None)),
+    # up to 4 tokens per expert: 8-token x tiles; one token: 64-row weight tiles. Round 17:
+    # stages of 2 or 4 scale groups (gluon_groups) to 24 tokens per expert
+    ("W13 EP8", 16, W13, 1, (8, 64, 2, None, None)),
+    ("W13 EP8", 16, W13, 8, (8, 64, 3, None, 3)),
+    ("W13 EP8", 16, W13, 16, (16, 64, 2, None, None)),
+    ("W13 EP8", 16, W13, 32, (32, 64, 3, None, None)),
+    ("W13 EP8", 16, W13, 48, (32, 64, 2, None, None)),
     ("W13 EP8", 16, W13, 64, (64, 64, 3, None, None)),
     # round 16: from 60 to 72 per expert, 64-token tiles whose last row tile takes up to 16
     # more rows (gluon_tail)
@@ -223,11 +225,12 @@ ROUTES = [
     ("W2 EP8", 16, W2, 222, (128, 128, 2, None, None)),
     ("W2 EP8", 16, W2, 224, (64, 64, 2, None, None)),
     ("W2 EP8", 16, W2, 256, (64, 128, 2, None, None)),
-    # W13 at E128: 96 registers at M=8, caps from 8 to 31 tokens per expert
-    ("W13 E128", 128, W13, 1, (8, 64, 3, None, None)),
-    ("W13 E128", 128, W13, 8, (16, 128, 2, 96, None)),
-    ("W13 E128", 128, W13, 16, (8, 128, 3, None, None)),
-    ("W13 E128", 128, W13, 64, (8, 128, 3, None, None)),
+    # W13 at E128: 8-token tiles, a persistent grid and four groups a stage to 4 tokens per
+    # expert (round 17), then caps from 8 to 31 tokens per expert
+    ("W13 E128", 128, W13, 1, (8, 64, 2, None, None)),
+    ("W13 E128", 128, W13, 8, (8, 64, 2, None, 3)),
+    ("W13 E128", 128, W13, 16, (8, 64, 2, None, 3)),
+    ("W13 E128", 128, W13, 64, (8, 64, 2, None, 3)),
     ("W13 E128", 128, W13, 128, (16, 128, 3, 128, None)),
     ("W13 E128", 128, W13, 256, (32, 128, 3, 128, None)),
     ("W13 E128", 128, W13, 1024, (64, 128, 3, None, None)),
@@ -240,11 +243,11 @@ ROUTES = [
     ("W2 E128", 128, W2, 512, (64, 128, 3, None, None)),
     # TP2 (n halved): persistent 8-token tiles (64-row weight tiles, 5 per SM, under 2 tokens
     # per expert), then 64-row weight tiles and no cap
-    ("W13 TP2", 128, TP2, 1, (8, 64, 3, None, None)),
+    ("W13 TP2", 128, TP2, 1, (8, 64, 2, None, None)),
     ("W13 TP2", 128, TP2, 8, (8, 64, 3, None, 5)),
-    ("W13 TP2", 128, TP2, 16, (8, 64, 3, None, 5)),
+    ("W13 TP2", 128, TP2, 16, (8, 64, 2, None, 5)),
     ("W13 TP2", 128, TP2, 32, (8, 128, 3, None, 3)),
-    ("W13 TP2", 128, TP2, 64, (8, 128, 3, None, 3)),
+    ("W13 TP2", 128, TP2, 64, (8, 64, 2, None, 3)),
     ("W13 TP2", 128, TP2, 128, (16, 64, 3, None, None)),
     ("W13 TP2", 128, TP2, 256, (32, 64, 3, None, None)),
     # 512 tokens per expert: dequantize + _grouped_mm
@@ -277,16 +280,16 @@ def test_tail_rule():
 
 
 def test_groups_rule():
-    # one token per call everywhere; W13 at EP8 up to 4 tokens per expert (fused: 16); TP2 at
-    # one token per expert (round 17)
-    assert all(gluon_groups(8, e, n, k) == 2 for e, (n, k) in [(128, W13), (16, W13),
-                                                                (128, W2), (16, W2), (128, TP2)])
-    assert [gluon_groups(8 * m, 16, *W13) for m in (8, 16, 64)] == [2, 1, 1]
-    assert [gluon_groups(8 * m, 16, *W13, swiglu=True) for m in (8, 32, 64)] == [2, 2, 1]
-    assert [gluon_groups(8 * m, 128, *TP2) for m in (8, 16, 32)] == [1, 2, 1]
-    assert gluon_groups(128, 128, *TP2, swiglu=True) == 1
-    assert all(gluon_groups(8 * m, e, *shape) == 1 for m in (8, 64, 256)
-               for e, shape in [(16, W2), (128, W13), (128, W2)])
+    # round 17: one to three tokens everywhere (four groups where K holds them); W13 at E128
+    # to 4 tokens per expert, at EP8 to 24 (fused likewise); TP2 at 1 and 3-4 per expert
+    assert [gluon_groups(8, e, n, k) for e, (n, k) in [(128, W13), (16, W13), (128, W2),
+                                                       (16, W2), (128, TP2)]] == [4, 4, 2, 2, 4]
+    assert [gluon_groups(8 * m, 16, *W13) for m in (8, 16, 32, 48, 64)] == [2, 4, 2, 2, 1]
+    assert [gluon_groups(8 * m, 16, *W13, swiglu=True) for m in (8, 16, 48, 64)] == [4, 2, 2, 1]
+    assert [gluon_groups(8 * m, 128, *W13) for m in (8, 64, 128)] == [4, 4, 1]
+    assert [gluon_groups(8 * m, 128, *TP2) for m in (8, 16, 32, 64, 128)] == [1, 4, 1, 4, 1]
+    assert gluon_groups(64, 128, *W13, swiglu=True) == 1
+    assert all(gluon_groups(8 * m, e, *W2) == 1 for m in (8, 64, 256) for e in (16, 128))
 
 
 def test_pdl_rule():
@@ -299,7 +302,7 @@ def test_routing_limits():
     # token tiles than the GEMM's up to 80 per expert); elsewhere the GEMM's token tile, stages
     # (at least three; two for 128-token tiles) and register cap
     assert [gluon_swiglu_tiles(8 * m, 16, *W13) for m in (8, 16, 32, 128, 136, 160, 224, 256)
-            ] == [(8, 64, 3, None), (8, 64, 3, None), (32, 64, 3, None), (32, 64, 3, 160),
+            ] == [(8, 64, 2, None), (8, 64, 3, None), (32, 64, 3, None), (32, 64, 3, 160),
                   (32, 64, 3, 128), (128, 64, 2, None), (64, 64, 3, None), (64, 64, 3, None)]
     assert gluon_swiglu_tiles(64, 128, *W13) == (16, 64, 3, 96)  # E128 M=8
     assert gluon_swiglu_tiles(2048, 128, *W13) == (32, 64, 3, 128)  # E128 M=256

@@ -153,10 +153,11 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
            TAIL_LOADS: gl.constexpr, num_warps: gl.constexpr):
     """Fill a stage with K step kb of a tile (expert, first output column n0, first token row
     x_row, rows to x_end), GROUPS scale groups of inputs (the words box's width): the rows'
-    scale words (a group pair's, 4 bytes, by cp.async: cp.async copies no less) then the weight
-    words and x by TMA (x by cp.async with X_ASYNC), all completing the stage's barrier. TAIL_LOADS: whether the tail's x rows (the
-    TAIL after the first BLOCK_M) come too: 0 no, 1 yes, 2 where the tile has them (known
-    statically in a tile's own loop, so its refills carry no predicate).
+    scale words (a word per group pair, 4 bytes, by cp.async: cp.async copies no less) then the
+    weight words and x by TMA (x by cp.async with X_ASYNC), all completing the stage's
+    barrier. TAIL_LOADS: whether the tail's x rows (the TAIL after the first BLOCK_M) come
+    too: 0 no, 1 yes, 2 where the tile has them (known statically in a tile's own loop, so its
+    refills carry no predicate).
     Scales loaded into registers cost 7% at EP8 and E128 decode: a global load in flight
     stalls the next wgmma (docs/benchmarks.md, round 9). The tile comes as scalars: held as
     the pointer tensors, the next tile's cost 24 registers (round 12)."""
@@ -254,6 +255,7 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
     GROUPS: gl.constexpr = w_desc.block_type.shape[1] // WORDS
+    PAIRS: gl.constexpr = (GROUPS + 1) // 2  # scale words a row
     a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=2)
     at_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=tail_layout,
                                                   k_width=2)
@@ -269,12 +271,12 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
         s = j % STAGES
         mbarrier.wait(ready.index(s), (j // STAGES) & 1)
         for g in gl.static_range(GROUPS):
-            pair = (GROUPS + 1) // 2 * PARTS * s + g // 2
+            pair = PAIRS * PARTS * s + g // 2
             scale2 = _scale_pairs(s_bufs.index(pair), kb * GROUPS + g, row_layout)
             halves = _halves(_group_words(w_bufs.index(PARTS * s), g, word_layout))
             up_scale2, up_halves = scale2, halves
             if SWIGLU:
-                up_scale2 = _scale_pairs(s_bufs.index(pair + (GROUPS + 1) // 2),
+                up_scale2 = _scale_pairs(s_bufs.index(pair + PAIRS),
                                          kb * GROUPS + g, row_layout)
                 up_halves = _halves(_group_words(w_bufs.index(PARTS * s + 1), g, word_layout))
             for h in gl.static_range(2):
@@ -403,7 +405,8 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
     if TAIL:
         xt_bufs = gl.allocate_shared_memory(gl.bfloat16, [STAGES, 2 * GROUPS, TAIL, HALF_K],
                                             xt_desc.layout)
-    s_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES * ((GROUPS + 1) // 2), BLOCK_N],
+    PAIRS: gl.constexpr = (GROUPS + 1) // 2
+    s_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES * PAIRS, BLOCK_N],
                                        gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):

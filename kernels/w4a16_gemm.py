@@ -276,7 +276,8 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
     M=8 13.8 vs 14.8); TP2 under 2 tokens per expert takes 5 per SM of 64-row tiles
     (tp2_persistent_ab.txt: M=8 19.6 vs 20.7 us, M=16 30.9 vs 33.4, M=24 35.9 vs 39.3).
     Elsewhere it gained under 3% or lost: one token 4%, W2 E128 at 64 per expert 20% (M=1024:
-    116.6 vs 97.2 us); the tile loop and the look-ahead cost 10-20 registers."""
+    116.6 vs 97.2 us); the tile loop and the look-ahead cost 10-20 registers. Where stages of
+    several scale groups won, their own tiles (_grouped_tiles, round 17)."""
     tiles = _gluon_tile_shape(rows, num_experts, n, k, capturing)
     if tiles is None:
         return None
@@ -369,7 +370,8 @@ def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
     44.8 vs 51.3; 0.84-0.87x at M=8 and 16). Elsewhere the GEMM's token tile, stages (at least
     three; two for 128-token tiles, which fit no more) and register cap (round 11: E128
     M=1024 200.2 vs 206.0 us). Round 8 measured it against the Gluon GEMM then torch's
-    activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us."""
+    activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us. Where stages of
+    several scale groups won, their own tiles (_grouped_tiles, round 17)."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
     grouped = _grouped_tiles(rows, num_experts, n, k, swiglu=True)

@@ -390,10 +390,12 @@ def test_tail_is_the_plain_tiles_bits(tiles, tail, swiglu, assert_gemm_close):
                                                        ((32, 64, 3, None, None), True, False, 0),
                                                        ((64, 64, 2, None, 3), False, False, 16),
                                                        ((16, 128, 2, 96, None), False, False, 0)])
-@pytest.mark.parametrize("k", [512, 768])
-def test_two_groups_a_stage_are_the_one_group_bits(tiles, swiglu, x_async, tail, k):
-    """A ring of stages of two scale groups gives the bits of stages of one: ragged experts,
-    persistent grids, cp.async x, tails, the fused SwiGLU, K of an odd count of group pairs."""
+@pytest.mark.parametrize("groups,k", [(2, 512), (2, 768), (4, 512), (4, 1024)])
+def test_stages_of_several_groups_are_the_one_group_bits(tiles, swiglu, x_async, tail, groups,
+                                                         k):
+    """A ring of stages of two or four scale groups gives the bits of stages of one: ragged
+    experts, persistent grids, cp.async x, tails, the fused SwiGLU, K of one stage or of an
+    odd count of group pairs."""
     torch.manual_seed(0)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(12, 384, k, device="cuda"))
     counts = [0, 37, 0, 130, 1, 64, 80, 81, 3, 16, 65, 5]
@@ -401,10 +403,13 @@ def test_two_groups_a_stage_are_the_one_group_bits(tiles, swiglu, x_async, tail,
     x = torch.randn(sum(counts), k, device="cuda").bfloat16()
     probs = torch.rand(sum(counts), device="cuda") if swiglu else None
     got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, probs=probs,
-                                        x_async=x_async, tail=tail, groups=g) for g in (2, 1))
+                                        x_async=x_async, tail=tail, groups=g) for g in (groups, 1))
     assert torch.equal(got, want)
     with pytest.raises(ValueError, match="groups=3"):
         wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, groups=3)
+    if k % (4 * 128):
+        with pytest.raises(ValueError, match="groups=4"):  # no whole stages of four groups
+            wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, groups=4)
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

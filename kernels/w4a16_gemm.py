@@ -361,8 +361,8 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
 
 
 def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
-    """(block_m, block_n, stages, maxnreg) of the fused fc1 + SwiGLU in Gluon, n the gate + up
-    rows. Each program holds 64 gate and 64 up rows. W13 at EP8 takes its own tiles: smaller
+    """(block_m, block_n, stages, maxnreg, ctas_per_sm) of the fused fc1 + SwiGLU in Gluon, n
+    the gate + up rows; a persistent grid only where _grouped_tiles gives one. Each program holds 64 gate and 64 up rows. W13 at EP8 takes its own tiles: smaller
     token tiles than the GEMM's up to 80 tokens per expert, since it doubles the GEMM's
     registers (H100, round 12, fused_tiles_ab.txt: M=16 16.6 vs 21.2 us with the GEMM's, M=32
     21.1 vs 24.9, M=128 32.9 vs 43.7 with a 128-register cap). TP2 from 2 to 4 tokens per
@@ -376,7 +376,14 @@ def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
     few_rows = _few_rows(num_experts, n, k)
     grouped = _grouped_tiles(rows, num_experts, n, k, swiglu=True)
     if grouped:
-        return grouped[:4]
+        return grouped[:5]
+    return _swiglu_tile_shape(rows, num_experts, n, k) + (None, )
+
+
+def _swiglu_tile_shape(rows: int, num_experts: int, n: int, k: int) -> tuple:
+    """gluon_swiglu_tiles' (block_m, block_n, stages, maxnreg) with one group a stage."""
+    per_expert = rows // max(1, num_experts)
+    few_rows = _few_rows(num_experts, n, k)
     if num_experts < 64 and few_rows:
         if per_expert <= 8:
             return 8, 64, 4, None
@@ -439,8 +446,7 @@ def gluon_groups(rows: int, num_experts: int, n: int, k: int, swiglu: bool = Fal
 
 def _grouped_tiles(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False):
     """Where stages of 2 or 4 scale groups won: (block_m, block_n, stages, maxnreg,
-    ctas_per_sm, groups) for the GEMM, (block_m, block_n, stages, maxnreg, groups) for the
-    fused fc1 + SwiGLU; else None. A stage of several groups takes its words as one box and
+    ctas_per_sm, groups) for the GEMM or the fused fc1 + SwiGLU; else None. A stage of several groups takes its words as one box and
     its x as one box, so per input the kernel waits on fewer barriers and issues fewer copies,
     each behind a CTA barrier: where those refills, not the unpack, filled the issue slots
     (SASS: 268 instructions and 7 CTA barriers per 128 inputs, 202 and 3 with two groups, 180
@@ -451,21 +457,24 @@ def _grouped_tiles(rows: int, num_experts: int, n: int, k: int, swiglu: bool = F
     persistent grid (M=8 30.8 vs 36.5 us, M=32 65.3 vs 73.0, M=64 73.9 vs 79.3); W13 at EP8
     up to 24 tokens per expert (M=8 12.5 vs 13.7 us, M=16 12.9 vs 14.4, M=32 13.2 vs 18.4,
     M=48 15.2 vs 16.3; fused: M=8 15.0 vs 16.5, M=32 18.2 vs 20.6, M=48 18.3 vs 19.5); TP2 at
-    M=16 (26.1 vs 30.0) and M=64 (39.1 vs 41.6). Elsewhere it tied or lost: W2 (K=768: three
+    M=16 (26.1 vs 30.0) and M=64 (39.1 vs 41.6; fused, in a persistent grid: 42.5 vs 46.6,
+    fused_e128_sweep.txt). Elsewhere it tied or lost: W2 (K=768: three
     stages of two groups a tile), TP2 M=8 and 32, the E128 fused fc1, and tiles of 64 tokens
     (x then fills most of a stage: W13 EP8 M=64 21.1 vs 16.5 us)."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
     if swiglu:
         if rows < 32:
-            return 8, 64, 3, None, 2
-        if not (few_rows and num_experts < 64):
+            return 8, 64, 3, None, None, 2
+        if few_rows and num_experts >= 64:  # TP2
+            return (8, 64, 3, None, PERSISTENT_CTAS_PER_SM, 2) if per_expert == 4 else None
+        if not few_rows:
             return None
-        if per_expert < 8:
-            return 8, 64, 2, None, 4
+        if per_expert < 8:  # W13 at EP8
+            return 8, 64, 2, None, None, 4
         if per_expert == 8:
-            return 8, 64, 3, None, 2
-        return (32, 64, 3, None, 2) if per_expert <= 24 else None
+            return 8, 64, 3, None, None, 2
+        return (32, 64, 3, None, None, 2) if per_expert <= 24 else None
     if rows < 32:  # one to three tokens
         return (8, 64, 2, None, None, 4) if k % (4 * 128) == 0 else (8, 64, 3, None, None, 2)
     if k < 2048:

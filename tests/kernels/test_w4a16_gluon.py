@@ -281,7 +281,8 @@ def test_tail_rule():
 
 def test_groups_rule():
     # round 17: one to three tokens everywhere (four groups where K holds them); W13 at E128
-    # to 4 tokens per expert, at EP8 to 24 (fused likewise); TP2 at 1 and 3-4 per expert
+    # to 4 tokens per expert, at EP8 to 24 (fused likewise); TP2 at 1 and 3-4 per expert (the
+    # fused fc1 at 4, in a persistent grid)
     assert [gluon_groups(8, e, n, k) for e, (n, k) in [(128, W13), (16, W13), (128, W2),
                                                        (16, W2), (128, TP2)]] == [4, 4, 2, 2, 4]
     assert [gluon_groups(8 * m, 16, *W13) for m in (8, 16, 32, 48, 64)] == [2, 4, 2, 2, 1]
@@ -289,6 +290,7 @@ def test_groups_rule():
     assert [gluon_groups(8 * m, 128, *W13) for m in (8, 64, 128)] == [4, 4, 1]
     assert [gluon_groups(8 * m, 128, *TP2) for m in (8, 16, 32, 64, 128)] == [1, 4, 1, 4, 1]
     assert gluon_groups(64, 128, *W13, swiglu=True) == 1
+    assert [gluon_groups(8 * m, 128, *TP2, swiglu=True) for m in (16, 32, 64)] == [1, 1, 2]
     assert all(gluon_groups(8 * m, e, *W2) == 1 for m in (8, 64, 256) for e in (16, 128))
 
 
@@ -301,13 +303,16 @@ def test_routing_limits():
     # the fused SwiGLU epilogue: 64 gate and 64 up rows. W13 at EP8: its own tiles (smaller
     # token tiles than the GEMM's up to 80 per expert); elsewhere the GEMM's token tile, stages
     # (at least three; two for 128-token tiles) and register cap
-    assert [gluon_swiglu_tiles(8 * m, 16, *W13) for m in (8, 16, 32, 128, 136, 160, 224, 256)
+    assert [gluon_swiglu_tiles(8 * m, 16, *W13)[:4]
+            for m in (8, 16, 32, 128, 136, 160, 224, 256)
             ] == [(8, 64, 2, None), (8, 64, 3, None), (32, 64, 3, None), (32, 64, 3, 160),
                   (32, 64, 3, 128), (128, 64, 2, None), (64, 64, 3, None), (64, 64, 3, None)]
-    assert gluon_swiglu_tiles(64, 128, *W13) == (16, 64, 3, 96)  # E128 M=8
-    assert gluon_swiglu_tiles(2048, 128, *W13) == (32, 64, 3, 128)  # E128 M=256
-    assert gluon_swiglu_tiles(64, 128, *TP2) == (8, 64, 3, None)  # TP2 M=8
-    assert gluon_swiglu_tiles(512, 128, *TP2) == (8, 64, 2, 96)  # TP2 M=64
+    assert gluon_swiglu_tiles(64, 128, *W13) == (16, 64, 3, 96, None)  # E128 M=8
+    assert gluon_swiglu_tiles(2048, 128, *W13) == (32, 64, 3, 128, None)  # E128 M=256
+    assert gluon_swiglu_tiles(64, 128, *TP2) == (8, 64, 3, None, None)  # TP2 M=8
+    assert gluon_swiglu_tiles(256, 128, *TP2) == (8, 64, 2, 96, None)  # TP2 M=32
+    # round 17: TP2 M=64 in a persistent grid, two groups a stage
+    assert gluon_swiglu_tiles(512, 128, *TP2) == (8, 64, 3, None, 3)
     # eager calls pay more host time for it: only where the kernel saves more
     assert gluon_tiles(512, 16, 1536, 2048, capturing=False) is None
     assert gluon_tiles(8192, 128, 1536, 2048, capturing=False) == (64, 128, 3, None, None)

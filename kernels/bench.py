@@ -38,7 +38,13 @@ GROUPED_SHAPES = [("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768),
                   ("W13 EP8", 16, 1536, 2048), ("W2 EP8", 16, 2048, 768),
                   ("W13 TP2", 128, 768, 2048)]
 TOKENS = [1, 8, 64, 256, 1024, 4096, 16384]
-DECODE_SHAPES = GROUPED_SHAPES  # E128, EP8 and TP2
+#: EP8 beside TP attention: every rank holds the batch's M tokens, routed top-8 over all 128
+#: experts, and multiplies the rows of its 16 (M / 16 per expert). The plain EP8 rows are DP
+#: attention's: a rank receives 8M rows, M / 2 per expert (see bench_fp8_dispatch).
+EP8_TP_ATTENTION = [("W13 EP8, TP attention", 16, 1536, 2048),
+                    ("W2 EP8, TP attention", 16, 2048, 768)]
+ROUTED_EXPERTS = dict.fromkeys((label for label, *_ in EP8_TP_ATTENTION), 128)
+DECODE_SHAPES = GROUPED_SHAPES + EP8_TP_ATTENTION
 DECODE_TOKENS = [1, 8, 64, 128, DECODE_MAX_TOKENS]
 TOP_K = 8
 #: the decode table's uneven routing (bench_setup.route): the busiest expert takes about 4x
@@ -121,9 +127,10 @@ def _w4a16_weights(scheme, e, n, k):
     return qws, bf16_t
 
 
-def _batch(m, e, k, skew=0.0, seed=0):
-    """counts, rows, experts touched, x, offsets of M tokens routed top-8 over E experts."""
-    counts = route(m, e, TOP_K, seed=seed, skew=skew)
+def _batch(m, e, k, skew=0.0, seed=0, routed=None):
+    """counts, rows, experts touched, x, offsets of M tokens routed top-8 over E experts (or
+    over `routed` experts, of which these are the first E)."""
+    counts = route(m, routed or e, TOP_K, seed=seed, skew=skew, local=e if routed else None)
     x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
     return (counts, int(counts.sum()), int((counts > 0).sum()), x,
             torch.cumsum(counts, 0, dtype=torch.int32))
@@ -206,7 +213,7 @@ def bench_w4a16_decode(peak, check, compare, skew=0.0):
                   f"{STEP_CALLS} calls)", header)
     for label, e, n, k in DECODE_SHAPES:
         qws, bf16_t = _w4a16_weights(scheme, e, n, k)
-        for m in DECODE_TOKENS:
+        for m in DECODE_TOKENS[label in ROUTED_EXPERTS:]:  # M=1 there: mostly no local rows
             runs = [_decode_run(scheme, label, (e, n, k), m, skew, seed, qws, bf16_t, kernels,
                                 check, peak) for seed in range(DECODE_SEEDS)]
             touched = [r["touched"] for r in runs]
@@ -236,7 +243,7 @@ def _decode_run(scheme, label, shape, m, skew, seed, qws, bf16_t, kernels, check
     """One routing of a decode row: times (graphs of STEP_CALLS calls, and of one call) and
     % of copy bandwidth, each kernel checked against the reference first."""
     e, n, k = shape
-    counts, rows, touched, x, offs = _batch(m, e, k, skew, seed)
+    counts, rows, touched, x, offs = _batch(m, e, k, skew, seed, ROUTED_EXPERTS.get(label))
     bf16_calls = [lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in bf16_t]
     floor = _stream_floor_us(touched, n, k)
     run = {"touched": touched, "busiest": int(counts.max()), "rows": rows,

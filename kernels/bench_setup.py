@@ -18,17 +18,19 @@ ROTATE_BYTES = 2.4 * L2_BYTES
 
 
 def route(tokens: int, experts: int, top_k: int, seed: int = 0, skew: float = 0.0,
-          device: str = "cuda") -> torch.Tensor:
+          device: str = "cuda", local: int | None = None) -> torch.Tensor:
     """Counts per expert of top-k routing (each token picks k distinct experts). skew = 0:
     uniform. skew > 0: expert e is drawn in proportion to exp(skew * z_e), z_e ~ N(0, 1) fixed
     per seed (Gumbel top-k, i.e. sampling without replacement), as a trained router's uneven
-    load; 0.5 puts about 4x the mean on the busiest expert of 128 from 256 tokens on."""
+    load; 0.5 puts about 4x the mean on the busiest expert of 128 from 256 tokens on.
+    local: keep only the counts of the first `local` experts, one rank's share under expert
+    parallelism when every rank sees all the tokens."""
     g = torch.Generator(device=device).manual_seed(seed)
     u = torch.rand(tokens, experts, generator=g, device=device)
     popularity = skew * torch.randn(experts, generator=g, device=device)
     scores = popularity - torch.log(-torch.log(u))  # monotonic in u: skew 0 is rand().topk
     chosen = scores.topk(min(top_k, experts), dim=1).indices.flatten()
-    return torch.bincount(chosen, minlength=experts).to(torch.int32)
+    return torch.bincount(chosen, minlength=experts)[:local].to(torch.int32)
 
 
 def copies_for(nbytes: int) -> int:

@@ -22,3 +22,10 @@ def test_skew_loads_the_busiest_expert():
     uniform = [int(route(256, 128, 8, seed=s, device="cpu").max()) for s in range(4)]
     skewed = [int(route(256, 128, 8, seed=s, skew=0.5, device="cpu").max()) for s in range(4)]
     assert max(uniform) <= 2 * mean and min(skewed) > 2.5 * mean
+
+
+def test_a_ranks_share_is_the_first_experts_of_the_global_routing():
+    # EP8 beside TP attention: 256 tokens over 128 experts, the rank's 16 see about M / 16 rows
+    share = route(256, 128, 8, seed=1, device="cpu", local=16)
+    assert torch.equal(share, route(256, 128, 8, seed=1, device="cpu")[:16])
+    assert share.shape == (16,) and 8 <= float(share.float().mean()) <= 24

@@ -42,7 +42,7 @@ from .checks import check_activation, check_tokens_per_expert, counts_on, scale_
 from .expert_tiles import program_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
-from .w4a16_gluon import applies as gluon_applies, w4a16_grouped_gluon
+from .w4a16_gluon import GROUP as GLUON_GROUP, applies as gluon_applies, w4a16_grouped_gluon
 from .w4a16_lanes import has_lane_codes, lane_codes
 from .w4a16_operand import w4a16_operand
 
@@ -362,18 +362,17 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
 
 def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
     """(block_m, block_n, stages, maxnreg, ctas_per_sm) of the fused fc1 + SwiGLU in Gluon, n
-    the gate + up rows; a persistent grid only where _grouped_tiles gives one. Each program holds 64 gate and 64 up rows. W13 at EP8 takes its own tiles: smaller
-    token tiles than the GEMM's up to 80 tokens per expert, since it doubles the GEMM's
-    registers (H100, round 12, fused_tiles_ab.txt: M=16 16.6 vs 21.2 us with the GEMM's, M=32
-    21.1 vs 24.9, M=128 32.9 vs 43.7 with a 128-register cap). TP2 from 2 to 4 tokens per
-    expert takes 96 registers and two stages (tuner_leads_ab.txt: M=32 41.3 vs 50.5 us, M=64
-    44.8 vs 51.3; 0.84-0.87x at M=8 and 16). Elsewhere the GEMM's token tile, stages (at least
-    three; two for 128-token tiles, which fit no more) and register cap (round 11: E128
-    M=1024 200.2 vs 206.0 us). Round 8 measured it against the Gluon GEMM then torch's
-    activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5 vs 262.6 us. Where stages of
-    several scale groups won, their own tiles (_grouped_tiles, round 17)."""
-    per_expert = rows // max(1, num_experts)
-    few_rows = _few_rows(num_experts, n, k)
+    the gate + up rows; a persistent grid only where _grouped_tiles gives one. Each program
+    holds 64 gate and 64 up rows. W13 at EP8 takes its own tiles: smaller token tiles than the
+    GEMM's up to 80 tokens per expert, since it doubles the GEMM's registers (H100, round 12,
+    fused_tiles_ab.txt: M=16 16.6 vs 21.2 us with the GEMM's, M=32 21.1 vs 24.9, M=128 32.9 vs
+    43.7 with a 128-register cap). TP2 from 2 to 4 tokens per expert takes 96 registers and two
+    stages (tuner_leads_ab.txt: M=32 41.3 vs 50.5 us, M=64 44.8 vs 51.3; 0.84-0.87x at M=8 and
+    16). Elsewhere the GEMM's token tile, stages (at least three; two for 128-token tiles, which
+    fit no more) and register cap (round 11: E128 M=1024 200.2 vs 206.0 us). Round 8 measured it
+    against the Gluon GEMM then torch's activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5
+    vs 262.6 us. Where stages of several scale groups won, their own tiles (_grouped_tiles,
+    round 17)."""
     grouped = _grouped_tiles(rows, num_experts, n, k, swiglu=True)
     if grouped:
         return grouped[:5]
@@ -445,27 +444,43 @@ def gluon_groups(rows: int, num_experts: int, n: int, k: int, swiglu: bool = Fal
 
 
 def _grouped_tiles(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False):
-    """Where stages of 2 or 4 scale groups won: (block_m, block_n, stages, maxnreg,
-    ctas_per_sm, groups) for the GEMM or the fused fc1 + SwiGLU; else None. A stage of several groups takes its words as one box and
-    its x as one box, so per input the kernel waits on fewer barriers and issues fewer copies,
-    each behind a CTA barrier: where those refills, not the unpack, filled the issue slots
-    (SASS: 268 instructions and 7 CTA barriers per 128 inputs, 202 and 3 with two groups, 180
-    and 1.75 with four). H100, round 17 (groups_sweep*.txt; 3 uniform and 2 skewed routings,
-    graphs of 10 calls, the same bits): one to three tokens per call, every shape (W13 E128
-    M=1 8.0 vs 9.4 us, EP8 9.7 vs 10.8, TP2 6.3 vs 7.5; W2 E128 4.7 vs 5.0 with two groups,
-    K=768 holding no stage of four); W13 at E128 from 4 to 64 tokens, 8-token tiles in a
-    persistent grid (M=8 30.8 vs 36.5 us, M=32 65.3 vs 73.0, M=64 73.9 vs 79.3); W13 at EP8
-    up to 24 tokens per expert (M=8 12.5 vs 13.7 us, M=16 12.9 vs 14.4, M=32 13.2 vs 18.4,
-    M=48 15.2 vs 16.3; fused: M=8 15.0 vs 16.5, M=32 18.2 vs 20.6, M=48 18.3 vs 19.5); TP2 at
-    M=16 (26.1 vs 30.0) and M=64 (39.1 vs 41.6; fused, in a persistent grid: 42.5 vs 46.6,
-    fused_e128_sweep.txt). Elsewhere it tied or lost: W2 (K=768: three
-    stages of two groups a tile), TP2 M=8 and 32, the E128 fused fc1, and tiles of 64 tokens
-    (x then fills most of a stage: W13 EP8 M=64 21.1 vs 16.5 us)."""
+    """_grouped_rule's tiles where K holds whole stages of their groups, else None."""
+    tiles = _grouped_rule(rows, num_experts, n, k, swiglu)
+    return tiles if tiles and k % (GLUON_GROUP * tiles[-1]) == 0 else None
+
+
+def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
+    """Where stages of 2 or 4 scale groups won: (block_m, block_n, stages, maxnreg, ctas_per_sm,
+    groups) for the GEMM or the fused fc1 + SwiGLU; else None. A stage of several groups takes
+    its words as one box and its x as one box, so per input the kernel waits on fewer barriers
+    and issues fewer copies, each behind a CTA barrier: where those refills, not the unpack,
+    filled the issue slots (SASS: 268 instructions and 7 CTA barriers per 128 inputs, 202 and 3
+    with two groups, 180 and 1.75 with four). H100, round 17 (groups_sweep*.txt; 3 uniform and 2
+    skewed routings, graphs of 10 calls, the same bits): one to three tokens per call, every
+    shape (W13 E128 M=1 8.0 vs 9.4 us, EP8 9.7 vs 10.8, TP2 6.3 vs 7.5; W2 E128 4.7 vs 5.0 with
+    two groups, K=768 holding no stage of four); W13 at E128 from 4 to 64 tokens, 8-token tiles
+    in a persistent grid (M=8 30.8 vs 36.5 us, M=32 65.3 vs 73.0, M=64 73.9 vs 79.3); W13 at EP8
+    up to 24 tokens per expert (M=8 12.5 vs 13.7 us, M=16 12.9 vs 14.4, M=32 13.2 vs 18.4, M=48
+    15.2 vs 16.3; fused: M=8 15.0 vs 16.5, M=32 18.2 vs 20.6, M=48 18.3 vs 19.5); TP2 at M=16
+    (26.1 vs 30.0) and M=64 (39.1 vs 41.6; fused, in a persistent grid: 42.5 vs 46.6,
+    fused_e128_sweep.txt). Elsewhere it tied or lost: W2 (K=768: three stages of two groups a
+    tile), TP2 M=8 and 32, the E128 fused fc1, and tiles of 64 tokens (x then fills most of a
+    stage: W13 EP8 M=64 21.1 vs 16.5 us).
+    Round 18 (tp2_groups_sweep*.txt, bounds_sweep.txt, fused_groups_sweep.txt): 16-token tiles
+    with four groups, two stages, in a persistent grid, at E128 and TP2 from 5 tokens per expert
+    (TP2 to 15: M=80 39.9 vs 47.4 us, M=128 40.7-42.9 vs 48.3-48.6, M=224 47.1 vs 56.4; E128 to
+    10: M=128 78.5-80.7 vs 82.4-84.1, skewed 80.8-82.8 vs 89.1-90.3); the fused fc1 there with 2
+    programs an SM (TP2 to 10: M=128 44.4 vs 53.1 us; E128 to 12: M=128 82.4 vs 86.8); TP2 at 16
+    tokens per expert, 32-token tiles (M=256 50.1-50.6 vs 52.6-54.3 us, skewed 54.0 vs
+    56.5-57.0). Past those bounds the skewed routings lost (E128 M=192 96.5 vs 95.8 us, the TP2
+    fused fc1 at 12 per expert 52.6 vs 51.7)."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
     if swiglu:
         if rows < 32:
             return 8, 64, 3, None, None, 2
+        if num_experts >= 64 and k >= 2048 and 5 <= per_expert <= (10 if few_rows else 12):
+            return 16, 64, 2, None, 2, 4  # W13 at E128 and TP2 (round 18)
         if few_rows and num_experts >= 64:  # TP2
             return (8, 64, 3, None, PERSISTENT_CTAS_PER_SM, 2) if per_expert == 4 else None
         if not few_rows:
@@ -476,14 +491,19 @@ def _grouped_tiles(rows: int, num_experts: int, n: int, k: int, swiglu: bool = F
             return 8, 64, 3, None, None, 2
         return (32, 64, 3, None, None, 2) if per_expert <= 24 else None
     if rows < 32:  # one to three tokens
-        return (8, 64, 2, None, None, 4) if k % (4 * 128) == 0 else (8, 64, 3, None, None, 2)
+        four = k % (4 * GLUON_GROUP) == 0
+        return (8, 64, 2, None, None, 4) if four else (8, 64, 3, None, None, 2)
     if k < 2048:
         return None
+    if num_experts >= 64 and 5 <= per_expert <= (15 if few_rows else 10):
+        return 16, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4  # W13 at E128 and TP2 (round 18)
     if not few_rows:  # W13 at E128
         return (8, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4) if per_expert <= 4 else None
     if num_experts >= 64:  # TP2
         if per_expert == 1:
             return 8, 64, 2, None, 5, 4
+        if per_expert == 16:
+            return 32, 64, 2, None, 2, 4
         return (8, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4) if 3 <= per_expert <= 4 else None
     if per_expert <= 4:  # W13 at EP8
         return 8, 64, 3, None, PERSISTENT_CTAS_PER_SM, 2

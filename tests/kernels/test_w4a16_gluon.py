@@ -231,7 +231,9 @@ ROUTES = [
     ("W13 E128", 128, W13, 8, (8, 64, 2, None, 3)),
     ("W13 E128", 128, W13, 16, (8, 64, 2, None, 3)),
     ("W13 E128", 128, W13, 64, (8, 64, 2, None, 3)),
-    ("W13 E128", 128, W13, 128, (16, 128, 3, 128, None)),
+    ("W13 E128", 128, W13, 80, (16, 64, 2, None, 3)),  # round 18: 16-token tiles, 5 to 10
+    ("W13 E128", 128, W13, 160, (16, 64, 2, None, 3)),
+    ("W13 E128", 128, W13, 192, (16, 128, 3, 128, None)),
     ("W13 E128", 128, W13, 256, (32, 128, 3, 128, None)),
     ("W13 E128", 128, W13, 1024, (64, 128, 3, None, None)),
     # W2 at E128: persistent grids of 3 CTAs per SM from 4 tokens to 32 per expert
@@ -248,8 +250,9 @@ ROUTES = [
     ("W13 TP2", 128, TP2, 16, (8, 64, 2, None, 5)),
     ("W13 TP2", 128, TP2, 32, (8, 128, 3, None, 3)),
     ("W13 TP2", 128, TP2, 64, (8, 64, 2, None, 3)),
-    ("W13 TP2", 128, TP2, 128, (16, 64, 3, None, None)),
-    ("W13 TP2", 128, TP2, 256, (32, 64, 3, None, None)),
+    ("W13 TP2", 128, TP2, 80, (16, 64, 2, None, 3)),  # round 18: 16-token tiles, 5 to 15
+    ("W13 TP2", 128, TP2, 240, (16, 64, 2, None, 3)),
+    ("W13 TP2", 128, TP2, 256, (32, 64, 2, None, 2)),
     # 512 tokens per expert: dequantize + _grouped_mm
     ("W13 EP8", 16, W13, 1024, None),
 ]
@@ -282,15 +285,22 @@ def test_tail_rule():
 def test_groups_rule():
     # round 17: one to three tokens everywhere (four groups where K holds them); W13 at E128
     # to 4 tokens per expert, at EP8 to 24 (fused likewise); TP2 at 1 and 3-4 per expert (the
-    # fused fc1 at 4, in a persistent grid)
+    # fused fc1 at 4, in a persistent grid). Round 18: E128 5-10 and TP2 5-16 per expert
     assert [gluon_groups(8, e, n, k) for e, (n, k) in [(128, W13), (16, W13), (128, W2),
                                                        (16, W2), (128, TP2)]] == [4, 4, 2, 2, 4]
     assert [gluon_groups(8 * m, 16, *W13) for m in (8, 16, 32, 48, 64)] == [2, 4, 2, 2, 1]
     assert [gluon_groups(8 * m, 16, *W13, swiglu=True) for m in (8, 16, 48, 64)] == [4, 2, 2, 1]
-    assert [gluon_groups(8 * m, 128, *W13) for m in (8, 64, 128)] == [4, 4, 1]
-    assert [gluon_groups(8 * m, 128, *TP2) for m in (8, 16, 32, 64, 128)] == [1, 4, 1, 4, 1]
+    assert [gluon_groups(8 * m, 128, *W13) for m in (8, 64, 128, 192, 256)] == [4, 4, 4, 1, 1]
+    assert [gluon_groups(8 * m, 128, *TP2) for m in (8, 16, 32, 64, 128, 256)] == [
+        1, 4, 1, 4, 4, 4]
     assert gluon_groups(64, 128, *W13, swiglu=True) == 1
-    assert [gluon_groups(8 * m, 128, *TP2, swiglu=True) for m in (16, 32, 64)] == [1, 1, 2]
+    assert [gluon_groups(8 * m, 128, *TP2, swiglu=True) for m in (16, 32, 64, 128, 192)] == [
+        1, 1, 2, 4, 1]
+    # round 18: the fused fc1 at E128 and TP2 from 5 tokens per expert, 2 programs an SM
+    assert gluon_swiglu_tiles(8 * 192, 128, *W13) == (16, 64, 2, None, 2)
+    assert gluon_swiglu_tiles(8 * 224, 128, *W13) == (16, 64, 3, 128, None)
+    # groups only where K holds whole stages of them
+    assert gluon_groups(8 * 128, 128, 768, 2176) == 1 and gluon_groups(8, 128, 768, 896) == 1
     assert all(gluon_groups(8 * m, e, *W2) == 1 for m in (8, 64, 256) for e in (16, 128))
 
 

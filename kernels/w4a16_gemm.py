@@ -466,14 +466,15 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
     fused_e128_sweep.txt). Elsewhere it tied or lost: W2 (K=768: three stages of two groups a
     tile), TP2 M=8 and 32, the E128 fused fc1, and tiles of 64 tokens (x then fills most of a
     stage: W13 EP8 M=64 21.1 vs 16.5 us).
-    Round 18 (tp2_groups_sweep*.txt, bounds_sweep.txt, fused_groups_sweep.txt): 16-token tiles
-    with four groups, two stages, in a persistent grid, at E128 and TP2 from 5 tokens per expert
-    (TP2 to 15: M=80 39.9 vs 47.4 us, M=128 40.7-42.9 vs 48.3-48.6, M=224 47.1 vs 56.4; E128 to
-    10: M=128 78.5-80.7 vs 82.4-84.1, skewed 80.8-82.8 vs 89.1-90.3); the fused fc1 there with 2
-    programs an SM (TP2 to 10: M=128 44.4 vs 53.1 us; E128 to 12: M=128 82.4 vs 86.8); TP2 at 16
-    tokens per expert, 32-token tiles (M=256 50.1-50.6 vs 52.6-54.3 us, skewed 54.0 vs
-    56.5-57.0). Past those bounds the skewed routings lost (E128 M=192 96.5 vs 95.8 us, the TP2
-    fused fc1 at 12 per expert 52.6 vs 51.7)."""
+    Round 18 (results/tp2_e128_groups_h100_2026-11-23): W13 at E128 and TP2 from 5 tokens per
+    expert, 16-token tiles with four groups in two stages, in a persistent grid (TP2 to 12: M=80
+    39.9 vs 47.4 us, M=128 40.7-42.9 vs 48.3-48.6, M=192 44.3 vs 51.7; E128 to 11: M=128
+    78.5-80.7 vs 82.4-84.1, skewed 80.8-82.8 vs 89.1-90.3), then 32 x 128 tiles with two
+    groups in two stages (TP2 to 18: M=256 46.6-47.3 vs 51.5-54.3; E128 to 20: M=224 90.5 vs
+    97.8, skewed 94.2 vs 102.9); the fused fc1 at 5 tokens per expert and up, 16-token tiles
+    with four groups, 2 programs an SM (TP2 to 10: M=128 44.4 vs 53.1 us; E128 to 12: M=128
+    82.4 vs 86.8). Past those bounds a routing lost (the TP2 fused fc1 at 12 per expert 52.6
+    vs 51.7 us skewed; E128 fused at 14 1.02x, at 16 0.92x)."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
     if swiglu:
@@ -495,15 +496,16 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
         return (8, 64, 2, None, None, 4) if four else (8, 64, 3, None, None, 2)
     if k < 2048:
         return None
-    if num_experts >= 64 and 5 <= per_expert <= (15 if few_rows else 10):
-        return 16, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4  # W13 at E128 and TP2 (round 18)
+    if num_experts >= 64 and 5 <= per_expert <= 20:  # W13 at E128 and TP2 (round 18)
+        if per_expert <= (12 if few_rows else 11):
+            return 16, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4
+        if per_expert <= 18 or not few_rows:
+            return 32, 128, 2, None, None, 2
     if not few_rows:  # W13 at E128
         return (8, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4) if per_expert <= 4 else None
     if num_experts >= 64:  # TP2
         if per_expert == 1:
             return 8, 64, 2, None, 5, 4
-        if per_expert == 16:
-            return 32, 64, 2, None, 2, 4
         return (8, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4) if 3 <= per_expert <= 4 else None
     if per_expert <= 4:  # W13 at EP8
         return 8, 64, 3, None, PERSISTENT_CTAS_PER_SM, 2

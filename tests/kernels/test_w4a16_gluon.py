@@ -231,10 +231,12 @@ ROUTES = [
     ("W13 E128", 128, W13, 8, (8, 64, 2, None, 3)),
     ("W13 E128", 128, W13, 16, (8, 64, 2, None, 3)),
     ("W13 E128", 128, W13, 64, (8, 64, 2, None, 3)),
-    ("W13 E128", 128, W13, 80, (16, 64, 2, None, 3)),  # round 18: 16-token tiles, 5 to 10
-    ("W13 E128", 128, W13, 160, (16, 64, 2, None, 3)),
-    ("W13 E128", 128, W13, 192, (16, 128, 3, 128, None)),
-    ("W13 E128", 128, W13, 256, (32, 128, 3, 128, None)),
+    # round 18: 16-token tiles with four groups from 5 tokens per expert, 32 x 128 from 12
+    ("W13 E128", 128, W13, 80, (16, 64, 2, None, 3)),
+    ("W13 E128", 128, W13, 176, (16, 64, 2, None, 3)),
+    ("W13 E128", 128, W13, 192, (32, 128, 2, None, None)),
+    ("W13 E128", 128, W13, 320, (32, 128, 2, None, None)),
+    ("W13 E128", 128, W13, 336, (32, 128, 3, 128, None)),
     ("W13 E128", 128, W13, 1024, (64, 128, 3, None, None)),
     # W2 at E128: persistent grids of 3 CTAs per SM from 4 tokens to 32 per expert
     ("W2 E128", 128, W2, 1, (8, 64, 3, None, None)),
@@ -250,9 +252,12 @@ ROUTES = [
     ("W13 TP2", 128, TP2, 16, (8, 64, 2, None, 5)),
     ("W13 TP2", 128, TP2, 32, (8, 128, 3, None, 3)),
     ("W13 TP2", 128, TP2, 64, (8, 64, 2, None, 3)),
-    ("W13 TP2", 128, TP2, 80, (16, 64, 2, None, 3)),  # round 18: 16-token tiles, 5 to 15
-    ("W13 TP2", 128, TP2, 240, (16, 64, 2, None, 3)),
-    ("W13 TP2", 128, TP2, 256, (32, 64, 2, None, 2)),
+    # round 18: 16-token tiles with four groups from 5 tokens per expert, 32 x 128 from 13
+    ("W13 TP2", 128, TP2, 80, (16, 64, 2, None, 3)),
+    ("W13 TP2", 128, TP2, 192, (16, 64, 2, None, 3)),
+    ("W13 TP2", 128, TP2, 208, (32, 128, 2, None, None)),
+    ("W13 TP2", 128, TP2, 288, (32, 128, 2, None, None)),
+    ("W13 TP2", 128, TP2, 304, (32, 64, 3, None, None)),
     # 512 tokens per expert: dequantize + _grouped_mm
     ("W13 EP8", 16, W13, 1024, None),
 ]
@@ -285,14 +290,15 @@ def test_tail_rule():
 def test_groups_rule():
     # round 17: one to three tokens everywhere (four groups where K holds them); W13 at E128
     # to 4 tokens per expert, at EP8 to 24 (fused likewise); TP2 at 1 and 3-4 per expert (the
-    # fused fc1 at 4, in a persistent grid). Round 18: E128 5-10 and TP2 5-16 per expert
+    # fused fc1 at 4, in a persistent grid). Round 18: E128 5-20 and TP2 5-18 per expert
     assert [gluon_groups(8, e, n, k) for e, (n, k) in [(128, W13), (16, W13), (128, W2),
                                                        (16, W2), (128, TP2)]] == [4, 4, 2, 2, 4]
     assert [gluon_groups(8 * m, 16, *W13) for m in (8, 16, 32, 48, 64)] == [2, 4, 2, 2, 1]
     assert [gluon_groups(8 * m, 16, *W13, swiglu=True) for m in (8, 16, 48, 64)] == [4, 2, 2, 1]
-    assert [gluon_groups(8 * m, 128, *W13) for m in (8, 64, 128, 192, 256)] == [4, 4, 4, 1, 1]
+    assert [gluon_groups(8 * m, 128, *W13) for m in (8, 64, 128, 192, 256, 336)] == [
+        4, 4, 4, 2, 2, 1]
     assert [gluon_groups(8 * m, 128, *TP2) for m in (8, 16, 32, 64, 128, 256)] == [
-        1, 4, 1, 4, 4, 4]
+        1, 4, 1, 4, 4, 2]
     assert gluon_groups(64, 128, *W13, swiglu=True) == 1
     assert [gluon_groups(8 * m, 128, *TP2, swiglu=True) for m in (16, 32, 64, 128, 192)] == [
         1, 1, 2, 4, 1]

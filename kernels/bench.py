@@ -2,7 +2,8 @@
 against torch bf16 in the same run, print the tables and write docs/benchmarks.md.
 
 Shapes are Qwen3-30B-A3B's expert GEMMs (E=128 gate+up N=1536 K=2048, down N=2048 K=768),
-EP8 (16 local experts) and TP2 (N halved), uniform top-8 routing of M tokens.
+EP8 (16 local experts) and TP2 (N halved), uniform top-8 routing of M tokens; the decode tables
+also time EP8 beside TP attention (EP8_TP_ATTENTION).
 """
 import argparse
 import dataclasses

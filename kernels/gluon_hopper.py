@@ -36,6 +36,15 @@ def wait_for_previous_grid():
 
 
 @gluon.jit
+def allow_next_grid():
+    """griddepcontrol.launch_dependents: the next kernel of the stream, launched with PDL, may
+    start once every CTA of this grid has said so or exited. Said once a CTA has issued its
+    last load, the next kernel's CTAs come in over this one's drain."""
+    gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // $0", "=r", [],
+                              dtype=gl.int32, is_pure=False, pack=1)
+
+
+@gluon.jit
 def warp_uniform(flag):
     """flag (a scalar the same in every thread) as a value ptxas knows to be warp-uniform
     (vote.all): a branch on it keeps the uniform datapath for the loop counters and TMA

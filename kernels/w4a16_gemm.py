@@ -335,9 +335,9 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
     if per_expert < 64:
         if few_rows:  # W13 EP8 M=32 16.5 us, M=64 17.2
             return 64 if num_experts < 64 else 32, 64, 3, None
-        if per_expert < 32:
+        if per_expert < 32 and num_experts >= 64:
             return 32, 128, 3, cap
-        return 64, 128, 3, None
+        return 64, 128, 3, None  # W2 at EP8 from 17 per expert: 64-token tiles (round 19)
     if num_experts >= 64:
         return 64, 128, 3, None
     # EP8 from 64 tokens per expert (round 13, ep8_*.txt): one 128-token tile per expert, in
@@ -474,7 +474,13 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
     97.8, skewed 94.2 vs 102.9); the fused fc1 at 5 tokens per expert and up, 16-token tiles
     with four groups, 2 programs an SM (TP2 to 10: M=128 44.4 vs 53.1 us; E128 to 12: M=128
     82.4 vs 86.8). Past those bounds a routing lost (the TP2 fused fc1 at 12 per expert 52.6
-    vs 51.7 us skewed; E128 fused at 14 1.02x, at 16 0.92x)."""
+    vs 51.7 us skewed; E128 fused at 14 1.02x, at 16 0.92x).
+    Round 19 (results/ep8_release_h100_2026-11-23, with gluon_release): W2 at EP8 up to 16
+    tokens per expert, two groups a stage in a ring of three, which holds the whole K=768
+    (M=16 8.4 vs 9.0 us, M=24 8.7 vs 10.5, beside TP attention M=256 8.6 vs 10.4; 32-token
+    tiles from 9 per expert, where 16-token ones lost under skew: 11.4 us); W13 at EP8 up to
+    4 tokens per expert now takes the 16-token tiles of four groups, one a program, as to 8
+    (M=8 12.4 vs 12.5 us; beside TP attention M=64 12.5 vs 12.5, skewed 12.1 vs 14.3)."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
     if swiglu:
@@ -494,7 +500,9 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
     if rows < 32:  # one to three tokens
         four = k % (4 * GLUON_GROUP) == 0
         return (8, 64, 2, None, None, 4) if four else (8, 64, 3, None, None, 2)
-    if k < 2048:
+    if k < 2048:  # W2 at EP8 up to 16 tokens per expert: the whole K in a ring of three
+        if num_experts < 64 and per_expert <= 16:
+            return 16 if per_expert <= 8 else 32, 128, 3, None, None, 2
         return None
     if num_experts >= 64 and 5 <= per_expert <= 20:  # W13 at E128 and TP2 (round 18)
         if per_expert <= (12 if few_rows else 11):
@@ -507,13 +515,30 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
         if per_expert == 1:
             return 8, 64, 2, None, 5, 4
         return (8, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4) if 3 <= per_expert <= 4 else None
-    if per_expert <= 4:  # W13 at EP8
-        return 8, 64, 3, None, PERSISTENT_CTAS_PER_SM, 2
-    if per_expert <= 8:
+    if per_expert <= 8:  # W13 at EP8
         return 16, 64, 2, None, None, 4
     if per_expert <= 24:
         return 32, 64, 3 if per_expert <= 16 else 2, None, None, 2
     return None
+
+
+#: rows per expert up to which EP8's one-tile-a-program grids release the next kernel early
+RELEASE_ROWS_PER_EXPERT = 64
+
+
+def gluon_release(rows: int, num_experts: int, ctas_per_sm: int = None) -> bool:
+    """Whether the Gluon kernel lets the next kernel (launched with PDL) in once each program
+    has issued its last load, so the next one's CTAs come in over this one's drain rather than
+    after it. H100, round 19 (release_sweep*.txt: 3 uniform and 2 skewed routings, graphs of
+    10 calls): at EP8 from 32 rows up to 64 per expert, one tile a program, 1.01-1.08x with
+    the tiles _grouped_rule gives there (W13 EP8 beside TP attention M=128 12.5 vs 13.0 us,
+    M=256 12.7 vs 13.0; W2 EP8 M=64 10.0 vs 10.3). It lost 7-9% with tiles of which four to six
+    fit an SM (W2 EP8 M=16 with one group a stage 9.9 vs 9.0 us; W13 EP8 M=8 with 8-token tiles
+    13.6 vs 12.5), which those rows no longer take, and 4-10% in persistent grids (W13 E128
+    M=64 76.3 vs 73.4, W2 E128 M=128 47.3 vs 42.9); at E128, TP2 and from 64 rows per expert it
+    tied."""
+    return (num_experts < 64 and not ctas_per_sm and rows >= 32
+            and rows <= RELEASE_ROWS_PER_EXPERT * num_experts)
 
 
 #: rows (tokens x top-k) up to which the Gluon kernel is launched with PDL: decode batches
@@ -569,7 +594,8 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
         shape = (x.shape[0], num_experts, qweight.out_features, x.shape[1])
         return w4a16_grouped_gluon(x, qweight, counts, *tiles, x_async=gluon_x_async(*shape),
                                    pdl=gluon_pdl(x.shape[0]), tail=gluon_tail(*shape),
-                                   groups=gluon_groups(*shape))
+                                   groups=gluon_groups(*shape),
+                                   release=gluon_release(x.shape[0], num_experts, tiles[4]))
     return _launch(x, qweight, counts, num_experts, False, config)
 
 
@@ -596,12 +622,13 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     tiles = _gluon_route(x, qweight, config)
     if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
         shape = (x.shape[0], num_experts, qweight.out_features, x.shape[1])
-        return w4a16_grouped_gluon(x, qweight, counts, *gluon_swiglu_tiles(*shape),
-                                   swiglu=True, probs=probs,
+        tiles = gluon_swiglu_tiles(*shape)
+        return w4a16_grouped_gluon(x, qweight, counts, *tiles, swiglu=True, probs=probs,
                                    x_async=gluon_x_async(*shape, swiglu=True),
                                    pdl=gluon_pdl(x.shape[0]),
                                    tail=gluon_tail(*shape, swiglu=True),
-                                   groups=gluon_groups(*shape, swiglu=True))
+                                   groups=gluon_groups(*shape, swiglu=True),
+                                   release=gluon_release(x.shape[0], num_experts, tiles[4]))
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 

@@ -27,7 +27,9 @@ previous block's stage is refilled. For MoE fc1 the SwiGLU and router prob can r
 epilogue, as in w4a16_gemm: a program then unpacks and issues the gate and the up rows of its
 columns together.
 Decode calls are launched with programmatic dependent launch: the launch overlaps the previous
-kernel's drain, and the CTAs wait for that kernel before their first read (round 15).
+kernel's drain, and the CTAs wait for that kernel before their first read (round 15). At EP8
+a program also lets the next kernel in once it has issued its last load, so that kernel's CTAs
+come in over this one's drain (w4a16_gemm.gluon_release, round 19).
 Near 64 rows per expert (W13 at EP8) an expert's last row tile may take a tail of up to 16
 rows past the token tile, multiplied by a narrow wgmma on the same unpacked A registers: an
 expert a few rows over the tile no longer costs a second tile that unpacks its weights again
@@ -58,8 +60,8 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from .checks import scale_words_fit
 from .expert_tiles import tile_bound
-from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, is_hopper, row_tile_count, \
-    sm_count, tile_of, tma_load, wait_for_previous_grid, warp_uniform
+from .gluon_hopper import allow_next_grid, cp_async_load, cta_barrier, expert_tables, is_hopper, \
+    row_tile_count, sm_count, tile_of, tma_load, wait_for_previous_grid, warp_uniform
 from .w4a16_lanes import lane_codes
 from . import numerics
 
@@ -236,7 +238,7 @@ def _group_words(w_buf, g: gl.constexpr, layout: gl.constexpr):
 def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl.constexpr,
           SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
           X_ASYNC: gl.constexpr, TAIL: gl.constexpr, WITH_TAIL: gl.constexpr,
-          num_warps: gl.constexpr):
+          RELEASE: gl.constexpr, num_warps: gl.constexpr):
     """One tile's K loop from ring position j: its (gate and up) accumulators of the first
     BLOCK_M token rows and j after it. walk: (tile, grid, tiles, tables, n_blocks,
     num_experts), where the program is; at: the tile (tile_of); io: the kernel's pointers and
@@ -315,6 +317,10 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
                 if g + h == 0:  # step j - 1 is done with its stage: refill it STAGES - 1
                     cta_barrier()  # ahead, in this tile or the next
                     ahead = kb + STAGES - 1
+                    if RELEASE:  # once the program's last load is issued
+                        last = not PERSISTENT or tile + grid >= tiles
+                        if last and (ahead == steps - 1 or (kb == 0 and steps < STAGES)):
+                            allow_next_grid()
                     if ahead < steps:
                         _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead, expert,
                                nb * BLOCK_N, row_start, row_end, x_ptr, stride_xm, s_ptr, N,
@@ -366,7 +372,8 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
                         word_layout: gl.constexpr, split_layout: gl.constexpr,
                         E_PAD: gl.constexpr, STAGES: gl.constexpr, SWIGLU: gl.constexpr,
                         HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
-                        X_ASYNC: gl.constexpr, TAIL: gl.constexpr, num_warps: gl.constexpr):
+                        X_ASYNC: gl.constexpr, TAIL: gl.constexpr, RELEASE: gl.constexpr,
+                        num_warps: gl.constexpr):
     """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
     program accumulates the gate and the up rows of its columns over the same x tiles.
     TAIL: an expert's last row tile takes up to TAIL rows past BLOCK_M (xt_desc's boxes), in a
@@ -433,14 +440,15 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
             if warp_uniform(row_start + BLOCK_M < row_end):
                 acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES,
                                        SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, True,
-                                       num_warps)
+                                       RELEASE, num_warps)
             else:
                 acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES,
                                        SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False,
-                                       num_warps)
+                                       RELEASE, num_warps)
         else:
             acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES, SWIGLU,
-                                   HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False, num_warps)
+                                   HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False, RELEASE,
+                                   num_warps)
         _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym, SWIGLU,
                   HAS_PROBS)
 
@@ -478,7 +486,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                         block_n: int = 128, stages: int = 3, maxnreg: int = None,
                         ctas_per_sm: int = None, swiglu: bool = False,
                         probs: torch.Tensor = None, x_async: bool = False,
-                        pdl: bool = False, tail: int = 0, groups: int = 1) -> torch.Tensor:
+                        pdl: bool = False, tail: int = 0, groups: int = 1,
+                        release: bool = False) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
@@ -490,8 +499,9 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     token rows instead of TMA boxes (w4a16_gemm.gluon_x_async): the same bits. pdl: launch with
     programmatic dependent launch (w4a16_gemm.gluon_pdl), so the launch overlaps the previous
     kernel's drain; the kernel waits for that kernel before its first read either way. Its
-    CTAs let the next kernel in only as they exit: releasing it at their start let its waiting
-    CTAs slow this one by up to 1.33x (round 15). tail: token rows a tile holds past block_m
+    CTAs let the next kernel in as they exit, or with release once each has issued its last
+    load (w4a16_gemm.gluon_release); releasing it at their start let its waiting CTAs slow
+    this one by up to 1.33x (round 15). tail: token rows a tile holds past block_m
     (w4a16_gemm.gluon_tail), multiplied by a narrower wgmma on the same unpacked weights where
     a tile has them; x by TMA only. groups: scale groups per ring stage, 1, 2 or 4
     (w4a16_gemm.gluon_groups; the same bits)."""
@@ -504,7 +514,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         return y
     if groups not in (1, 2, 4) or k % (GROUP * groups):
         raise ValueError(f"groups={groups}: 1, 2 or 4 scale groups per stage, dividing K={k}")
-    w_desc = _descriptor(lane_codes(qweight).view(num_experts * n, words),
+    codes = lane_codes(qweight)
+    w_desc = _descriptor(codes.view(num_experts * n, words),
                          [block_n, STAGE_WORDS * groups], _WORD_LAYOUT)
     if tail and (x_async or tail not in (8, 16, 32, 64)):
         raise ValueError(f"tail={tail}: 8, 16, 32 or 64 token rows, with x by TMA (x_async off)")
@@ -521,7 +532,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         _acc_layout(tail or block_m), word_layout, operand,
         E_PAD=triton.next_power_of_2(num_experts), STAGES=min(stages, k // (GROUP * groups) + 1),
         SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=bool(ctas_per_sm),
-        X_ASYNC=x_async, TAIL=tail, num_warps=4, launch_pdl=pdl,
+        X_ASYNC=x_async, TAIL=tail, RELEASE=release, num_warps=4, launch_pdl=pdl,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 

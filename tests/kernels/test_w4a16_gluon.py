@@ -22,8 +22,8 @@ from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
-from qarl_kernels.w4a16_gemm import gluon_groups, gluon_pdl, gluon_swiglu_tiles, gluon_tail, \
-    gluon_tiles, gluon_x_async, w4a16_grouped_matmul
+from qarl_kernels.w4a16_gemm import gluon_groups, gluon_pdl, gluon_release, gluon_swiglu_tiles, \
+    gluon_tail, gluon_tiles, gluon_x_async, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -40,7 +40,7 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                       swiglu: int, x_async: int = 0, e_pad: int = 16, tail: int = 0,
-                      groups: int = 1) -> dict:
+                      groups: int = 1, release: int = 0) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
     size; tail: token rows past block_m; groups: scale groups per stage)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
@@ -61,7 +61,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                   "word_layout": words, "split_layout": operand, "E_PAD": e_pad,
                   "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu),
                   "PERSISTENT": bool(persistent), "X_ASYNC": bool(x_async), "TAIL": tail,
-                  "num_warps": 4}
+                  "RELEASE": bool(release), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     aligned = {(names.index(name), ): [["tt.divisibility", 16]]
                for name in ("x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr")}  # as a launch
@@ -86,6 +86,9 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
             "pdl_releases": len(re.findall(r"griddepcontrol\.launch_dependents", ptx)),
             "wait_before_reads": all(body.index("griddepcontrol.wait") < body.find(op)
                                      for op in ("ld.global", "cp.async") if op in body),
+            "release_after_loads": "griddepcontrol.launch_dependents" in body and (
+                body.index("griddepcontrol.launch_dependents")
+                > body.index("cp.async.bulk.tensor")),
             "prologue_barriers": body[:body.index("cp.async.bulk.tensor")].count("bar.sync"),
             "shared": kernel.metadata.shared}
 
@@ -186,6 +189,17 @@ def test_two_groups_a_stage_compile_for_sm90(block_m, block_n, stages, persisten
     assert facts["shared"] <= 227 * 1024
 
 
+@pytest.mark.parametrize("block_m,block_n,stages,swiglu,groups",
+                         [(16, 64, 2, 0, 4), (16, 128, 3, 0, 2), (8, 64, 2, 1, 4)])
+def test_release_compiles_for_sm90(block_m, block_n, stages, swiglu, groups):
+    """With release, each program lets the next kernel in once, after its first loads are
+    issued (once its last one is, gluon_release), and still waits for the previous kernel
+    before its first read."""
+    facts = _facts_of_child(block_m, block_n, stages, 0, swiglu, 0, 16, 0, groups, 1)
+    assert facts["pdl_releases"] == 1 and facts["release_after_loads"]
+    assert facts["pdl_waits"] == 1 and facts["wait_before_reads"]
+
+
 def test_expert_tables_stay_within_a_warp():
     """Every warp holds all the tables' entries, so at 128 experts the scans and lookups before
     the first load cost no more CTA barriers than at 16 (one entry per thread spread 128 over
@@ -202,7 +216,7 @@ ROUTES = [
     # up to 4 tokens per expert: 8-token x tiles; one token: 64-row weight tiles. Round 17:
     # stages of 2 or 4 scale groups (gluon_groups) to 24 tokens per expert
     ("W13 EP8", 16, W13, 1, (8, 64, 2, None, None)),
-    ("W13 EP8", 16, W13, 8, (8, 64, 3, None, 3)),
+    ("W13 EP8", 16, W13, 8, (16, 64, 2, None, None)),  # round 19: with the release
     ("W13 EP8", 16, W13, 16, (16, 64, 2, None, None)),
     ("W13 EP8", 16, W13, 32, (32, 64, 3, None, None)),
     ("W13 EP8", 16, W13, 48, (32, 64, 2, None, None)),
@@ -219,7 +233,13 @@ ROUTES = [
     ("W13 EP8", 16, W13, 240, (64, 128, 3, None, None)),
     ("W13 EP8", 16, W13, 256, (64, 128, 3, None, None)),
     ("W2 EP8", 16, W2, 1, (8, 64, 3, None, None)),
-    ("W2 EP8", 16, W2, 8, (8, 128, 4, None, None)),
+    # round 19: the whole K in a ring of three stages of two groups to 16 per expert, then
+    # 64-token tiles
+    ("W2 EP8", 16, W2, 8, (16, 128, 3, None, None)),
+    ("W2 EP8", 16, W2, 16, (16, 128, 3, None, None)),
+    ("W2 EP8", 16, W2, 24, (32, 128, 3, None, None)),
+    ("W2 EP8", 16, W2, 32, (32, 128, 3, None, None)),
+    ("W2 EP8", 16, W2, 48, (64, 128, 3, None, None)),
     ("W2 EP8", 16, W2, 64, (64, 128, 3, None, None)),
     ("W2 EP8", 16, W2, 128, (128, 128, 2, None, None)),  # round 13: 64 to 111 per expert
     ("W2 EP8", 16, W2, 222, (128, 128, 2, None, None)),
@@ -293,7 +313,7 @@ def test_groups_rule():
     # fused fc1 at 4, in a persistent grid). Round 18: E128 5-20 and TP2 5-18 per expert
     assert [gluon_groups(8, e, n, k) for e, (n, k) in [(128, W13), (16, W13), (128, W2),
                                                        (16, W2), (128, TP2)]] == [4, 4, 2, 2, 4]
-    assert [gluon_groups(8 * m, 16, *W13) for m in (8, 16, 32, 48, 64)] == [2, 4, 2, 2, 1]
+    assert [gluon_groups(8 * m, 16, *W13) for m in (8, 16, 32, 48, 64)] == [4, 4, 2, 2, 1]
     assert [gluon_groups(8 * m, 16, *W13, swiglu=True) for m in (8, 16, 48, 64)] == [4, 2, 2, 1]
     assert [gluon_groups(8 * m, 128, *W13) for m in (8, 64, 128, 192, 256, 336)] == [
         4, 4, 4, 2, 2, 1]
@@ -307,12 +327,24 @@ def test_groups_rule():
     assert gluon_swiglu_tiles(8 * 224, 128, *W13) == (16, 64, 3, 128, None)
     # groups only where K holds whole stages of them
     assert gluon_groups(8 * 128, 128, 768, 2176) == 1 and gluon_groups(8, 128, 768, 896) == 1
-    assert all(gluon_groups(8 * m, e, *W2) == 1 for m in (8, 64, 256) for e in (16, 128))
+    assert all(gluon_groups(8 * m, 128, *W2) == 1 for m in (8, 64, 256))
+    # round 19: W2 at EP8 to 16 tokens per expert
+    assert [gluon_groups(8 * m, 16, *W2) for m in (8, 32, 48, 256)] == [2, 2, 1, 1]
 
 
 def test_pdl_rule():
     # decode batches (up to 256 tokens of top-8) launch with PDL; at 1024 tokens W13 E128 lost
     assert gluon_pdl(8) and gluon_pdl(2048) and not gluon_pdl(8192)
+
+
+def test_release_rule():
+    # round 19: EP8 grids of a tile a program, from 32 rows to 64 per expert; not persistent
+    # grids, not E128 or TP2
+    assert [gluon_release(8 * m, 16) for m in (2, 4, 8, 64, 128, 136)] == [
+        False, True, True, True, True, False]
+    assert not gluon_release(64, 16, 3) and not gluon_release(1024, 128)
+    assert all(gluon_release(8 * m, 16, gluon_tiles(8 * m, 16, *shape)[4])
+               for m in (8, 16, 32, 64) for shape in (W13, W2))
 
 
 def test_routing_limits():

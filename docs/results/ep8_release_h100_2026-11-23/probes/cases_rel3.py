@@ -1,0 +1,13 @@
+[("W2 EP8", 8, False, [((16,128,3,None,None),2,True), ((16,128,2,None,None),2,True)]),
+ ("W2 EP8", 24, False, [((16,128,3,None,None),2,True), ((32,128,3,None,None),2,True), ((32,128,3,None,None),1,True)]),
+ ("W2 EP8", 48, False, [("rule", True), ((32,128,3,None,None),2,True), ((64,128,3,None,None),1,True)]),
+ ("W2 EP8", 96, False, [("rule", True)]),
+ ("W2 EP8, TP attention", 192, False, [((32,128,3,None,None),2,True), ((32,128,3,None,None),1,True)]),
+ ("W2 EP8, TP attention", 256, False, [((32,128,3,None,None),2,True), ((32,128,3,None,None),1,True)]),
+ ("W13 EP8, TP attention", 32, False, [((16,64,2,None,None),4,True), ((8,64,2,None,None),4,True)]),
+ ("W13 EP8, TP attention", 48, False, [((16,64,2,None,None),4,True)]),
+ ("W13 EP8", 4, False, [((16,64,2,None,None),4,True)]),
+ ("W13 EP8", 48, False, [("rule", True), ((32,64,3,None,None),2,True)]),
+ ("W13 EP8", 40, True, [("rule", True)]),
+ ("W13 EP8", 64, True, [("rule", True)]),
+]

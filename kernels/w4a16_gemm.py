@@ -541,6 +541,22 @@ def gluon_release(rows: int, num_experts: int, ctas_per_sm: int = None) -> bool:
             and rows <= RELEASE_ROWS_PER_EXPERT * num_experts)
 
 
+def gluon_early_words(rows: int, num_experts: int, k: int, tiles: tuple) -> bool:
+    """Whether a program of the Gluon kernel with these tiles asks for the first stages' words
+    of the tile it would take if every expert had one row tile before it waits for the previous
+    kernel, as EP8's released grids let it start during that kernel's drain (gluon_release).
+    Where the guess was wrong it waits for them and asks again. Weights must not be written by
+    the kernel launched just before it: decode graphs, where the Gluon kernel runs at EP8,
+    hold no weight refresh. H100, round 19 (early_words_sweep*.txt): W13 at EP8 with tiles
+    twice an expert's mean rows, 1.02-1.11x (M=8 11.5 vs 12.4 us, beside TP attention M=64
+    11.5 vs 12.4; the fused fc1 M=8 13.4 vs 14.8); W2 (K=768, whose ring holds all of K) lost
+    up to 7%, and with more rows per expert than half the tile the guesses missed (the fused fc1
+    beside TP attention M=128: 15.4 vs 14.6 us)."""
+    block_m, ctas_per_sm = tiles[0], tiles[4]
+    return (gluon_release(rows, num_experts, ctas_per_sm) and k >= 2048
+            and rows <= num_experts * block_m // 2)
+
+
 #: rows (tokens x top-k) up to which the Gluon kernel is launched with PDL: decode batches
 GLUON_PDL_MAX_ROWS = 2048
 
@@ -595,7 +611,9 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
         return w4a16_grouped_gluon(x, qweight, counts, *tiles, x_async=gluon_x_async(*shape),
                                    pdl=gluon_pdl(x.shape[0]), tail=gluon_tail(*shape),
                                    groups=gluon_groups(*shape),
-                                   release=gluon_release(x.shape[0], num_experts, tiles[4]))
+                                   release=gluon_release(x.shape[0], num_experts, tiles[4]),
+                                   early_words=gluon_early_words(x.shape[0], num_experts,
+                                                                 x.shape[1], tiles))
     return _launch(x, qweight, counts, num_experts, False, config)
 
 
@@ -628,7 +646,9 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
                                    pdl=gluon_pdl(x.shape[0]),
                                    tail=gluon_tail(*shape, swiglu=True),
                                    groups=gluon_groups(*shape, swiglu=True),
-                                   release=gluon_release(x.shape[0], num_experts, tiles[4]))
+                                   release=gluon_release(x.shape[0], num_experts, tiles[4]),
+                                   early_words=gluon_early_words(x.shape[0], num_experts,
+                                                                 x.shape[1], tiles))
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 

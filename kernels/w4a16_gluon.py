@@ -29,7 +29,9 @@ columns together.
 Decode calls are launched with programmatic dependent launch: the launch overlaps the previous
 kernel's drain, and the CTAs wait for that kernel before their first read (round 15). At EP8
 a program also lets the next kernel in once it has issued its last load, so that kernel's CTAs
-come in over this one's drain (w4a16_gemm.gluon_release, round 19).
+come in over this one's drain (w4a16_gemm.gluon_release, round 19), and W13's programs there
+ask for their first words before they wait: the weights are no kernel's output
+(w4a16_gemm.gluon_early_words).
 Near 64 rows per expert (W13 at EP8) an expert's last row tile may take a tail of up to 16
 rows past the token tile, multiplied by a narrow wgmma on the same unpacked A registers: an
 expert a few rows over the tile no longer costs a second tile that unpacks its weights again
@@ -150,9 +152,21 @@ def _x_half(bufs, stage, i: gl.constexpr):
 
 
 @gluon.jit
+def _issue_words(w_desc, w_bufs, bar, stage, kb, expert, n0, N, SWIGLU: gl.constexpr):
+    """The weight words (gate and up with SWIGLU) of K step kb of a tile into a stage, by TMA
+    completing bar."""
+    parts: gl.constexpr = 2 if SWIGLU else 1
+    w_row = expert * (parts * N) + n0
+    col = kb * w_desc.block_type.shape[1]
+    tma_load(w_desc, [w_row, col], bar, w_bufs.index(parts * stage))
+    if SWIGLU:
+        tma_load(w_desc, [w_row + N, col], bar, w_bufs.index(parts * stage + 1))
+
+
+@gluon.jit
 def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s_ptr, N,
            stride_se, stride_sn, SWIGLU: gl.constexpr, X_ASYNC: gl.constexpr,
-           TAIL_LOADS: gl.constexpr, num_warps: gl.constexpr):
+           TAIL_LOADS: gl.constexpr, num_warps: gl.constexpr, WITH_WORDS: gl.constexpr = True):
     """Fill a stage with K step kb of a tile (expert, first output column n0, first token row
     x_row, rows to x_end), GROUPS scale groups of inputs (the words box's width): the rows'
     scale words (a word per group pair, 4 bytes, by cp.async: cp.async copies no less) then the
@@ -172,7 +186,6 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
     k0 = kb * (GROUPS * BLOCK_K)
     bar = ready.index(stage)
     parts: gl.constexpr = 2 if SWIGLU else 1
-    w_row = expert * (parts * N) + n0
     # s_ptr: the scales as int32 words of group pairs, [E, PARTS * N, K / 256]
     rows = n0 + gl.arange(0, BLOCK_N, layout=gl.BlockedLayout([1], [32], [num_warps], [0]))
     s_words = s_ptr + expert.to(gl.int64) * stride_se + rows * stride_sn + kb * GROUPS // 2
@@ -192,7 +205,7 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
             cp_async_load(_x_half(x_bufs, stage, i), x_ptrs + i * HALF_K, mask=x_mask)
     async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
     x_bytes: gl.constexpr = 0 if X_ASYNC else x_desc.block_type.nbytes
-    nbytes: gl.constexpr = parts * w_desc.block_type.nbytes + x_bytes
+    nbytes: gl.constexpr = (parts * w_desc.block_type.nbytes if WITH_WORDS else 0) + x_bytes
     tail_bytes: gl.constexpr = nbytes + xt_desc.block_type.nbytes
     with_tail = x_row + BLOCK_M < x_end
     if TAIL_LOADS == 2:
@@ -200,15 +213,26 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
         mbarrier.expect(bar, nbytes, pred=x_row + BLOCK_M >= x_end)
     else:
         mbarrier.expect(bar, tail_bytes if TAIL_LOADS == 1 else nbytes)
-    tma_load(w_desc, [w_row, kb * (GROUPS * WORDS)], bar, w_bufs.index(parts * stage))
-    if SWIGLU:
-        tma_load(w_desc, [w_row + N, kb * (GROUPS * WORDS)], bar,
-                 w_bufs.index(parts * stage + 1))
+    if WITH_WORDS:
+        _issue_words(w_desc, w_bufs, bar, stage, kb, expert, n0, N, SWIGLU)
     if not X_ASYNC:  # the stage's x halves in one box: [halves, rows, HALF_K]
         tma_load(x_desc, [k0 // HALF_K, x_row, 0], bar, x_bufs.index(stage))
     if TAIL_LOADS:
         tma_load(xt_desc, [k0 // HALF_K, x_row + BLOCK_M, 0], bar, xt_bufs.index(stage),
                  pred=with_tail if TAIL_LOADS == 2 else True)
+
+
+@gluon.jit
+def _prologue(descs, ring, first, io, STAGES: gl.constexpr, SWIGLU: gl.constexpr,
+              X_ASYNC: gl.constexpr, TAIL: gl.constexpr, WITH_WORDS: gl.constexpr,
+              num_warps: gl.constexpr):
+    """The first STAGES - 1 stages of the program's first tile (expert, n0, rows, row end);
+    WITH_WORDS off: their words are on their way already."""
+    expert, n0, row_start, row_end = first
+    x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr, stride_ym = io
+    for i in gl.static_range(STAGES - 1):
+        _issue(descs, ring, i, i, expert, n0, row_start, row_end, x_ptr, stride_xm, s_ptr, N,
+               stride_se, stride_sn, SWIGLU, X_ASYNC, 2 if TAIL else 0, num_warps, WITH_WORDS)
 
 
 @gluon.jit
@@ -373,7 +397,7 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
                         E_PAD: gl.constexpr, STAGES: gl.constexpr, SWIGLU: gl.constexpr,
                         HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
                         X_ASYNC: gl.constexpr, TAIL: gl.constexpr, RELEASE: gl.constexpr,
-                        num_warps: gl.constexpr):
+                        EARLY_WORDS: gl.constexpr, num_warps: gl.constexpr):
     """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
     program accumulates the gate and the up rows of its columns over the same x tiles.
     TAIL: an expert's last row tile takes up to TAIL rows past BLOCK_M (xt_desc's boxes), in a
@@ -389,21 +413,7 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
 
-    wait_for_previous_grid()  # launched with PDL: counts and x may still be being written
-    tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps, TAIL)
-    n_blocks = gl.cdiv(N, BLOCK_N)
-    tiles = row_tile_count(tables, num_warps) * n_blocks
-    tile = gl.program_id(0)
-    grid = gl.num_programs(0)
-    if tile >= tiles:  # the grid is a bound
-        return
-    # with no zero-trip path through the K loop ptxas keeps the wgmmas pipelined: the path
-    # that left the loop with zeroed accumulators made it serialize them (round 11)
     GROUPS: gl.constexpr = w_desc.block_type.shape[1] // WORDS  # scale groups per stage
-    gl.assume(K >= GROUPS * BLOCK_K)
-    steps = K // (GROUPS * BLOCK_K)
-    gl.assume(steps > 0)
-
     w_bufs = gl.allocate_shared_memory(gl.int32, [PARTS * STAGES, BLOCK_N, GROUPS * WORDS],
                                        w_desc.layout)
     x_bufs = gl.allocate_shared_memory(gl.bfloat16, [STAGES, 2 * GROUPS, BLOCK_M, HALF_K],
@@ -418,15 +428,49 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)
+    n_blocks = gl.cdiv(N, BLOCK_N)
+    tile = gl.program_id(0)
+    early = ready
+    guessed = tile < num_experts * n_blocks
+    if EARLY_WORDS:  # before the previous kernel is done: the words of the guessed first tile
+        early = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
+        mbarrier.init(early.index(0), count=1)
+        if guessed:
+            mbarrier.expect(early.index(0), (STAGES - 1) * PARTS * w_desc.block_type.nbytes)
+            for i in gl.static_range(STAGES - 1):
+                _issue_words(w_desc, w_bufs, early.index(0), i, i, tile // n_blocks,
+                             tile % n_blocks * BLOCK_N, N, SWIGLU)
+    wait_for_previous_grid()  # launched with PDL: counts and x may still be being written
+    tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps, TAIL)
+    tiles = row_tile_count(tables, num_warps) * n_blocks
+    grid = gl.num_programs(0)
+    if tile >= tiles:  # the grid is a bound
+        if EARLY_WORDS:
+            if guessed:  # no copy may land in an exited CTA's memory
+                mbarrier.wait(early.index(0), 0)
+        return
+    # with no zero-trip path through the K loop ptxas keeps the wgmmas pipelined: the path
+    # that left the loop with zeroed accumulators made it serialize them (round 11)
+    gl.assume(K >= GROUPS * BLOCK_K)
+    steps = K // (GROUPS * BLOCK_K)
+    gl.assume(steps > 0)
     descs = (w_desc, x_desc, xt_desc)
     ring = (w_bufs, x_bufs, xt_bufs, s_bufs, ready)
     io = (x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr, stride_ym)
     layouts: gl.constexpr = (acc_layout, tail_layout, word_layout, split_layout)
     expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M,
                                              num_warps, TAIL)
-    for i in gl.static_range(STAGES - 1):
-        _issue(descs, ring, i, i, expert, nb * BLOCK_N, row_start, row_end, x_ptr, stride_xm,
-               s_ptr, N, stride_se, stride_sn, SWIGLU, X_ASYNC, 2 if TAIL else 0, num_warps)
+    first = (expert, nb * BLOCK_N, row_start, row_end)
+    if EARLY_WORDS:
+        if warp_uniform(guessed & (expert * n_blocks + nb == tile)):  # the guess was right
+            _prologue(descs, ring, first, io, STAGES, SWIGLU, X_ASYNC, TAIL, False, num_warps)
+            mbarrier.wait(early.index(0), 0)
+        else:
+            if guessed:  # the guess's words land before this tile's are asked for
+                mbarrier.wait(early.index(0), 0)
+            _prologue(descs, ring, first, io, STAGES, SWIGLU, X_ASYNC, TAIL, True, num_warps)
+    else:
+        _prologue(descs, ring, first, io, STAGES, SWIGLU, X_ASYNC, TAIL, True, num_warps)
 
     j = 0  # K blocks consumed by this program: the ring's position
     for tile in range(tile, tiles if PERSISTENT else tile + 1, grid if PERSISTENT else 1):
@@ -451,6 +495,13 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
                                    num_warps)
         _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym, SWIGLU,
                   HAS_PROBS)
+    # the barriers end here, invalidated: PTX wants that before their memory holds anything
+    # else, and the epilogue's layout scratch took a finished one's (round 19: 8-byte
+    # clobbers of the output, early_stress.txt)
+    for i in gl.static_range(STAGES):
+        mbarrier.invalidate(ready.index(i))
+    if EARLY_WORDS:
+        mbarrier.invalidate(early.index(0))
 
 
 def applies(x: torch.Tensor, qweight) -> bool:
@@ -487,7 +538,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                         ctas_per_sm: int = None, swiglu: bool = False,
                         probs: torch.Tensor = None, x_async: bool = False,
                         pdl: bool = False, tail: int = 0, groups: int = 1,
-                        release: bool = False) -> torch.Tensor:
+                        release: bool = False, early_words: bool = False) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
@@ -504,7 +555,11 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     this one by up to 1.33x (round 15). tail: token rows a tile holds past block_m
     (w4a16_gemm.gluon_tail), multiplied by a narrower wgmma on the same unpacked weights where
     a tile has them; x by TMA only. groups: scale groups per ring stage, 1, 2 or 4
-    (w4a16_gemm.gluon_groups; the same bits)."""
+    (w4a16_gemm.gluon_groups; the same bits). early_words: before it waits for the previous
+    kernel, a program of a grid of one tile a program asks for the first stages' words of the
+    tile it would take if every expert had one row tile, and asks again where that guess was
+    wrong (w4a16_gemm.gluon_early_words): the kernel launched just before must not write
+    qweight."""
     data, scale = qweight.data, qweight.scale
     num_experts, n, words = data.shape
     n_out = n // 2 if swiglu else n
@@ -532,7 +587,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         _acc_layout(tail or block_m), word_layout, operand,
         E_PAD=triton.next_power_of_2(num_experts), STAGES=min(stages, k // (GROUP * groups) + 1),
         SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=bool(ctas_per_sm),
-        X_ASYNC=x_async, TAIL=tail, RELEASE=release, num_warps=4, launch_pdl=pdl,
+        X_ASYNC=x_async, TAIL=tail, RELEASE=release, EARLY_WORDS=early_words and not ctas_per_sm,
+        num_warps=4, launch_pdl=pdl,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 

@@ -22,8 +22,8 @@ from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
-from qarl_kernels.w4a16_gemm import gluon_groups, gluon_pdl, gluon_release, gluon_swiglu_tiles, \
-    gluon_tail, gluon_tiles, gluon_x_async, w4a16_grouped_matmul
+from qarl_kernels.w4a16_gemm import gluon_early_words, gluon_groups, gluon_pdl, gluon_release, \
+    gluon_swiglu_tiles, gluon_tail, gluon_tiles, gluon_x_async, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -40,7 +40,7 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                       swiglu: int, x_async: int = 0, e_pad: int = 16, tail: int = 0,
-                      groups: int = 1, release: int = 0) -> dict:
+                      groups: int = 1, release: int = 0, early_words: int = 0) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
     size; tail: token rows past block_m; groups: scale groups per stage)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
@@ -61,7 +61,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                   "word_layout": words, "split_layout": operand, "E_PAD": e_pad,
                   "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu),
                   "PERSISTENT": bool(persistent), "X_ASYNC": bool(x_async), "TAIL": tail,
-                  "RELEASE": bool(release), "num_warps": 4}
+                  "RELEASE": bool(release), "EARLY_WORDS": bool(early_words), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     aligned = {(names.index(name), ): [["tt.divisibility", 16]]
                for name in ("x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr")}  # as a launch
@@ -85,7 +85,14 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
             "pdl_waits": len(re.findall(r"griddepcontrol\.wait", ptx)),
             "pdl_releases": len(re.findall(r"griddepcontrol\.launch_dependents", ptx)),
             "wait_before_reads": all(body.index("griddepcontrol.wait") < body.find(op)
-                                     for op in ("ld.global", "cp.async") if op in body),
+                                     for op in ("ld.global", "cp.async.c", "cp.async.bulk.tensor.3d",
+                                                "cp.async.bulk.tensor.2d") if op in body),
+            "words_before_wait": body.count("cp.async.bulk.tensor.2d", 0,
+                                            body.index("griddepcontrol.wait")),
+            "other_reads_before_wait": sum(body.count(op, 0, body.index("griddepcontrol.wait"))
+                                           for op in ("ld.global", "cp.async.c",
+                                                      "cp.async.bulk.tensor.3d")),
+            "barrier_invalidations": body.count("mbarrier.inval"),
             "release_after_loads": "griddepcontrol.launch_dependents" in body and (
                 body.index("griddepcontrol.launch_dependents")
                 > body.index("cp.async.bulk.tensor")),
@@ -194,10 +201,19 @@ def test_two_groups_a_stage_compile_for_sm90(block_m, block_n, stages, persisten
 def test_release_compiles_for_sm90(block_m, block_n, stages, swiglu, groups):
     """With release, each program lets the next kernel in once, after its first loads are
     issued (once its last one is, gluon_release), and still waits for the previous kernel
-    before its first read."""
+    before its first read. With early words it asks for its guessed tile's first words (the
+    2-D boxes, gate and up) before that wait, and for nothing else; its barriers are
+    invalidated at the end, so no layout scratch takes their memory (round 19)."""
     facts = _facts_of_child(block_m, block_n, stages, 0, swiglu, 0, 16, 0, groups, 1)
     assert facts["pdl_releases"] == 1 and facts["release_after_loads"]
     assert facts["pdl_waits"] == 1 and facts["wait_before_reads"]
+    assert facts["barrier_invalidations"] == stages
+    early = _facts_of_child(block_m, block_n, stages, 0, swiglu, 0, 16, 0, groups, 1, 1)
+    parts = 2 if swiglu else 1
+    assert early["words_before_wait"] == parts * (stages - 1)
+    assert early["other_reads_before_wait"] == 0
+    assert early["barrier_invalidations"] == stages + 1
+    assert early["sass_wgmma_waits"] == facts["sass_wgmma_waits"]
 
 
 def test_expert_tables_stay_within_a_warp():
@@ -345,6 +361,12 @@ def test_release_rule():
     assert not gluon_release(64, 16, 3) and not gluon_release(1024, 128)
     assert all(gluon_release(8 * m, 16, gluon_tiles(8 * m, 16, *shape)[4])
                for m in (8, 16, 32, 64) for shape in (W13, W2))
+    # early words: W13 where released, with tiles of twice an expert's mean rows
+    assert [gluon_early_words(8 * m, 16, W13[1], gluon_tiles(8 * m, 16, *W13))
+            for m in (2, 8, 16, 48, 64, 128)] == [False, True, True, False, True, False]
+    assert [gluon_early_words(8 * m, 16, W13[1], gluon_swiglu_tiles(8 * m, 16, *W13))
+            for m in (8, 16, 32, 64)] == [True, False, True, False]
+    assert not gluon_early_words(64, 16, W2[1], gluon_tiles(64, 16, *W2))
 
 
 def test_routing_limits():
@@ -466,10 +488,12 @@ def test_stages_of_several_groups_are_the_one_group_bits(tiles, swiglu, x_async,
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
-def test_pdl_chain_in_a_graph_is_the_stream_ordered_bits():
+@pytest.mark.parametrize("overlap", [False, True])
+def test_pdl_chain_in_a_graph_is_the_stream_ordered_bits(overlap):
     """Decode's chain in one CUDA graph, each kernel launched with PDL: the counts and x of
     each call are written by the kernel just before it (fc1's output is W2's x), so a read
-    ahead of griddepcontrol.wait could see the previous replay's values."""
+    ahead of griddepcontrol.wait could see the previous replay's values. overlap: each call
+    releases the next early, and the fc1 calls ask for their words before the wait."""
     torch.manual_seed(0)
     scheme = get_scheme("w4a16")
     w13 = scheme.quantize_weight(torch.randn(16, 2 * 512, 1024, device="cuda"))
@@ -481,9 +505,11 @@ def test_pdl_chain_in_a_graph_is_the_stream_ordered_bits():
     x = torch.empty_like(x_in[0])
 
     def chain(pdl):  # fc1 + SwiGLU, W2 (persistent), fc1 again on W2's output
-        h = wg.w4a16_grouped_gluon(x, w13, tokens, 8, 64, 4, swiglu=True, pdl=pdl)
-        h = wg.w4a16_grouped_gluon(h, w2, tokens, 8, 128, 3, None, 3, pdl=pdl)
-        return wg.w4a16_grouped_gluon(h, w13, tokens, 8, 64, 4, swiglu=True, pdl=pdl)
+        ahead = dict(release=pdl and overlap, early_words=pdl and overlap)
+        h = wg.w4a16_grouped_gluon(x, w13, tokens, 8, 64, 4, swiglu=True, pdl=pdl, **ahead)
+        h = wg.w4a16_grouped_gluon(h, w2, tokens, 8, 128, 3, None, 3, pdl=pdl,
+                                   release=pdl and overlap)
+        return wg.w4a16_grouped_gluon(h, w13, tokens, 8, 64, 4, swiglu=True, pdl=pdl, **ahead)
 
     want = []
     for i in range(2):
@@ -499,6 +525,28 @@ def test_pdl_chain_in_a_graph_is_the_stream_ordered_bits():
         graph.replay()
         torch.cuda.synchronize()
         assert torch.equal(got[:int(counts[i].sum())], want[i])
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+@pytest.mark.parametrize("tiles,groups", [((16, 64, 2, None, None), 4),
+                                          ((32, 64, 3, None, None), 2)])
+def test_early_words_are_the_plain_bits_call_after_call(tiles, groups):
+    """Early words over 40 back-to-back calls, guesses right (one row tile an expert) and
+    wrong (experts of two, and empty ones): the plain launch's bits every time. Before the
+    barriers were invalidated at the end, the epilogue's layout scratch took the early
+    barrier's memory and 8 bytes of an output row came out wrong in up to 33 of 40 calls
+    (round 19, early_diag.txt)."""
+    torch.manual_seed(0)
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(16, 1536, 2048, device="cuda"))
+    for counts in ([7, 7, 15, 2, 12, 10, 12, 3, 9, 11, 4, 2, 4, 7, 2, 4],
+                   [0, 40, 3, 0, 17, 9, 1, 33, 0, 5, 5, 5, 64, 2, 0, 8]):
+        tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+        x = torch.randn(sum(counts), 2048, device="cuda").bfloat16()
+        want = wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, groups=groups, pdl=True)
+        for i in range(40):
+            got = wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, groups=groups, pdl=True,
+                                         release=bool(i % 2), early_words=True)
+            assert torch.equal(got, want), (counts, i)
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

@@ -1,0 +1,12 @@
+[("W13 EP8, TP attention", 64, False, [("rule", True, None, True)]),
+ ("W13 EP8, TP attention", 128, False, [("rule", True, None, True)]),
+ ("W13 EP8, TP attention", 256, False, [("rule", True, None, True)]),
+ ("W13 EP8", 8, False, [("rule", True, None, True)]),
+ ("W13 EP8", 64, False, [("rule", True, None, True)]),
+ ("W2 EP8", 8, False, [("rule", True, None, True)]),
+ ("W2 EP8", 64, False, [("rule", True, None, True)]),
+ ("W2 EP8, TP attention", 256, False, [("rule", True, None, True)]),
+ ("W13 EP8", 8, True, [("rule", True, None, True)]),
+ ("W13 EP8, TP attention", 128, True, [("rule", True, None, True)]),
+ ("W13 E128", 256, False, [("rule", False, None, True)]),
+]

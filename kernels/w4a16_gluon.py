@@ -430,7 +430,6 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
         mbarrier.init(ready.index(i), count=1)
     n_blocks = gl.cdiv(N, BLOCK_N)
     tile = gl.program_id(0)
-    early = ready
     guessed = tile < num_experts * n_blocks
     if EARLY_WORDS:  # before the previous kernel is done: the words of the guessed first tile
         early = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())

@@ -19,7 +19,8 @@ from .bench_setup import DECODE_MAX_TOKENS, STEP_CALLS, copies_for, graph_us, me
 from .fp8_gemm import fp8_block_grouped_linear
 from .fp8_grouped_ws import fp8_grouped_ws
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
-from .w4a16_gemm import W4A16Config, default_config, w4a16_grouped_matmul
+from .w4a16_gemm import (W4A16Config, default_config, gluon_early_words, gluon_pdl,
+                         gluon_release, w4a16_grouped_matmul)
 from .w4a16_gluon import w4a16_grouped_gluon
 from .w4a16_quantize import w4a16_quantize
 
@@ -173,8 +174,9 @@ def _gluon_sweep(cases):
     the fused SwiGLU epilogue's (64-row gate and up halves). The three best of each again with
     x by cp.async of the tiles' own rows ("xa": w4a16_gemm.gluon_x_async), with a tail of 16
     rows in an expert's last row tile ("t16": w4a16_gemm.gluon_tail), and with stages of 2 and 4
-    scale groups in rings of 2 and 3 ("g2", "g4": w4a16_gemm.gluon_groups). One uniform routing
-    here: check a pick under skewed routing too before a rule takes it."""
+    scale groups in rings of 2 and 3 ("g2", "g4": w4a16_gemm.gluon_groups). Each launch as the op
+    makes it: PDL, release and early words where w4a16_gemm's rules give them for those tiles.
+    One uniform routing here: check a pick under skewed routing too before a rule takes it."""
     for label, e, n, k, m in cases:
         qws = _rotated_w4a16(e, n, k)
         counts = route(m, e, TOP_K)
@@ -187,10 +189,14 @@ def _gluon_sweep(cases):
 
         def timed(tiles, swiglu=False, x_async=False, tail=0, groups=1):
             """(us, name) of these tiles, or None where they do not fit or miss the reference."""
+            rows = x.shape[0]
+            ahead = dict(pdl=gluon_pdl(rows), release=gluon_release(rows, e, tiles[4]),
+                         early_words=gluon_early_words(rows, e, k, tiles))
+
             def run(q):
                 return w4a16_grouped_gluon(x, q, counts, *tiles, swiglu=swiglu,
                                            probs=probs if swiglu else None, x_async=x_async,
-                                           tail=tail, groups=groups)
+                                           tail=tail, groups=groups, **ahead)
             y = _safe(lambda: run(qws[0]))
             if y is None:
                 return None

@@ -16,6 +16,7 @@ SHAPES = {s[0]: s[1:] for s in DECODE_SHAPES}
 # tail[, early_words]]): the rule's tiles and groups. The first line is the rule as w4a16_gemm
 # gives it, release and early words included.
 CASES = eval(os.environ["CASES"])
+SKEWED = int(os.environ.get("SKEWED", 2))  # skewed routings (seeds 0..SKEWED-1); the bench's: 4
 bad = 0
 for label, m, swiglu, cands in CASES:
     e, n, k = SHAPES[label]
@@ -27,7 +28,7 @@ for label, m, swiglu, cands in CASES:
     kw0 = dict(routed=routed or e, local=e if routed else None)
     routings = [(f"u{s}", route(m, kw0["routed"], TOP_K, seed=s, local=kw0["local"])) for s in range(3)]
     routings += [(f"s{s}", route(m, kw0["routed"], TOP_K, seed=s, skew=0.5, local=kw0["local"]))
-                 for s in range(2)]
+                 for s in range(SKEWED)]
     rows0 = int(routings[0][1].sum())
     shape = (rows0, e, n, k)
     rule = gluon_swiglu_tiles(*shape) if swiglu else gluon_tiles(*shape)
@@ -64,7 +65,7 @@ for label, m, swiglu, cands in CASES:
     u1 = statistics.median(res[cands[0]][f"u{s}"][0] for s in range(3))
     for c, d in res.items():
         u = statistics.median(d[f"u{s}"][0] for s in range(3))
-        sk = statistics.median(d[f"s{s}"][0] for s in range(2))
+        sk = statistics.median(d[f"s{s}"][0] for s in range(SKEWED))
         print(f"  {str(c):44s} uniform {u:6.1f} us ({u1 / u:4.2f}x) skewed {sk:6.1f} | "
               + " ".join(f"{nm} {t:.1f}{f}" for nm, (t, f) in d.items()), flush=True)
     del qws

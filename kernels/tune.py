@@ -19,8 +19,7 @@ from .bench_setup import DECODE_MAX_TOKENS, STEP_CALLS, copies_for, graph_us, me
 from .fp8_gemm import fp8_block_grouped_linear
 from .fp8_grouped_ws import fp8_grouped_ws
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
-from .w4a16_gemm import (W4A16Config, default_config, gluon_early_words, gluon_pdl,
-                         gluon_release, w4a16_grouped_matmul)
+from .w4a16_gemm import W4A16Config, default_config, gluon_launch, w4a16_grouped_matmul
 from .w4a16_gluon import w4a16_grouped_gluon
 from .w4a16_quantize import w4a16_quantize
 
@@ -189,14 +188,12 @@ def _gluon_sweep(cases):
 
         def timed(tiles, swiglu=False, x_async=False, tail=0, groups=1):
             """(us, name) of these tiles, or None where they do not fit or miss the reference."""
-            rows = x.shape[0]
-            ahead = dict(pdl=gluon_pdl(rows), release=gluon_release(rows, e, tiles[4]),
-                         early_words=gluon_early_words(rows, e, k, tiles))
+            launch = dict(gluon_launch((x.shape[0], e, n, k), tiles, swiglu), x_async=x_async,
+                          tail=tail, groups=groups)
 
             def run(q):
-                return w4a16_grouped_gluon(x, q, counts, *tiles, swiglu=swiglu,
-                                           probs=probs if swiglu else None, x_async=x_async,
-                                           tail=tail, groups=groups, **ahead)
+                return w4a16_grouped_gluon(x, q, counts, *tiles,
+                                           probs=probs if swiglu else None, **launch)
             y = _safe(lambda: run(qws[0]))
             if y is None:
                 return None

@@ -570,6 +570,17 @@ def gluon_pdl(rows: int) -> bool:
     return rows <= GLUON_PDL_MAX_ROWS
 
 
+def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False) -> dict:
+    """The Gluon kernel's launch options besides its tiles for a grouped call of shape (rows,
+    experts, n, k): x by cp.async, tail, groups a stage, PDL, release and early words, as this
+    file's rules give them."""
+    rows, num_experts, _, k = shape
+    return dict(swiglu=swiglu, x_async=gluon_x_async(*shape, swiglu=swiglu),
+                tail=gluon_tail(*shape, swiglu=swiglu), groups=gluon_groups(*shape, swiglu=swiglu),
+                pdl=gluon_pdl(rows), release=gluon_release(rows, num_experts, tiles[4]),
+                early_words=gluon_early_words(rows, num_experts, k, tiles))
+
+
 def _gluon_route(x: torch.Tensor, qweight, config):
     """The Gluon kernel's tiles for this grouped call, or None for this file's kernel.
     The Gluon kernel reads the codes in lane order, made once per weight. An eager call of a
@@ -608,12 +619,7 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     tiles = _gluon_route(x, qweight, config)
     if tiles:
         shape = (x.shape[0], num_experts, qweight.out_features, x.shape[1])
-        return w4a16_grouped_gluon(x, qweight, counts, *tiles, x_async=gluon_x_async(*shape),
-                                   pdl=gluon_pdl(x.shape[0]), tail=gluon_tail(*shape),
-                                   groups=gluon_groups(*shape),
-                                   release=gluon_release(x.shape[0], num_experts, tiles[4]),
-                                   early_words=gluon_early_words(x.shape[0], num_experts,
-                                                                 x.shape[1], tiles))
+        return w4a16_grouped_gluon(x, qweight, counts, *tiles, **gluon_launch(shape, tiles))
     return _launch(x, qweight, counts, num_experts, False, config)
 
 
@@ -641,14 +647,8 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
         shape = (x.shape[0], num_experts, qweight.out_features, x.shape[1])
         tiles = gluon_swiglu_tiles(*shape)
-        return w4a16_grouped_gluon(x, qweight, counts, *tiles, swiglu=True, probs=probs,
-                                   x_async=gluon_x_async(*shape, swiglu=True),
-                                   pdl=gluon_pdl(x.shape[0]),
-                                   tail=gluon_tail(*shape, swiglu=True),
-                                   groups=gluon_groups(*shape, swiglu=True),
-                                   release=gluon_release(x.shape[0], num_experts, tiles[4]),
-                                   early_words=gluon_early_words(x.shape[0], num_experts,
-                                                                 x.shape[1], tiles))
+        return w4a16_grouped_gluon(x, qweight, counts, *tiles, probs=probs,
+                                   **gluon_launch(shape, tiles, swiglu=True))
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
 
 

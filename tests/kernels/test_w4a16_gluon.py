@@ -71,6 +71,10 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
         target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "launch_pdl": True})
     ptx = kernel.asm["ptx"]
     body = ptx[ptx.index(".entry"):]
+    wait = body.index("griddepcontrol.wait")  # reads before it: global loads, copies, x boxes
+    before = {op: body.count(op, 0, wait) for op in ("ld.global", "cp.async.c",
+                                                      "cp.async.bulk.tensor.3d")}
+    words_before = body.count("cp.async.bulk.tensor.2d", 0, wait)  # the weight words' boxes
     return {"sass_wgmma_waits": _sass_count(kernel.asm["cubin"], "WARPGROUP.DEPBAR"),
             "wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
             "wgmma_register_a": len(re.findall(r"wgmma\.mma_async\S*bf16\.bf16\s+\{[^}]*\},"
@@ -84,14 +88,9 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
             "global_loads": len(re.findall(r"ld\.global", ptx)),
             "pdl_waits": len(re.findall(r"griddepcontrol\.wait", ptx)),
             "pdl_releases": len(re.findall(r"griddepcontrol\.launch_dependents", ptx)),
-            "wait_before_reads": all(body.index("griddepcontrol.wait") < body.find(op)
-                                     for op in ("ld.global", "cp.async.c", "cp.async.bulk.tensor.3d",
-                                                "cp.async.bulk.tensor.2d") if op in body),
-            "words_before_wait": body.count("cp.async.bulk.tensor.2d", 0,
-                                            body.index("griddepcontrol.wait")),
-            "other_reads_before_wait": sum(body.count(op, 0, body.index("griddepcontrol.wait"))
-                                           for op in ("ld.global", "cp.async.c",
-                                                      "cp.async.bulk.tensor.3d")),
+            "wait_before_reads": words_before + sum(before.values()) == 0,
+            "words_before_wait": words_before,
+            "other_reads_before_wait": sum(before.values()),
             "barrier_invalidations": body.count("mbarrier.inval"),
             "release_after_loads": "griddepcontrol.launch_dependents" in body and (
                 body.index("griddepcontrol.launch_dependents")

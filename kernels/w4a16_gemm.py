@@ -330,7 +330,7 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
         if few_rows:  # W13 EP8 M=16 (32-token tiles) 14.7 us; TP2 M=128
             return 32 if per_expert >= 8 and num_experts < 64 else 16, 64, 3, None
         return 16, 128, 3, cap
-    if gluon_tail(rows, num_experts, n, k):  # W13 EP8 M=120-144
+    if per_expert >= 32 and gluon_tail(rows, num_experts, n, k):  # W13 EP8 M=120-144
         return 64, 64, 2, None
     if per_expert < 64:
         if few_rows:  # W13 EP8 M=32 16.5 us, M=64 17.2
@@ -412,9 +412,10 @@ def gluon_x_async(rows: int, num_experts: int, n: int, k: int, swiglu: bool = Fa
                          and per_expert <= 8)
 
 
-#: rows per expert (inclusive) where an expert's last row tile takes up to TAIL_ROWS more
-#: (gluon_tail): W13 at EP8, the GEMM and the fused fc1 + SwiGLU
-TAIL_RANGE = {False: (60, 72), True: (60, 64)}
+#: rows per expert (inclusive ranges) where an expert's last row tile takes up to TAIL_ROWS
+#: more (gluon_tail): W13 at EP8, the GEMM (32-token tiles of two groups, then 64-token tiles)
+#: and the fused fc1 + SwiGLU
+TAIL_RANGES = {False: ((13, 24), (60, 72)), True: ((60, 64), )}
 TAIL_ROWS = 16
 
 
@@ -429,11 +430,18 @@ def gluon_tail(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False
     160 registers M=120 28.8 vs 37.7 us uniform, 29.7 vs 41.2 skewed; M=128 30.5 vs 32.5, 29.9
     vs 32.5. Elsewhere it lost under skew (W2 EP8 M=128 16.3 vs 14.1 us; the fused M=136 35.9
     vs 32.5) or to the plain tiles (W13 M=112, M=256; the fused M=96): the tail's wgmma
-    (n = 16) runs at about half the rate of the tile's (n = 64)."""
+    (n = 16) runs at about half the rate of the tile's (n = 64).
+    Round 20 (results/ep8_tail_h100_2026-11-23): from 13 to 24 rows per expert, on 32-token
+    tiles of two groups in two stages (_grouped_rule). There an expert over 32 rows had cost
+    a second row tile, past the wave of 3 programs an SM that 16 experts' 24 tiles fill: a
+    skewed routing beside TP attention took 18.2-18.7 us in 2 of 4 routings against 12.7-12.8
+    (M=224-288), 13.1-13.9 with the tail. Uniform, it costs 2-4% from 13 to 16 per expert (M=256
+    13.1 vs 12.9 us: a ring of two stages, as the tail's x takes the third's shared memory)
+    and wins 8-10% from 18 to 24 (M=40 DP 13.3 vs 14.5 us, skewed 13.6 vs 14.9)."""
     per_expert = rows // max(1, num_experts)
-    lo, hi = TAIL_RANGE[swiglu]
     ep8_w13 = num_experts < 64 and _few_rows(num_experts, n, k)
-    return TAIL_ROWS if ep8_w13 and lo <= per_expert <= hi else 0
+    inside = any(lo <= per_expert <= hi for lo, hi in TAIL_RANGES[swiglu])
+    return TAIL_ROWS if ep8_w13 and inside else 0
 
 
 def gluon_groups(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False) -> int:
@@ -480,7 +488,9 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
     (M=16 8.4 vs 9.0 us, M=24 8.7 vs 10.5, beside TP attention M=256 8.6 vs 10.4; 32-token
     tiles from 9 per expert, where 16-token ones lost under skew: 11.4 us); W13 at EP8 up to
     4 tokens per expert now takes the 16-token tiles of four groups, one a program, as to 8
-    (M=8 12.4 vs 12.5 us; beside TP attention M=64 12.5 vs 12.5, skewed 12.1 vs 14.3)."""
+    (M=8 12.4 vs 12.5 us; beside TP attention M=64 12.5 vs 12.5, skewed 12.1 vs 14.3).
+    Round 20: W13 at EP8 from 13 tokens per expert takes two stages, whose shared memory leaves
+    room for a tail's x at 3 programs an SM (gluon_tail)."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
     if swiglu:
@@ -517,8 +527,8 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
         return (8, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4) if 3 <= per_expert <= 4 else None
     if per_expert <= 8:  # W13 at EP8
         return 16, 64, 2, None, None, 4
-    if per_expert <= 24:
-        return 32, 64, 3 if per_expert <= 16 else 2, None, None, 2
+    if per_expert <= 24:  # with a tail from 13 (gluon_tail, round 20): two stages fit it
+        return 32, 64, 3 if per_expert <= 12 else 2, None, None, 2
     return None
 
 
@@ -541,8 +551,9 @@ def gluon_release(rows: int, num_experts: int, ctas_per_sm: int = None) -> bool:
             and rows <= RELEASE_ROWS_PER_EXPERT * num_experts)
 
 
-def gluon_early_words(rows: int, num_experts: int, k: int, tiles: tuple) -> bool:
-    """Whether a program of the Gluon kernel with these tiles asks for the first stages' words
+def gluon_early_words(rows: int, num_experts: int, k: int, tiles: tuple, tail: int = 0) -> bool:
+    """Whether a program of the Gluon kernel with these tiles (and tail, gluon_tail) asks for
+    the first stages' words
     of the tile it would take if every expert had one row tile before it waits for the previous
     kernel, as EP8's released grids let it start during that kernel's drain (gluon_release).
     Where the guess was wrong it waits for them and asks again. Weights must not be written by
@@ -551,10 +562,12 @@ def gluon_early_words(rows: int, num_experts: int, k: int, tiles: tuple) -> bool
     twice an expert's mean rows, 1.02-1.11x (M=8 11.5 vs 12.4 us, beside TP attention M=64
     11.5 vs 12.4; the fused fc1 M=8 13.4 vs 14.8); W2 (K=768, whose ring holds all of K) lost
     up to 7%, and with more rows per expert than half the tile the guesses missed (the fused fc1
-    beside TP attention M=128: 15.4 vs 14.6 us)."""
+    beside TP attention M=128: 15.4 vs 14.6 us). A tail counts with the tile, since an expert's
+    one row tile holds it: round 20, 32-token tiles with a tail of 16, M=36-48 DP 13.2-13.5 vs
+    13.5-13.6 us uniform, 13.3-14.2 vs 13.6-14.5 skewed (18 to 24 rows per expert)."""
     block_m, ctas_per_sm = tiles[0], tiles[4]
     return (gluon_release(rows, num_experts, ctas_per_sm) and k >= 2048
-            and rows <= num_experts * block_m // 2)
+            and rows <= num_experts * (block_m + tail) // 2)
 
 
 #: rows (tokens x top-k) up to which the Gluon kernel is launched with PDL: decode batches
@@ -575,10 +588,11 @@ def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False) -> dict:
     experts, n, k): x by cp.async, tail, groups a stage, PDL, release and early words, as this
     file's rules give them."""
     rows, num_experts, _, k = shape
-    return dict(swiglu=swiglu, x_async=gluon_x_async(*shape, swiglu=swiglu),
-                tail=gluon_tail(*shape, swiglu=swiglu), groups=gluon_groups(*shape, swiglu=swiglu),
-                pdl=gluon_pdl(rows), release=gluon_release(rows, num_experts, tiles[4]),
-                early_words=gluon_early_words(rows, num_experts, k, tiles))
+    tail = gluon_tail(*shape, swiglu=swiglu)
+    return dict(swiglu=swiglu, x_async=gluon_x_async(*shape, swiglu=swiglu), tail=tail,
+                groups=gluon_groups(*shape, swiglu=swiglu), pdl=gluon_pdl(rows),
+                release=gluon_release(rows, num_experts, tiles[4]),
+                early_words=gluon_early_words(rows, num_experts, k, tiles, tail))
 
 
 def _gluon_route(x: torch.Tensor, qweight, config):

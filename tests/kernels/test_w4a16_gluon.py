@@ -174,6 +174,20 @@ def test_tail_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
     assert facts["shared"] <= 227 * 1024
 
 
+def test_tail_on_tiles_of_two_groups_compiles_for_sm90():
+    """The rule's tiles at EP8 from 13 to 24 rows per expert (round 20): 32 tokens, two groups
+    in two stages, a tail of 16, release and early words. Both loops keep their wgmmas
+    pipelined and release the next kernel once; the shared memory leaves room for 3 programs
+    an SM (each takes 1 KB more), or a skewed routing's extra row tile spills past the wave."""
+    facts = _facts_of_child(32, 64, 2, 0, 0, 0, 16, 16, 2, 1, 1)
+    assert facts["wgmma"] == facts["wgmma_register_a"] == 16 + 2 * 16
+    assert facts["sass_wgmma_waits"] == (4 + 1) + (4 + 2)
+    assert facts["pdl_releases"] == 2 and facts["release_after_loads"]
+    assert facts["words_before_wait"] == 1 and facts["other_reads_before_wait"] == 0
+    assert facts["barrier_invalidations"] == 2 + 1
+    assert 3 * (facts["shared"] + 1024) <= 228 * 1024
+
+
 @pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu,x_async",
                          [(8, 64, 3, 1, 0, 0), (8, 64, 3, 0, 0, 1), (8, 64, 3, 0, 1, 1),
                           (32, 64, 3, 0, 1, 0)])
@@ -233,7 +247,10 @@ ROUTES = [
     ("W13 EP8", 16, W13, 1, (8, 64, 2, None, None)),
     ("W13 EP8", 16, W13, 8, (16, 64, 2, None, None)),  # round 19: with the release
     ("W13 EP8", 16, W13, 16, (16, 64, 2, None, None)),
-    ("W13 EP8", 16, W13, 32, (32, 64, 3, None, None)),
+    ("W13 EP8", 16, W13, 24, (32, 64, 3, None, None)),
+    # round 20: from 13 per expert two stages, which leave room for a tail (gluon_tail)
+    ("W13 EP8", 16, W13, 26, (32, 64, 2, None, None)),
+    ("W13 EP8", 16, W13, 32, (32, 64, 2, None, None)),
     ("W13 EP8", 16, W13, 48, (32, 64, 2, None, None)),
     ("W13 EP8", 16, W13, 64, (64, 64, 3, None, None)),
     # round 16: from 60 to 72 per expert, 64-token tiles whose last row tile takes up to 16
@@ -314,8 +331,12 @@ def test_x_async_rule():
 
 def test_tail_rule():
     # W13 at EP8 only: the GEMM from 60 to 72 rows per expert, the fused fc1 + SwiGLU to 64
-    # (round 16)
+    # (round 16); the GEMM from 13 to 24 (round 20)
     assert [gluon_tail(8 * m, 16, *W13) for m in (112, 120, 128, 144, 152)] == [0, 16, 16, 16, 0]
+    assert [gluon_tail(8 * m, 16, *W13) for m in (24, 26, 32, 48, 50, 64)] == [
+        0, 16, 16, 16, 0, 0]
+    assert [gluon_tail(m, 16, *W13) for m in (192, 208, 256, 384, 400)] == [0, 16, 16, 16, 0]
+    assert not gluon_tail(8 * 32, 16, *W13, swiglu=True)
     assert [gluon_tail(8 * m, 16, *W13, swiglu=True) for m in (112, 120, 128, 136)] == [
         0, 16, 16, 0]
     assert not any(gluon_tail(8 * 128, e, *shape) for e, shape in [(16, W2), (128, W13),
@@ -360,9 +381,11 @@ def test_release_rule():
     assert not gluon_release(64, 16, 3) and not gluon_release(1024, 128)
     assert all(gluon_release(8 * m, 16, gluon_tiles(8 * m, 16, *shape)[4])
                for m in (8, 16, 32, 64) for shape in (W13, W2))
-    # early words: W13 where released, with tiles of twice an expert's mean rows
-    assert [gluon_early_words(8 * m, 16, W13[1], gluon_tiles(8 * m, 16, *W13))
-            for m in (2, 8, 16, 48, 64, 128)] == [False, True, True, False, True, False]
+    # early words: W13 where released, with tiles (and tails) of twice an expert's mean rows
+    assert [gluon_early_words(8 * m, 16, W13[1], gluon_tiles(8 * m, 16, *W13),
+                              gluon_tail(8 * m, 16, *W13))
+            for m in (2, 8, 16, 48, 56, 120, 128)] == [False, True, True, True, True, False, False]
+    assert not gluon_early_words(384, 16, W13[1], gluon_tiles(384, 16, *W13))  # no tail
     assert [gluon_early_words(8 * m, 16, W13[1], gluon_swiglu_tiles(8 * m, 16, *W13))
             for m in (8, 16, 32, 64)] == [True, False, True, False]
     assert not gluon_early_words(64, 16, W2[1], gluon_tiles(64, 16, *W2))
@@ -463,6 +486,7 @@ def test_tail_is_the_plain_tiles_bits(tiles, tail, swiglu, assert_gemm_close):
                                                        ((8, 64, 3, None, None), True, True, 0),
                                                        ((32, 64, 3, None, None), True, False, 0),
                                                        ((64, 64, 2, None, 3), False, False, 16),
+                                                       ((32, 64, 2, None, None), False, False, 16),
                                                        ((16, 128, 2, 96, None), False, False, 0)])
 @pytest.mark.parametrize("groups,k", [(2, 512), (2, 768), (4, 512), (4, 1024)])
 def test_stages_of_several_groups_are_the_one_group_bits(tiles, swiglu, x_async, tail, groups,

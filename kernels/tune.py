@@ -19,7 +19,8 @@ from .bench_setup import DECODE_MAX_TOKENS, STEP_CALLS, copies_for, graph_us, me
 from .fp8_gemm import fp8_block_grouped_linear
 from .fp8_grouped_ws import fp8_grouped_ws
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
-from .w4a16_gemm import W4A16Config, default_config, gluon_launch, w4a16_grouped_matmul
+from .w4a16_gemm import W4A16Config, default_config, gluon_launch, gluon_refill_first, \
+    w4a16_grouped_matmul
 from .w4a16_gluon import w4a16_grouped_gluon
 from .w4a16_quantize import w4a16_quantize
 
@@ -174,7 +175,8 @@ def _gluon_sweep(cases):
     x by cp.async of the tiles' own rows ("xa": w4a16_gemm.gluon_x_async), with a tail of 16
     rows in an expert's last row tile ("t16": w4a16_gemm.gluon_tail), and with stages of 2 and 4
     scale groups in rings of 2 and 3 ("g2", "g4": w4a16_gemm.gluon_groups). Each launch as the op
-    makes it: PDL, release and early words where w4a16_gemm's rules give them for those tiles.
+    makes it: PDL, release, early words and refills first where w4a16_gemm's rules give them
+    for those tiles and groups.
     One uniform routing here: check a pick under skewed routing too before a rule takes it."""
     for label, e, n, k, m in cases:
         qws = _rotated_w4a16(e, n, k)
@@ -190,6 +192,7 @@ def _gluon_sweep(cases):
             """(us, name) of these tiles, or None where they do not fit or miss the reference."""
             launch = dict(gluon_launch((x.shape[0], e, n, k), tiles, swiglu), x_async=x_async,
                           tail=tail, groups=groups)
+            launch["refill_first"] = gluon_refill_first(k, tiles, groups, launch["release"])
 
             def run(q):
                 return w4a16_grouped_gluon(x, q, counts, *tiles,

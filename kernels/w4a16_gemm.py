@@ -570,6 +570,21 @@ def gluon_early_words(rows: int, num_experts: int, k: int, tiles: tuple, tail: i
             and rows <= num_experts * (block_m + tail) // 2)
 
 
+def gluon_refill_first(k: int, tiles: tuple, groups: int, release: bool) -> bool:
+    """Whether each K step of the Gluon kernel refills the previous step's stage before it waits
+    for its own (w4a16_gluon's refill_first), where stages of several groups retire their
+    wgmmas within them. H100, round 20 (results/ep8_tail_h100_2026-11-23, ab_refill_top*.txt:
+    2 uniform and 2 skewed routings, each timed a, b, a, b): in grids of one tile a program
+    1.03-1.07x for W13 (EP8 M=8 10.9 vs 11.4 us, beside TP attention M=256 12.2 vs 13.1, the
+    fused fc1 M=8 12.6 vs 13.2; one token: E128 7.8 vs 8.1, TP2 6.1 vs 6.5) and for W2 at one
+    token (E128 4.6 vs 4.9). It lost in persistent grids (W13 E128 M=8 30.9 vs 30.3 us, TP2
+    M=64 40.0 vs 38.8) and where the ring holds all of K and the program releases the next
+    kernel (W2 at EP8 from 8 tokens, 8.5 vs 8.2 us)."""
+    stages, ctas_per_sm = tiles[2], tiles[4]
+    whole_k = k <= GLUON_GROUP * groups * stages
+    return groups > 1 and not ctas_per_sm and not (release and whole_k)
+
+
 #: rows (tokens x top-k) up to which the Gluon kernel is launched with PDL: decode batches
 GLUON_PDL_MAX_ROWS = 2048
 
@@ -585,14 +600,15 @@ def gluon_pdl(rows: int) -> bool:
 
 def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False) -> dict:
     """The Gluon kernel's launch options besides its tiles for a grouped call of shape (rows,
-    experts, n, k): x by cp.async, tail, groups a stage, PDL, release and early words, as this
-    file's rules give them."""
+    experts, n, k): x by cp.async, tail, groups a stage, PDL, release, early words and refills
+    first, as this file's rules give them."""
     rows, num_experts, _, k = shape
-    tail = gluon_tail(*shape, swiglu=swiglu)
+    tail, groups = gluon_tail(*shape, swiglu=swiglu), gluon_groups(*shape, swiglu=swiglu)
+    release = gluon_release(rows, num_experts, tiles[4])
     return dict(swiglu=swiglu, x_async=gluon_x_async(*shape, swiglu=swiglu), tail=tail,
-                groups=gluon_groups(*shape, swiglu=swiglu), pdl=gluon_pdl(rows),
-                release=gluon_release(rows, num_experts, tiles[4]),
-                early_words=gluon_early_words(rows, num_experts, k, tiles, tail))
+                groups=groups, pdl=gluon_pdl(rows), release=release,
+                early_words=gluon_early_words(rows, num_experts, k, tiles, tail),
+                refill_first=gluon_refill_first(k, tiles, groups, release))
 
 
 def _gluon_route(x: torch.Tensor, qweight, config):

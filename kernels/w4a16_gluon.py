@@ -259,15 +259,57 @@ def _group_words(w_buf, g: gl.constexpr, layout: gl.constexpr):
 
 
 @gluon.jit
+def _release(kb, steps, walk, STAGES: gl.constexpr, PERSISTENT: gl.constexpr):
+    """Let the next kernel in at K step kb if the program's last load is issued there."""
+    tile, grid, tiles = walk[0], walk[1], walk[2]
+    ahead = kb + STAGES - 1
+    last = not PERSISTENT or tile + grid >= tiles
+    if last and (ahead == steps - 1 or (kb == 0 and steps < STAGES)):
+        allow_next_grid()
+
+
+@gluon.jit
+def _refill(descs, ring, j, kb, steps, walk, at, io, STAGES: gl.constexpr, SWIGLU: gl.constexpr,
+            PERSISTENT: gl.constexpr, X_ASYNC: gl.constexpr, TAIL: gl.constexpr,
+            WITH_TAIL: gl.constexpr, RELEASE: gl.constexpr, num_warps: gl.constexpr):
+    """Step j - 1 is done with its stage (every warp, after the CTA barrier): refill it with the
+    step STAGES - 1 ahead, in this tile or, in a persistent grid, the next; with RELEASE let
+    the next kernel in first if that is the program's last load (_release)."""
+    w_desc, x_desc, xt_desc = descs
+    tile, grid, tiles, tables, n_blocks, num_experts = walk
+    expert, row_start, row_end, nb = at
+    x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr, stride_ym = io
+    BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
+    cta_barrier()
+    ahead = kb + STAGES - 1
+    if RELEASE:
+        _release(kb, steps, walk, STAGES, PERSISTENT)
+    if ahead < steps:
+        _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead, expert, nb * BLOCK_N, row_start,
+               row_end, x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU, X_ASYNC,
+               1 if WITH_TAIL else 0, num_warps)
+    elif PERSISTENT:
+        if tile + grid < tiles:  # the next tile's origin, found again there
+            next_expert, next_start, next_end, next_nb = tile_of(
+                tables, tile + grid, n_blocks, num_experts, BLOCK_M, num_warps, TAIL)
+            _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead - steps, next_expert,
+                   next_nb * BLOCK_N, next_start, next_end, x_ptr, stride_xm, s_ptr, N,
+                   stride_se, stride_sn, SWIGLU, X_ASYNC, 2 if TAIL else 0, num_warps)
+
+
+@gluon.jit
 def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl.constexpr,
           SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
           X_ASYNC: gl.constexpr, TAIL: gl.constexpr, WITH_TAIL: gl.constexpr,
-          RELEASE: gl.constexpr, num_warps: gl.constexpr):
+          RELEASE: gl.constexpr, REFILL_FIRST: gl.constexpr, num_warps: gl.constexpr):
     """One tile's K loop from ring position j: its (gate and up) accumulators of the first
     BLOCK_M token rows and j after it. walk: (tile, grid, tiles, tables, n_blocks,
     num_experts), where the program is; at: the tile (tile_of); io: the kernel's pointers and
     strides. WITH_TAIL: the same A registers also multiply the next TAIL rows (a narrower
-    wgmma), stored here."""
+    wgmma), stored here. REFILL_FIRST: step j - 1's stage is refilled before the wait for step
+    j's rather than after step j's first half (stages of several groups retire their wgmmas
+    within them, _keep)."""
     w_desc, x_desc, xt_desc = descs
     w_bufs, x_bufs, xt_bufs, s_bufs, ready = ring
     tile, grid, tiles, tables, n_blocks, num_experts = walk
@@ -295,6 +337,9 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
     up_in_flight = in_flight
     for kb in range(steps):
         s = j % STAGES
+        if REFILL_FIRST:
+            _refill(descs, ring, j, kb, steps, walk, at, io, STAGES, SWIGLU, PERSISTENT,
+                    X_ASYNC, TAIL, WITH_TAIL, False, num_warps)
         mbarrier.wait(ready.index(s), (j // STAGES) & 1)
         for g in gl.static_range(GROUPS):
             pair = PAIRS * PARTS * s + g // 2
@@ -338,27 +383,12 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
                     acc, in_flight = warpgroup_mma_wait(
                         num_outstanding=_keep(1, GROUPS, g, h), deps=(acc, in_flight))
                 in_flight = a
-                if g + h == 0:  # step j - 1 is done with its stage: refill it STAGES - 1
-                    cta_barrier()  # ahead, in this tile or the next
-                    ahead = kb + STAGES - 1
-                    if RELEASE:  # once the program's last load is issued
-                        last = not PERSISTENT or tile + grid >= tiles
-                        if last and (ahead == steps - 1 or (kb == 0 and steps < STAGES)):
-                            allow_next_grid()
-                    if ahead < steps:
-                        _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead, expert,
-                               nb * BLOCK_N, row_start, row_end, x_ptr, stride_xm, s_ptr, N,
-                               stride_se, stride_sn, SWIGLU, X_ASYNC, 1 if WITH_TAIL else 0,
-                               num_warps)
-                    elif PERSISTENT:
-                        if tile + grid < tiles:  # the next tile's origin, found again there
-                            next_expert, next_start, next_end, next_nb = tile_of(
-                                tables, tile + grid, n_blocks, num_experts, BLOCK_M,
-                                num_warps, TAIL)
-                            _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead - steps,
-                                   next_expert, next_nb * BLOCK_N, next_start, next_end,
-                                   x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU,
-                                   X_ASYNC, 2 if TAIL else 0, num_warps)
+                if g + h == 0:  # step j - 1's last wgmma just retired
+                    if not REFILL_FIRST:
+                        _refill(descs, ring, j, kb, steps, walk, at, io, STAGES, SWIGLU,
+                                PERSISTENT, X_ASYNC, TAIL, WITH_TAIL, RELEASE, num_warps)
+                    elif RELEASE:  # where it was: at the program's start it slowed the program
+                        _release(kb, steps, walk, STAGES, PERSISTENT)
         j += 1
     acc, acc_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_up))
     if WITH_TAIL:
@@ -397,7 +427,8 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
                         E_PAD: gl.constexpr, STAGES: gl.constexpr, SWIGLU: gl.constexpr,
                         HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
                         X_ASYNC: gl.constexpr, TAIL: gl.constexpr, RELEASE: gl.constexpr,
-                        EARLY_WORDS: gl.constexpr, num_warps: gl.constexpr):
+                        EARLY_WORDS: gl.constexpr, REFILL_FIRST: gl.constexpr,
+                        num_warps: gl.constexpr):
     """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
     program accumulates the gate and the up rows of its columns over the same x tiles.
     TAIL: an expert's last row tile takes up to TAIL rows past BLOCK_M (xt_desc's boxes), in a
@@ -408,7 +439,9 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
     so the next tile's first blocks load during this tile's last ones and its epilogue (the
     host keeps STAGES - 1 <= K / BLOCK_K: the ring reaches at most one tile ahead). Else one
     tile per program: the tile loop and the look-ahead cost 10 and 11 registers, one CTA per
-    SM fewer at 64 x 128 tiles (round 12)."""
+    SM fewer at 64 x 128 tiles (round 12).
+    REFILL_FIRST (stages of several groups, one tile a program): each K step first refills the
+    previous step's stage, then waits for its own (_tile)."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
@@ -483,15 +516,15 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
             if warp_uniform(row_start + BLOCK_M < row_end):
                 acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES,
                                        SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, True,
-                                       RELEASE, num_warps)
+                                       RELEASE, REFILL_FIRST, num_warps)
             else:
                 acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES,
                                        SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False,
-                                       RELEASE, num_warps)
+                                       RELEASE, REFILL_FIRST, num_warps)
         else:
             acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES, SWIGLU,
                                    HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False, RELEASE,
-                                   num_warps)
+                                   REFILL_FIRST, num_warps)
         _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym, SWIGLU,
                   HAS_PROBS)
     # the barriers end here, invalidated: PTX wants that before their memory holds anything
@@ -537,7 +570,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                         ctas_per_sm: int = None, swiglu: bool = False,
                         probs: torch.Tensor = None, x_async: bool = False,
                         pdl: bool = False, tail: int = 0, groups: int = 1,
-                        release: bool = False, early_words: bool = False) -> torch.Tensor:
+                        release: bool = False, early_words: bool = False,
+                        refill_first: bool = False) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
@@ -558,7 +592,9 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     kernel, a program of a grid of one tile a program asks for the first stages' words of the
     tile it would take if every expert had one row tile, and asks again where that guess was
     wrong (w4a16_gemm.gluon_early_words): the kernel launched just before must not write
-    qweight."""
+    qweight. refill_first: each K step refills the previous step's stage before it waits for
+    its own, not after its first half (w4a16_gemm.gluon_refill_first; the same bits): stages
+    of 2 or 4 groups, one tile a program."""
     data, scale = qweight.data, qweight.scale
     num_experts, n, words = data.shape
     n_out = n // 2 if swiglu else n
@@ -568,6 +604,9 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         return y
     if groups not in (1, 2, 4) or k % (GROUP * groups):
         raise ValueError(f"groups={groups}: 1, 2 or 4 scale groups per stage, dividing K={k}")
+    if refill_first and (groups == 1 or ctas_per_sm):
+        raise ValueError(f"refill_first: stages of 2 or 4 groups (groups={groups}) and one "
+                         f"tile a program (ctas_per_sm={ctas_per_sm} must be None)")
     codes = lane_codes(qweight)
     w_desc = _descriptor(codes.view(num_experts * n, words),
                          [block_n, STAGE_WORDS * groups], _WORD_LAYOUT)
@@ -587,7 +626,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         E_PAD=triton.next_power_of_2(num_experts), STAGES=min(stages, k // (GROUP * groups) + 1),
         SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=bool(ctas_per_sm),
         X_ASYNC=x_async, TAIL=tail, RELEASE=release, EARLY_WORDS=early_words and not ctas_per_sm,
-        num_warps=4, launch_pdl=pdl,
+        REFILL_FIRST=refill_first, num_warps=4, launch_pdl=pdl,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 

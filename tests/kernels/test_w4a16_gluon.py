@@ -22,8 +22,9 @@ from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
-from qarl_kernels.w4a16_gemm import gluon_early_words, gluon_groups, gluon_pdl, gluon_release, \
-    gluon_swiglu_tiles, gluon_tail, gluon_tiles, gluon_x_async, w4a16_grouped_matmul
+from qarl_kernels.w4a16_gemm import gluon_early_words, gluon_groups, gluon_launch, gluon_pdl, \
+    gluon_refill_first, gluon_release, gluon_swiglu_tiles, gluon_tail, gluon_tiles, gluon_x_async, \
+    w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -40,7 +41,8 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                       swiglu: int, x_async: int = 0, e_pad: int = 16, tail: int = 0,
-                      groups: int = 1, release: int = 0, early_words: int = 0) -> dict:
+                      groups: int = 1, release: int = 0, early_words: int = 0,
+                      refill_first: int = 0) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
     size; tail: token rows past block_m; groups: scale groups per stage)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
@@ -61,7 +63,8 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                   "word_layout": words, "split_layout": operand, "E_PAD": e_pad,
                   "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu),
                   "PERSISTENT": bool(persistent), "X_ASYNC": bool(x_async), "TAIL": tail,
-                  "RELEASE": bool(release), "EARLY_WORDS": bool(early_words), "num_warps": 4}
+                  "RELEASE": bool(release), "EARLY_WORDS": bool(early_words),
+                  "REFILL_FIRST": bool(refill_first), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     aligned = {(names.index(name), ): [["tt.divisibility", 16]]
                for name in ("x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr")}  # as a launch
@@ -186,6 +189,18 @@ def test_tail_on_tiles_of_two_groups_compiles_for_sm90():
     assert facts["words_before_wait"] == 1 and facts["other_reads_before_wait"] == 0
     assert facts["barrier_invalidations"] == 2 + 1
     assert 3 * (facts["shared"] + 1024) <= 228 * 1024
+
+
+@pytest.mark.parametrize("tiles,tail,groups", [((16, 64, 2), 0, 4), ((32, 64, 2), 16, 2)])
+def test_refill_first_compiles_for_sm90(tiles, tail, groups):
+    """Refilling the previous step's stage before the wait (round 20, the rule's tiles at EP8
+    up to 8 and from 13 tokens per expert, released, with early words) keeps every wgmma of
+    the loops pipelined and issues the same loads: it moves the refill, nothing else."""
+    plain, first = (_facts_of_child(*tiles, 0, 0, 0, 16, tail, groups, 1, 1, r) for r in (0, 1))
+    for fact in ("sass_wgmma_waits", "wgmma", "wgmma_register_a", "tma_loads", "pdl_releases",
+                 "words_before_wait", "barrier_invalidations", "shared"):
+        assert first[fact] == plain[fact], fact
+    assert first["release_after_loads"] and first["wait_before_reads"] == plain["wait_before_reads"]
 
 
 @pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu,x_async",
@@ -373,6 +388,24 @@ def test_pdl_rule():
     assert gluon_pdl(8) and gluon_pdl(2048) and not gluon_pdl(8192)
 
 
+def test_refill_first_rule():
+    # round 20: stages of several groups in grids of one tile a program, but not where the
+    # ring holds all of K and the program releases the next kernel (W2 at EP8 from 8 tokens)
+    def rule(tokens, experts, shape):
+        s = (8 * tokens, experts) + shape
+        return gluon_launch(s, gluon_tiles(*s))["refill_first"]
+    assert [rule(m, 16, W13) for m in (1, 8, 16, 32, 48, 64)] == [True] * 5 + [False]
+    assert [rule(m, 16, W2) for m in (1, 8, 16, 64)] == [True, False, False, False]
+    assert [rule(m, 128, W13) for m in (1, 8, 128, 256)] == [True, False, False, True]
+    assert [rule(m, 128, W2) for m in (1, 8)] == [True, False]
+    assert [rule(m, 128, TP2) for m in (1, 8, 64, 256)] == [True, False, False, True]
+    assert gluon_refill_first(2048, (16, 64, 2, None, None), 4, True)
+    assert not gluon_refill_first(768, (16, 128, 3, None, None), 2, True)
+    assert gluon_refill_first(768, (16, 128, 3, None, None), 2, False)
+    assert not gluon_refill_first(2048, (8, 64, 2, None, 3), 4, False)
+    assert not gluon_refill_first(2048, (64, 64, 3, None, None), 1, True)
+
+
 def test_release_rule():
     # round 19: EP8 grids of a tile a program, from 32 rows to 64 per expert; not persistent
     # grids, not E128 or TP2
@@ -503,6 +536,13 @@ def test_stages_of_several_groups_are_the_one_group_bits(tiles, swiglu, x_async,
     got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, probs=probs,
                                         x_async=x_async, tail=tail, groups=g) for g in (groups, 1))
     assert torch.equal(got, want)
+    if not tiles[4]:  # refilling before the wait (round 20): the same bits
+        assert torch.equal(wg.w4a16_grouped_gluon(
+            x, qweight, tokens, *tiles, swiglu=swiglu, probs=probs, x_async=x_async, tail=tail,
+            groups=groups, refill_first=True), want)
+    with pytest.raises(ValueError, match="refill_first"):
+        wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles[:4], 3, groups=groups,
+                               refill_first=True)
     with pytest.raises(ValueError, match="groups=3"):
         wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, groups=3)
     if k % (4 * 128):

@@ -12,8 +12,8 @@ from qarl_kernels.w4a16_quantize import w4a16_quantize
 from megatron_qarl.quant import get_scheme
 scheme = get_scheme("w4a16")
 SHAPES = {s[0]: s[1:] for s in DECODE_SHAPES}
-# (label, M, swiglu, [(tiles5, groups, release[, tail[, early_words]])]); ("rule", release[,
-# tail[, early_words]]): the rule's tiles and groups. The first line is the rule as w4a16_gemm
+# (label, M, swiglu, [(tiles5, groups, release[, tail[, early_words[, words_lead]]])]); ("rule",
+# release[, tail[, early_words[, words_lead]]]): the rule's tiles and groups. The first line is the rule as w4a16_gemm
 # gives it, release and early words included.
 CASES = eval(os.environ["CASES"])
 SKEWED = int(os.environ.get("SKEWED", 2))  # skewed routings (seeds 0..SKEWED-1); the bench's: 4
@@ -50,6 +50,8 @@ for label, m, swiglu, cands in CASES:
             kwc = dict(kw, tail=c[3]) if len(c) > 3 and c[3] is not None else dict(kw)
             if len(c) > 4:
                 kwc["early_words"] = c[4]
+            if len(c) > 5:
+                kwc["words_lead"] = c[5]
             try:
                 y = w4a16_grouped_gluon(x, q0, counts, *t, groups=g, release=rl, **kwc)
             except Exception as err:

@@ -192,7 +192,7 @@ def _gluon_sweep(cases):
             """(us, name) of these tiles, or None where they do not fit or miss the reference."""
             launch = dict(gluon_launch((x.shape[0], e, n, k), tiles, swiglu), x_async=x_async,
                           tail=tail, groups=groups)
-            launch["refill_first"] = gluon_refill_first(k, tiles, groups, launch["release"])
+            launch["refill_first"] = gluon_refill_first(tiles, groups)
 
             def run(q):
                 return w4a16_grouped_gluon(x, q, counts, *tiles,

@@ -570,19 +570,18 @@ def gluon_early_words(rows: int, num_experts: int, k: int, tiles: tuple, tail: i
             and rows <= num_experts * (block_m + tail) // 2)
 
 
-def gluon_refill_first(k: int, tiles: tuple, groups: int, release: bool) -> bool:
+def gluon_refill_first(tiles: tuple, groups: int) -> bool:
     """Whether each K step of the Gluon kernel refills the previous step's stage before it waits
     for its own (w4a16_gluon's refill_first), where stages of several groups retire their
     wgmmas within them. H100, round 20 (results/ep8_tail_h100_2026-11-23, ab_refill_top*.txt:
     2 uniform and 2 skewed routings, each timed a, b, a, b): in grids of one tile a program
-    1.03-1.07x for W13 (EP8 M=8 10.9 vs 11.4 us, beside TP attention M=256 12.2 vs 13.1, the
-    fused fc1 M=8 12.6 vs 13.2; one token: E128 7.8 vs 8.1, TP2 6.1 vs 6.5) and for W2 at one
-    token (E128 4.6 vs 4.9). It lost in persistent grids (W13 E128 M=8 30.9 vs 30.3 us, TP2
-    M=64 40.0 vs 38.8) and where the ring holds all of K and the program releases the next
-    kernel (W2 at EP8 from 8 tokens, 8.5 vs 8.2 us)."""
-    stages, ctas_per_sm = tiles[2], tiles[4]
-    whole_k = k <= GLUON_GROUP * groups * stages
-    return groups > 1 and not ctas_per_sm and not (release and whole_k)
+    with 64-row weight tiles 1.03-1.07x for W13 (EP8 M=8 10.9 vs 11.4 us, beside TP attention
+    M=256 12.2 vs 13.1, the fused fc1 M=8 12.6 vs 13.2; one token: E128 7.8 vs 8.1, TP2 6.1
+    vs 6.5) and for W2 at one token (E128 4.6 vs 4.9). It lost in persistent grids (W13 E128
+    M=8 30.9 vs 30.3 us, TP2 M=64 40.0 vs 38.8) and with 128-row tiles: W2 at EP8 from 8
+    tokens 8.5 vs 8.2 us; W13 at E128 and TP2 M=256 2-4% slower uniform, 1-4% faster skewed
+    (the decode bench: TP2 M=256 47.8 vs 46.1 us)."""
+    return groups > 1 and tiles[1] == 64 and not tiles[4]
 
 
 #: rows (tokens x top-k) up to which the Gluon kernel is launched with PDL: decode batches
@@ -608,7 +607,7 @@ def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False) -> dict:
     return dict(swiglu=swiglu, x_async=gluon_x_async(*shape, swiglu=swiglu), tail=tail,
                 groups=groups, pdl=gluon_pdl(rows), release=release,
                 early_words=gluon_early_words(rows, num_experts, k, tiles, tail),
-                refill_first=gluon_refill_first(k, tiles, groups, release))
+                refill_first=gluon_refill_first(tiles, groups))
 
 
 def _gluon_route(x: torch.Tensor, qweight, config):

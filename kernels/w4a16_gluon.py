@@ -23,7 +23,8 @@ or in a persistent grid walks several with its ring running on across them (roun
 E128 and the few-row grids of decode). Tiles of 8 tokens (wgmma n = 8) halve the x bytes per
 K block where a batch has at most a few tokens per expert. Per block: read the words;
 per half block: unpack, issue the wgmma, retire the previous half's; after the first half the
-previous block's stage is refilled. For MoE fc1 the SwiGLU and router prob can run in the
+previous block's stage is refilled (with stages of several groups, whose wgmmas retire within
+them, before the block's wait instead: w4a16_gemm.gluon_refill_first, round 20). For MoE fc1 the SwiGLU and router prob can run in the
 epilogue, as in w4a16_gemm: a program then unpacks and issues the gate and the up rows of its
 columns together.
 Decode calls are launched with programmatic dependent launch: the launch overlaps the previous

@@ -24,9 +24,9 @@ E128 and the few-row grids of decode). Tiles of 8 tokens (wgmma n = 8) halve the
 K block where a batch has at most a few tokens per expert. Per block: read the words;
 per half block: unpack, issue the wgmma, retire the previous half's; after the first half the
 previous block's stage is refilled (with stages of several groups, whose wgmmas retire within
-them, before the block's wait instead: w4a16_gemm.gluon_refill_first, round 20). For MoE fc1 the SwiGLU and router prob can run in the
-epilogue, as in w4a16_gemm: a program then unpacks and issues the gate and the up rows of its
-columns together.
+them, before the block's wait instead: w4a16_gemm.gluon_refill_first, round 20). For MoE fc1
+the SwiGLU and router prob can run in the epilogue, as in w4a16_gemm: a program then unpacks
+and issues the gate and the up rows of its columns together.
 Decode calls are launched with programmatic dependent launch: the launch overlaps the previous
 kernel's drain, and the CTAs wait for that kernel before their first read (round 15). At EP8
 a program also lets the next kernel in once it has issued its last load, so that kernel's CTAs

@@ -147,14 +147,12 @@ def _w4a16_gemm_kernel(
 
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
     """Tiles by tokens per expert: the winners of the H100 sweep of this kernel in CUDA graphs
-    (`python -m qarl_kernels.tune --only w4a16 --decode`, docs/benchmarks.md). The kernel is
-    latency-bound at decode sizes (ncu: with 512-input K steps, one CTA of 4 warps per SM at
-    168-255 registers, the schedulers idle 55-64% of cycles), so 256-input steps, which need
-    fewer registers and fit more CTAs per SM, win. Past one token, short K (768: three steps)
-    prefers 8 warps; from 16 tokens per expert, 32-token tiles, with 128-input steps for short
-    K and from 16 to 32 tokens per expert (64-token tiles there), where half the unpacked
-    operand in registers beats fewer, longer steps (round 5); from 64, 128-token tiles (each
-    weight tile unpacked once)."""
+    (`python -m qarl_kernels.tune --only w4a16 --decode`, docs/benchmarks.md rounds 4-5). At
+    decode sizes the kernel is latency-bound, so 256-input K steps, which need fewer registers
+    and fit more CTAs per SM, win. Past one token, short K (768: three steps) prefers 8 warps.
+    From 16 tokens per expert the tiles hold 32 tokens (64 from 16 to 32, with 128-input
+    steps, where half the unpacked operand in registers beats longer steps), and from 64 they
+    hold 128, so each weight tile is unpacked once."""
     per_expert = max(1, rows // max(1, num_experts))
     if rows <= 16:  # one token (top-k rows): the smallest tiles, most programs in flight
         return W4A16Config(block_m=16, block_n=64)
@@ -172,11 +170,10 @@ def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W
 
 
 def swiglu_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
-    """Tiles of the fused fc1 + SwiGLU (n: gate + up rows): a program reads the gate and the up
-    rows of its columns, so from 32-token tiles up the unfused tile's weight rows are halved
-    to keep its registers and shared memory (H100, CUDA graphs: W13 EP8 M=64 50.4 -> 39.4 us;
-    W13 E128 M=256 185 -> 149 us); 16-token tiles keep theirs (halving them cost 1.1-1.8x at
-    M=8-64) and 128-token tiles drop a pipeline stage to fit in shared memory."""
+    """Tiles of the fused fc1 + SwiGLU (n: gate + up rows). A program reads the gate and the
+    up rows of its columns, so from 32-token tiles up the unfused tile's weight rows are halved
+    to keep its registers and shared memory (round 5). 16-token tiles keep theirs, and
+    128-token tiles drop a pipeline stage to fit in shared memory."""
     cfg = default_config(rows, num_experts, n, k, group)
     if cfg.block_m < 32:
         return cfg
@@ -269,15 +266,12 @@ def _few_rows(num_experts: int, n: int, k: int) -> bool:
 
 def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = True):
     """(block_m, block_n, stages, maxnreg, ctas_per_sm) of the Gluon kernel for a grouped GEMM
-    with n weight rows per expert where it beats this file's, else None. A persistent grid of
-    3 programs per SM where it won (H100, round 12): short K with many experts (W2 at E128)
-    from 4 tokens per call to 32 per expert (M=8 19.0 vs 21.7 us, M=64 43.8 vs 45.1, M=256
-    52.5 vs 54.8), and the few-row grids of 8-token tiles (TP2 M=32 39.8 vs 49.1 us, W13 EP8
-    M=8 13.8 vs 14.8); TP2 under 2 tokens per expert takes 5 per SM of 64-row tiles
-    (tp2_persistent_ab.txt: M=8 19.6 vs 20.7 us, M=16 30.9 vs 33.4, M=24 35.9 vs 39.3).
-    Elsewhere it gained under 3% or lost: one token 4%, W2 E128 at 64 per expert 20% (M=1024:
-    116.6 vs 97.2 us); the tile loop and the look-ahead cost 10-20 registers. Where stages of
-    several scale groups won, their own tiles (_grouped_tiles, round 17)."""
+    with n weight rows per expert where it beats this file's, else None. A persistent grid
+    (ctas_per_sm) where a grid holds many short tiles: W2 at E128 up to 32 tokens per
+    expert, and the few-row grids of 8-token tiles (round 12; TP2 under 2 tokens per expert
+    5 programs an SM, round 13). Elsewhere the tile loop's registers cost more than the ring
+    running on across tiles gains. Where stages of several scale groups won, their own tiles
+    (_grouped_tiles)."""
     tiles = _gluon_tile_shape(rows, num_experts, n, k, capturing)
     if tiles is None:
         return None
@@ -287,29 +281,21 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
     per_expert = rows // max(1, num_experts)
     ctas_per_sm = None
     if rows >= 32 and k < 2048 and num_experts >= 64 and per_expert < 32:
-        # under 8 tokens, 4 per SM: about 29 experts' 464 tiles, one per program (round 13,
-        # seeds_ab.txt: M=4 11.2-11.9 us in 8 routings, against 13.3-14.9 with 3 per SM)
+        # under 8 tokens 4 per SM: about 29 experts' 464 tiles, one per program (round 13)
         ctas_per_sm = 4 if rows < 64 else PERSISTENT_CTAS_PER_SM
     elif rows >= 32 and _few_rows(num_experts, n, k) and per_expert <= 4:
-        # TP2 under 2 tokens per expert: 64-row tiles, 5 per SM (one program per tile up to 55
-        # touched experts; 3 per SM left 1.2 tiles per program at M=16: 33.4 vs 30.9 us)
+        # TP2 under 2 tokens per expert: 5 per SM, one program per tile up to 55 touched experts
         ctas_per_sm = 5 if num_experts >= 64 and per_expert < 2 else PERSISTENT_CTAS_PER_SM
     return tiles + (ctas_per_sm, )
 
 
 def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bool):
-    """gluon_tiles' (block_m, block_n, stages, maxnreg). `python -m qarl_kernels.tune --only
-    w4a16-gluon` on the H100 (CUDA graphs of 10 calls, docs/benchmarks.md rounds 11 and 12):
-    it wins at every decode size measured, M=1 included (W13 EP8 11.4 vs 12.7 us, W2 E128 5.7
-    vs 6.4), up to 128 tokens per expert (EP8 M=256: W13 35 vs 51 us, W2 21 vs 33; E128 M=1024:
-    W13 171 vs 283, W2 93 vs 167). Up to 4 tokens per expert the x tiles hold 8 tokens (wgmma
-    n = 8): half the x bytes per K block, where most of a 16-token tile was padding (round 12:
-    W13 E128 M=16 51.1 vs 58.7 us, M=32 73.2 vs 85.0; TP2 M=1 8.5 vs 10.4; W2 EP8 M=8 8.8 vs
-    9.2). Grids of few weight rows at K >= 2048 (W13 at EP8, and at TP2 with n halved) take
-    64-row weight tiles from 8 tokens per expert, for more CTAs (TP2 M=256 50.4 vs 55.9 us);
-    W13 at E128 takes a register cap from 8 to 31 tokens per expert instead: one more CTA per
-    SM, for serialized wgmmas (M=64 83.3 vs 89.2 us, M=256 94.9 vs 103.6), and 96 registers at
-    M=8 (36.7 us, 37.4 with 8-token tiles)."""
+    """gluon_tiles' (block_m, block_n, stages, maxnreg) with one group a stage, from the H100
+    tuner (`python -m qarl_kernels.tune --only w4a16-gluon`, rounds 11-13). Up to 4 tokens per
+    expert the x tiles hold 8 tokens, since most of a 16-token tile would be padding. Grids of
+    few weight rows at K >= 2048 (W13 at EP8, and at TP2 with n halved) take 64-row weight
+    tiles from 8 tokens per expert, for more CTAs. W13 at E128 takes a register cap from 8 to
+    31 tokens per expert instead: one more CTA per SM, for serialized wgmmas."""
     per_expert = rows // max(1, num_experts)
     if per_expert > 128:
         return None
@@ -340,13 +326,10 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
         return 64, 128, 3, None  # W2 at EP8 from 17 per expert: 64-token tiles (round 19)
     if num_experts >= 64:
         return 64, 128, 3, None
-    # EP8 from 64 tokens per expert (round 13, ep8_*.txt): one 128-token tile per expert, in
-    # one wave while at most 264 CTAs (2 per SM) hold them all. Each expert past 128 rows adds
-    # a row of tiles as costly as a full one. W13 above 64 per expert: M=136-240 1.21-1.35x
-    # under uniform and skewed routing (0.85x once: M=136 skewed). From 120 per expert its
-    # row tiles cross that wave in most routings (M=256: 31.3 us in 1 of 8, 45.6-51.1 in the
-    # rest), so 64-token tiles, 37.6-38.6 us in all 8. W2 from 64 to 111: 1.16-1.31x uniform,
-    # 0.85-1.24x skewed.
+    # EP8 from 64 tokens per expert (round 13): one 128-token tile per expert, in one wave
+    # while at most 264 CTAs (2 per SM) hold them all; each expert past 128 rows adds a row of
+    # tiles as costly as a full one. From 120 per expert (W13; W2 from 112) most routings
+    # cross that wave, so 64-token tiles.
     if k >= 2048:
         if per_expert <= 64:
             return 64, 64, 2, None
@@ -355,24 +338,18 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
         return 128, 128, 2, None
     if per_expert < 128:
         return 64, 64, 2, None
-    # W2 at 128 per expert: 64-token tiles (seeds_ab.txt: M=256 21.0-23.4 us in 8 routings,
-    # 21.5-26.2 with 128-token ones)
+    # W2 at 128 per expert: 64-token tiles, steadier over routings than 128-token ones (round 13)
     return 64, 128, 2, None
 
 
 def gluon_swiglu_tiles(rows: int, num_experts: int, n: int, k: int) -> tuple:
     """(block_m, block_n, stages, maxnreg, ctas_per_sm) of the fused fc1 + SwiGLU in Gluon, n
-    the gate + up rows; a persistent grid only where _grouped_tiles gives one. Each program
-    holds 64 gate and 64 up rows. W13 at EP8 takes its own tiles: smaller token tiles than the
-    GEMM's up to 80 tokens per expert, since it doubles the GEMM's registers (H100, round 12,
-    fused_tiles_ab.txt: M=16 16.6 vs 21.2 us with the GEMM's, M=32 21.1 vs 24.9, M=128 32.9 vs
-    43.7 with a 128-register cap). TP2 from 2 to 4 tokens per expert takes 96 registers and two
-    stages (tuner_leads_ab.txt: M=32 41.3 vs 50.5 us, M=64 44.8 vs 51.3; 0.84-0.87x at M=8 and
-    16). Elsewhere the GEMM's token tile, stages (at least three; two for 128-token tiles, which
-    fit no more) and register cap (round 11: E128 M=1024 200.2 vs 206.0 us). Round 8 measured it
-    against the Gluon GEMM then torch's activation: EP8 M=64 34.6 vs 42.8 us, E128 M=1024 242.5
-    vs 262.6 us. Where stages of several scale groups won, their own tiles (_grouped_tiles,
-    round 17)."""
+    the gate + up rows. Each program holds 64 gate and 64 up rows, twice the GEMM's registers.
+    So W13 at EP8 takes smaller token tiles than the GEMM's up to 80 tokens per expert, and
+    TP2 at 2-4 tokens per expert a 96-register cap with two stages (round 12). Elsewhere it
+    takes the GEMM's token tile, stages (at least three; two for 128-token tiles, which fit
+    no more) and register cap. Where stages of several scale groups won, their own tiles
+    (_grouped_tiles, round 17)."""
     grouped = _grouped_tiles(rows, num_experts, n, k, swiglu=True)
     if grouped:
         return grouped[:5]
@@ -390,9 +367,8 @@ def _swiglu_tile_shape(rows: int, num_experts: int, n: int, k: int) -> tuple:
             return 32, 64, 3, 160
         if per_expert < 80:
             return (32, 64, 4, None) if per_expert < 64 else (32, 64, 3, 128)
-        # round 13 (ep8_mid2.txt, 4 seeds x uniform and skewed routing): 128-token tiles from
-        # 80 to 111 per expert (M=160 39.1 vs 42.5 us, M=192 39.8 vs 47.0), then 64-token
-        # tiles, which no routing pushes past a wave (M=256 47.1-47.8 us, against 41.5-72.4)
+        # 128-token tiles from 80 to 111 per expert, then 64-token ones, which no routing
+        # pushes past a wave (round 13)
         return (128, 64, 2, None) if per_expert < 112 else (64, 64, 3, None)
     if few_rows and 2 <= per_expert <= 4:  # TP2 M=32 and 64: 96 registers, two stages
         return 8, 64, 2, 96
@@ -402,11 +378,9 @@ def _swiglu_tile_shape(rows: int, num_experts: int, n: int, k: int) -> tuple:
 
 def gluon_x_async(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False) -> bool:
     """Whether the Gluon kernel takes x by cp.async of each tile's own token rows (the rest
-    zero-filled, unread) rather than by TMA boxes. H100, round 14 (xa_ab*.txt, 8 routings, both
-    orders): one token per call (W13 E128 10.2 vs 10.5 us, TP2 8.3 vs 8.6, W2 E128 5.6 vs 5.7;
-    W2 EP8 even) and EP8's fused fc1 up to 8 tokens per expert (M=8 16.8 vs 17.5 us, M=16 19.6
-    vs 20.2). Elsewhere the TMA boxes are as fast or faster, up to 1.54x (W13 EP8 M=128 25.2 vs
-    38.7 us): a box is one instruction and holds no pointers in registers."""
+    zero-filled, unread) rather than by TMA boxes: where a tile holds a token or a few, that is
+    one-token calls and EP8's fused fc1 up to 8 tokens per expert (round 14). Elsewhere a box,
+    one instruction that holds no pointers in registers, is as fast or faster."""
     per_expert = rows // max(1, num_experts)
     return rows < 32 or (swiglu and num_experts < 64 and _few_rows(num_experts, n, k)
                          and per_expert <= 8)
@@ -421,23 +395,13 @@ TAIL_ROWS = 16
 
 def gluon_tail(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False) -> int:
     """Token rows an expert's last row tile takes past block_m (w4a16_gluon's TAIL), with the
-    tiles gluon_tiles / gluon_swiglu_tiles give there. Near 64 rows per expert uniform routing
-    puts about half the experts a few rows over the token tile: without a tail each of those
-    costs a second row tile that unpacks the weights again for them. H100, round 16
-    (tail_rule2.txt, tail_fused.txt; 4 uniform and 2 skewed routings): W13 EP8 GEMM with (64,
-    64, 2) tiles M=120 22.5 vs 25.0 us uniform, 23.2 vs 26.2 skewed; M=128 23.9 vs 25.1, 24.0
-    vs 24.8; M=136 25.6 vs 28.2, 24.4 vs 28.2; fused fc1 + SwiGLU with (32, 64, 3) tiles and
-    160 registers M=120 28.8 vs 37.7 us uniform, 29.7 vs 41.2 skewed; M=128 30.5 vs 32.5, 29.9
-    vs 32.5. Elsewhere it lost under skew (W2 EP8 M=128 16.3 vs 14.1 us; the fused M=136 35.9
-    vs 32.5) or to the plain tiles (W13 M=112, M=256; the fused M=96): the tail's wgmma
-    (n = 16) runs at about half the rate of the tile's (n = 64).
-    Round 20 (results/ep8_tail_h100_2026-11-23): from 13 to 24 rows per expert, on 32-token
-    tiles of two groups in two stages (_grouped_rule). There an expert over 32 rows had cost
-    a second row tile, past the wave of 3 programs an SM that 16 experts' 24 tiles fill: a
-    skewed routing beside TP attention took 18.2-18.7 us in 2 of 4 routings against 12.7-12.8
-    (M=224-288), 13.1-13.9 with the tail. Uniform, it costs 2-4% from 13 to 16 per expert (M=256
-    13.1 vs 12.9 us: a ring of two stages, as the tail's x takes the third's shared memory)
-    and wins 8-10% from 18 to 24 (M=40 DP 13.3 vs 14.5 us, skewed 13.6 vs 14.9)."""
+    tiles gluon_tiles / gluon_swiglu_tiles give there. Where routing puts many experts a few
+    rows over the token tile, each of those would cost a second row tile that unpacks its
+    weights again, or a row tile past the wave. The tail's wgmma (n = 16) runs at about half
+    the rate of the tile's, so it pays only in TAIL_RANGES: W13 at EP8 near 64 rows per expert
+    (round 16), and from 13 to 24 on 32-token tiles of two groups (round 20). Elsewhere it lost
+    under skew or to the plain tiles. At 32 rows per expert no tile with a tail fits 3
+    programs an SM without a skewed routing spilling a wave (round 21)."""
     per_expert = rows // max(1, num_experts)
     ep8_w13 = num_experts < 64 and _few_rows(num_experts, n, k)
     inside = any(lo <= per_expert <= hi for lo, hi in TAIL_RANGES[swiglu])
@@ -460,37 +424,14 @@ def _grouped_tiles(rows: int, num_experts: int, n: int, k: int, swiglu: bool = F
 def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
     """Where stages of 2 or 4 scale groups won: (block_m, block_n, stages, maxnreg, ctas_per_sm,
     groups) for the GEMM or the fused fc1 + SwiGLU; else None. A stage of several groups takes
-    its words as one box and its x as one box, so per input the kernel waits on fewer barriers
-    and issues fewer copies, each behind a CTA barrier: where those refills, not the unpack,
-    filled the issue slots (SASS: 268 instructions and 7 CTA barriers per 128 inputs, 202 and 3
-    with two groups, 180 and 1.75 with four). H100, round 17 (groups_sweep*.txt; 3 uniform and 2
-    skewed routings, graphs of 10 calls, the same bits): one to three tokens per call, every
-    shape (W13 E128 M=1 8.0 vs 9.4 us, EP8 9.7 vs 10.8, TP2 6.3 vs 7.5; W2 E128 4.7 vs 5.0 with
-    two groups, K=768 holding no stage of four); W13 at E128 from 4 to 64 tokens, 8-token tiles
-    in a persistent grid (M=8 30.8 vs 36.5 us, M=32 65.3 vs 73.0, M=64 73.9 vs 79.3); W13 at EP8
-    up to 24 tokens per expert (M=8 12.5 vs 13.7 us, M=16 12.9 vs 14.4, M=32 13.2 vs 18.4, M=48
-    15.2 vs 16.3; fused: M=8 15.0 vs 16.5, M=32 18.2 vs 20.6, M=48 18.3 vs 19.5); TP2 at M=16
-    (26.1 vs 30.0) and M=64 (39.1 vs 41.6; fused, in a persistent grid: 42.5 vs 46.6,
-    fused_e128_sweep.txt). Elsewhere it tied or lost: W2 (K=768: three stages of two groups a
-    tile), TP2 M=8 and 32, the E128 fused fc1, and tiles of 64 tokens (x then fills most of a
-    stage: W13 EP8 M=64 21.1 vs 16.5 us).
-    Round 18 (results/tp2_e128_groups_h100_2026-11-23): W13 at E128 and TP2 from 5 tokens per
-    expert, 16-token tiles with four groups in two stages, in a persistent grid (TP2 to 12: M=80
-    39.9 vs 47.4 us, M=128 40.7-42.9 vs 48.3-48.6, M=192 44.3 vs 51.7; E128 to 11: M=128
-    78.5-80.7 vs 82.4-84.1, skewed 80.8-82.8 vs 89.1-90.3), then 32 x 128 tiles with two
-    groups in two stages (TP2 to 18: M=256 46.6-47.3 vs 51.5-54.3; E128 to 20: M=224 90.5 vs
-    97.8, skewed 94.2 vs 102.9); the fused fc1 at 5 tokens per expert and up, 16-token tiles
-    with four groups, 2 programs an SM (TP2 to 10: M=128 44.4 vs 53.1 us; E128 to 12: M=128
-    82.4 vs 86.8). Past those bounds a routing lost (the TP2 fused fc1 at 12 per expert 52.6
-    vs 51.7 us skewed; E128 fused at 14 1.02x, at 16 0.92x).
-    Round 19 (results/ep8_release_h100_2026-11-23, with gluon_release): W2 at EP8 up to 16
-    tokens per expert, two groups a stage in a ring of three, which holds the whole K=768
-    (M=16 8.4 vs 9.0 us, M=24 8.7 vs 10.5, beside TP attention M=256 8.6 vs 10.4; 32-token
-    tiles from 9 per expert, where 16-token ones lost under skew: 11.4 us); W13 at EP8 up to
-    4 tokens per expert now takes the 16-token tiles of four groups, one a program, as to 8
-    (M=8 12.4 vs 12.5 us; beside TP attention M=64 12.5 vs 12.5, skewed 12.1 vs 14.3).
-    Round 20: W13 at EP8 from 13 tokens per expert takes two stages, whose shared memory leaves
-    room for a tail's x at 3 programs an SM (gluon_tail)."""
+    its words and its x as one box each, so per input the kernel waits on fewer barriers and
+    issues fewer copies, each behind a CTA barrier. That pays where those refills, not the
+    unpack, fill the issue slots: at few tokens per expert. Round 17 measured one to three
+    tokens per call, W13 at E128 to 4 tokens per expert, W13 at EP8 to 24, and TP2 at M=16 and
+    64. With their own tiles: W13 at E128 and TP2 from 5 tokens per expert (round 18), and W2
+    at EP8 to 16, in a ring of three that holds all of K=768 (round 19). It does not pay with
+    64-token tiles, whose x fills most of a stage, or in the E128 fused fc1. Each bound is
+    where a routing lost (docs/benchmarks.md, rounds 17-20)."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
     if swiglu:
@@ -539,32 +480,21 @@ RELEASE_ROWS_PER_EXPERT = 64
 def gluon_release(rows: int, num_experts: int, ctas_per_sm: int = None) -> bool:
     """Whether the Gluon kernel lets the next kernel (launched with PDL) in once each program
     has issued its last load, so the next one's CTAs come in over this one's drain rather than
-    after it. H100, round 19 (release_sweep*.txt: 3 uniform and 2 skewed routings, graphs of
-    10 calls): at EP8 from 32 rows up to 64 per expert, one tile a program, 1.01-1.08x with
-    the tiles _grouped_rule gives there (W13 EP8 beside TP attention M=128 12.5 vs 13.0 us,
-    M=256 12.7 vs 13.0; W2 EP8 M=64 10.0 vs 10.3). It lost 7-9% with tiles of which four to six
-    fit an SM (W2 EP8 M=16 with one group a stage 9.9 vs 9.0 us; W13 EP8 M=8 with 8-token tiles
-    13.6 vs 12.5), which those rows no longer take, and 4-10% in persistent grids (W13 E128
-    M=64 76.3 vs 73.4, W2 E128 M=128 47.3 vs 42.9); at E128, TP2 and from 64 rows per expert it
-    tied."""
+    after it. At EP8 up to 64 rows per expert, one tile a program, 1.01-1.08x (round 19). With
+    tiles of which four to six fit an SM, and in persistent grids, the early CTAs slowed this
+    kernel by 4-10%. At E128, at TP2 and from 64 rows per expert it tied."""
     return (num_experts < 64 and not ctas_per_sm and rows >= 32
             and rows <= RELEASE_ROWS_PER_EXPERT * num_experts)
 
 
 def gluon_early_words(rows: int, num_experts: int, k: int, tiles: tuple, tail: int = 0) -> bool:
     """Whether a program of the Gluon kernel with these tiles (and tail, gluon_tail) asks for
-    the first stages' words
-    of the tile it would take if every expert had one row tile before it waits for the previous
-    kernel, as EP8's released grids let it start during that kernel's drain (gluon_release).
-    Where the guess was wrong it waits for them and asks again. Weights must not be written by
-    the kernel launched just before it: decode graphs, where the Gluon kernel runs at EP8,
-    hold no weight refresh. H100, round 19 (early_words_sweep*.txt): W13 at EP8 with tiles
-    twice an expert's mean rows, 1.02-1.11x (M=8 11.5 vs 12.4 us, beside TP attention M=64
-    11.5 vs 12.4; the fused fc1 M=8 13.4 vs 14.8); W2 (K=768, whose ring holds all of K) lost
-    up to 7%, and with more rows per expert than half the tile the guesses missed (the fused fc1
-    beside TP attention M=128: 15.4 vs 14.6 us). A tail counts with the tile, since an expert's
-    one row tile holds it: round 20, 32-token tiles with a tail of 16, M=36-48 DP 13.2-13.5 vs
-    13.5-13.6 us uniform, 13.3-14.2 vs 13.6-14.5 skewed (18 to 24 rows per expert)."""
+    the first stages' words before it waits for the previous kernel. It asks for the tile it
+    would take if every expert had one row tile, and asks again where that guess was wrong.
+    Taken where the guess mostly holds (tiles, tail counted, of at least twice an expert's mean
+    rows) and the grid is released early (gluon_release): W13 at EP8, 1.02-1.11x (rounds
+    19-20). W2, whose ring holds all of K, lost. The kernel launched just before must not write
+    the weights: decode graphs, where the Gluon kernel runs at EP8, hold no weight refresh."""
     block_m, ctas_per_sm = tiles[0], tiles[4]
     return (gluon_release(rows, num_experts, ctas_per_sm) and k >= 2048
             and rows <= num_experts * (block_m + tail) // 2)
@@ -572,15 +502,9 @@ def gluon_early_words(rows: int, num_experts: int, k: int, tiles: tuple, tail: i
 
 def gluon_refill_first(tiles: tuple, groups: int) -> bool:
     """Whether each K step of the Gluon kernel refills the previous step's stage before it waits
-    for its own (w4a16_gluon's refill_first), where stages of several groups retire their
-    wgmmas within them. H100, round 20 (results/ep8_tail_h100_2026-11-23, ab_refill_top*.txt:
-    2 uniform and 2 skewed routings, each timed a, b, a, b): in grids of one tile a program
-    with 64-row weight tiles 1.03-1.07x for W13 (EP8 M=8 10.9 vs 11.4 us, beside TP attention
-    M=256 12.2 vs 13.1, the fused fc1 M=8 12.6 vs 13.2; one token: E128 7.8 vs 8.1, TP2 6.1
-    vs 6.5) and for W2 at one token (E128 4.6 vs 4.9). It lost in persistent grids (W13 E128
-    M=8 30.9 vs 30.3 us, TP2 M=64 40.0 vs 38.8) and with 128-row tiles: W2 at EP8 from 8
-    tokens 8.5 vs 8.2 us; W13 at E128 and TP2 M=256 2-4% slower uniform, 1-4% faster skewed
-    (the decode bench: TP2 M=256 47.8 vs 46.1 us)."""
+    for its own (w4a16_gluon's refill_first): stages of several groups retire their wgmmas
+    within them, so that stage is already free. 1.03-1.07x in grids of one tile a program with
+    64-row weight tiles (round 20). It lost in persistent grids and with 128-row tiles."""
     return groups > 1 and tiles[1] == 64 and not tiles[4]
 
 
@@ -589,11 +513,9 @@ GLUON_PDL_MAX_ROWS = 2048
 
 
 def gluon_pdl(rows: int) -> bool:
-    """Whether the Gluon kernel is launched with programmatic dependent launch (its launch
-    overlaps the previous kernel's drain). H100, round 15 (graphs of 10 calls, pdl_ab2.txt): up
-    to 256 tokens of top-8 it saves up to 0.4 us a call (W13 E128 M=1 10.3 -> 9.9 us, W13 EP8
-    M=8 13.8 -> 13.5, W2 EP8 M=64 10.6 -> 10.3, TP2 M=8 19.8 -> 19.4); at 1024 tokens W13 E128
-    lost 5% (173 -> 182 us, pdl_eager.txt), W2 E128 and TP2 even."""
+    """Whether the Gluon kernel is launched with programmatic dependent launch, so its launch
+    overlaps the previous kernel's drain: up to 256 tokens of top-8 it saves up to 0.4 us a
+    call (round 15). At 1024 tokens W13 E128 lost 5%."""
     return rows <= GLUON_PDL_MAX_ROWS
 
 

@@ -33,19 +33,20 @@ a program also lets the next kernel in once it has issued its last load, so that
 come in over this one's drain (w4a16_gemm.gluon_release, round 19), and W13's programs there
 ask for their first words before they wait: the weights are no kernel's output
 (w4a16_gemm.gluon_early_words).
-Near 64 rows per expert (W13 at EP8) an expert's last row tile may take a tail of up to 16
-rows past the token tile, multiplied by a narrow wgmma on the same unpacked A registers: an
+W13 at EP8 near 64 rows per expert, and from 13 to 24, an expert's last row tile may take a
+tail of up to 16 rows past the token tile, multiplied by a narrow wgmma on the same unpacked A registers: an
 expert a few rows over the tile no longer costs a second tile that unpacks its weights again
-(round 16, w4a16_gemm.gluon_tail). Tiles with a tail and without run separate copies of the
+(rounds 16 and 20, w4a16_gemm.gluon_tail). Tiles with a tail and without run separate copies of the
 K loop, so the plain one keeps the plain kernel's code.
 A stage may hold 2 or 4 scale groups (w4a16_gemm.gluon_groups): its words come as one box, x
 as one box of all its 64-input halves ([halves, rows, 64] of x viewed 3-D), the scales as one
 word per group pair. Each barrier wait, refill and copy issue (Triton puts a CTA barrier before
 every one) then serves 256 or 512 inputs, where at few tokens per expert they had filled the
 issue slots beside the unpack (round 17).
-Tried on the H100 and dropped (docs/benchmarks.md, rounds 8 and 10): a separate, deeper ring
-for the words; two consumer warpgroups sharing x; warp specialization with a TMA warp (as fast
-at EP8, slower at E128); two half blocks in flight.
+Tried on the H100 and dropped (docs/benchmarks.md, rounds 8, 10, 20 and 21): a separate,
+deeper ring for the words, or one running ahead of x; two consumer warpgroups sharing x, with
+or without a loader warp; warp specialization with a TMA warp (as fast at EP8, slower at
+E128); two half blocks in flight.
 
 Gluon has no interpreter: CI compiles this kernel for sm_90 offline; the H100 runs check it
 against the reference.

@@ -34,10 +34,10 @@ come in over this one's drain (w4a16_gemm.gluon_release, round 19), and W13's pr
 ask for their first words before they wait: the weights are no kernel's output
 (w4a16_gemm.gluon_early_words).
 W13 at EP8 near 64 rows per expert, and from 13 to 24, an expert's last row tile may take a
-tail of up to 16 rows past the token tile, multiplied by a narrow wgmma on the same unpacked A registers: an
-expert a few rows over the tile no longer costs a second tile that unpacks its weights again
-(rounds 16 and 20, w4a16_gemm.gluon_tail). Tiles with a tail and without run separate copies of the
-K loop, so the plain one keeps the plain kernel's code.
+tail of up to 16 rows past the token tile, multiplied by a narrow wgmma on the same unpacked A
+registers: an expert a few rows over the tile no longer costs a second tile that unpacks its
+weights again (rounds 16 and 20, w4a16_gemm.gluon_tail). Tiles with a tail and without run
+separate copies of the K loop, so the plain one keeps the plain kernel's code.
 A stage may hold 2 or 4 scale groups (w4a16_gemm.gluon_groups): its words come as one box, x
 as one box of all its 64-input halves ([halves, rows, 64] of x viewed 3-D), the scales as one
 word per group pair. Each barrier wait, refill and copy issue (Triton puts a CTA barrier before

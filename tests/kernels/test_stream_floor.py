@@ -23,20 +23,26 @@ HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9,
 def _compile_for_sm90(width: int) -> dict:
     words = torch.empty(1024, width, dtype=torch.int32)
     desc = TensorDescriptor.from_tensor(words, [sf.BLOCK_N, STAGE_WORDS], _WORD_LAYOUT)
-    constexprs = {"STAGE_COUNT": sf.STAGES, "num_warps": 4}
+    constexprs = {"STAGE_COUNT": sf.stages_for(width // STAGE_WORDS), "num_warps": 4}
     signature = {"desc": mangle_type(desc), "out_ptr": "*i32", "k_blocks": "i32"}
     signature.update({name: "constexpr" for name in constexprs})
     kernel = triton.compile(
         GluonASTSource(fn=sf._stream_kernel, signature=signature, constexprs=constexprs),
-        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "launch_pdl": True})
     ptx = kernel.asm["ptx"]
-    return {"tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::\w+\.global",
-                                        ptx)),
+    body = ptx[ptx.index(".entry"):]
+    box = r"cp\.async\.bulk\.tensor\.2d\.shared::\w+\.global"
+    wait = body.index("griddepcontrol.wait")
+    return {"tma_loads": len(re.findall(box, body)),
+            "boxes_before_wait": len(re.findall(box, body[:wait])),
+            "releases_before_wait": body.count("griddepcontrol.launch_dependents", 0, wait),
+            "releases": body.count("griddepcontrol.launch_dependents"),
             "global_loads": len(re.findall(r"ld\.global", ptx)),
             "shared": kernel.metadata.shared}
 
 
-@pytest.mark.parametrize("width", [96, 256])  # words per row of W2 (K=768) and W13 (K=2048)
+# words per row of W2 (K=768) and W13 (K=2048), and of a K=4096 the ring does not hold whole
+@pytest.mark.parametrize("width", [96, 256, 512])
 def test_compiles_for_sm90(width):
     """In a child process: the tests run Triton's interpreter, which cannot build GPU code."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
@@ -44,10 +50,17 @@ def test_compiles_for_sm90(width):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     facts = json.loads(out.stdout.strip().splitlines()[-1])
-    # STAGES - 1 boxes in the prologue and one refill site; the words come only by TMA
-    assert facts["tma_loads"] == sf.STAGES
-    assert facts["global_loads"] == 0
-    assert facts["shared"] >= sf.STAGES * sf.BLOCK_N * STAGE_WORDS * 4
+    stages = sf.stages_for(width // STAGE_WORDS)
+    assert stages == min(width // STAGE_WORDS + 1, sf.MAX_STAGES)
+    # STAGES - 1 boxes asked for before the wait for the previous call, and one refill site;
+    # the next call let in where the last box is asked for: before the wait, or at a refill
+    # (the compiler may copy the first site into a path for an empty K)
+    assert facts["tma_loads"] == stages
+    assert facts["boxes_before_wait"] == stages - 1
+    assert facts["releases_before_wait"] == 1
+    assert facts["releases"] >= 2
+    assert facts["global_loads"] == 0  # the words come only by TMA
+    assert facts["shared"] >= stages * sf.BLOCK_N * STAGE_WORDS * 4
 
 
 def test_bad_shape_names_the_fix():
@@ -56,16 +69,18 @@ def test_bad_shape_names_the_fix():
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon and TMA need an SM90 GPU")
-def test_streams_every_word():
-    words = torch.randint(-2**31, 2**31 - 1, (4 * sf.BLOCK_N, 96), dtype=torch.int32,
+@pytest.mark.parametrize("width", [96, 512])  # the whole K ahead; a ring with refills
+def test_streams_every_word(width):
+    words = torch.randint(-2**31, 2**31 - 1, (4 * sf.BLOCK_N, width), dtype=torch.int32,
                           device="cuda")
     out = torch.empty(4, dtype=torch.int32, device="cuda")
     sf.stream_words(words, out)
     torch.cuda.synchronize()
     # per tile: the xor over K blocks, summed over the tile's [BLOCK_N, 16] positions
-    tiles = words.view(4, sf.BLOCK_N, 6, STAGE_WORDS)
+    blocks = width // STAGE_WORDS
+    tiles = words.view(4, sf.BLOCK_N, blocks, STAGE_WORDS)
     folded = tiles[:, :, 0]
-    for kb in range(1, 6):
+    for kb in range(1, blocks):
         folded = folded ^ tiles[:, :, kb]
     want = folded.to(torch.int64).sum((1, 2))
     want = ((want + 2**31) % 2**32 - 2**31).to(torch.int32)  # int32 wrap-around

@@ -257,6 +257,8 @@ def _capturing(x: torch.Tensor) -> bool:
 
 #: programs per SM of the Gluon kernel's persistent grid (gluon_tiles)
 PERSISTENT_CTAS_PER_SM = 3
+#: programs per SM of TP2's grid under 2 tokens per expert: one or two tiles a program (round 13)
+FEW_ROWS_CTAS_PER_SM = 5
 
 
 def _few_rows(num_experts: int, n: int, k: int) -> bool:
@@ -285,7 +287,8 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
         ctas_per_sm = 4 if rows < 64 else PERSISTENT_CTAS_PER_SM
     elif rows >= 32 and _few_rows(num_experts, n, k) and per_expert <= 4:
         # TP2 under 2 tokens per expert: 5 per SM, one program per tile up to 55 touched experts
-        ctas_per_sm = 5 if num_experts >= 64 and per_expert < 2 else PERSISTENT_CTAS_PER_SM
+        ctas_per_sm = (FEW_ROWS_CTAS_PER_SM if num_experts >= 64 and per_expert < 2
+                       else PERSISTENT_CTAS_PER_SM)
     return tiles + (ctas_per_sm, )
 
 
@@ -464,7 +467,7 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
         return (8, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4) if per_expert <= 4 else None
     if num_experts >= 64:  # TP2
         if per_expert == 1:
-            return 8, 64, 2, None, 5, 4
+            return 8, 64, 2, None, FEW_ROWS_CTAS_PER_SM, 4
         return (8, 64, 2, None, PERSISTENT_CTAS_PER_SM, 4) if 3 <= per_expert <= 4 else None
     if per_expert <= 8:  # W13 at EP8
         return 16, 64, 2, None, None, 4
@@ -480,9 +483,13 @@ RELEASE_ROWS_PER_EXPERT = 64
 def gluon_release(rows: int, num_experts: int, ctas_per_sm: int = None) -> bool:
     """Whether the Gluon kernel lets the next kernel (launched with PDL) in once each program
     has issued its last load, so the next one's CTAs come in over this one's drain rather than
-    after it. At EP8 up to 64 rows per expert, one tile a program, 1.01-1.08x (round 19). With
-    tiles of which four to six fit an SM, and in persistent grids, the early CTAs slowed this
-    kernel by 4-10%. At E128, at TP2 and from 64 rows per expert it tied."""
+    after it. At EP8 up to 64 rows per expert, one tile a program, 1.01-1.08x (round 19). In
+    TP2's grid of 5 programs an SM under 2 tokens per expert, 1.01-1.03x from 32 rows (round
+    22; one loss, 0.99x at 48). With tiles of which four to six fit an SM, and in the other
+    persistent grids, the early CTAs slowed this kernel by 3-10%. At E128, at TP2 from 2
+    tokens per expert and from 64 rows per expert it tied."""
+    if ctas_per_sm == FEW_ROWS_CTAS_PER_SM:
+        return rows >= 32
     return (num_experts < 64 and not ctas_per_sm and rows >= 32
             and rows <= RELEASE_ROWS_PER_EXPERT * num_experts)
 
@@ -491,12 +498,13 @@ def gluon_early_words(rows: int, num_experts: int, k: int, tiles: tuple, tail: i
     """Whether a program of the Gluon kernel with these tiles (and tail, gluon_tail) asks for
     the first stages' words before it waits for the previous kernel. It asks for the tile it
     would take if every expert had one row tile, and asks again where that guess was wrong.
-    Taken where the guess mostly holds (tiles, tail counted, of at least twice an expert's mean
-    rows) and the grid is released early (gluon_release): W13 at EP8, 1.02-1.11x (rounds
+    Taken in grids of one tile a program where the guess mostly holds (tiles, tail counted, of
+    at least twice an expert's mean rows) and the grid is released early (gluon_release): W13
+    at EP8, 1.02-1.11x (rounds
     19-20). W2, whose ring holds all of K, lost. The kernel launched just before must not write
     the weights: decode graphs, where the Gluon kernel runs at EP8, hold no weight refresh."""
     block_m, ctas_per_sm = tiles[0], tiles[4]
-    return (gluon_release(rows, num_experts, ctas_per_sm) and k >= 2048
+    return (not ctas_per_sm and gluon_release(rows, num_experts, ctas_per_sm) and k >= 2048
             and rows <= num_experts * (block_m + tail) // 2)
 
 

@@ -234,6 +234,10 @@ def test_release_compiles_for_sm90(block_m, block_n, stages, swiglu, groups):
     invalidated at the end, so no layout scratch takes their memory (round 19)."""
     facts = _facts_of_child(block_m, block_n, stages, 0, swiglu, 0, 16, 0, groups, 1)
     assert facts["pdl_releases"] == 1 and facts["release_after_loads"]
+    if not swiglu:  # TP2's persistent grid (round 22): once, at the last tile's last load
+        walk = _facts_of_child(block_m, block_n, stages, 1, 0, 0, 128, 0, groups, 1)
+        assert walk["pdl_releases"] == 1 and walk["release_after_loads"]
+        assert walk["pdl_waits"] == 1 and walk["wait_before_reads"]
     assert facts["pdl_waits"] == 1 and facts["wait_before_reads"]
     assert facts["barrier_invalidations"] == stages
     early = _facts_of_child(block_m, block_n, stages, 0, swiglu, 0, 16, 0, groups, 1, 1)
@@ -407,13 +411,20 @@ def test_refill_first_rule():
 
 
 def test_release_rule():
-    # round 19: EP8 grids of a tile a program, from 32 rows to 64 per expert; not persistent
-    # grids, not E128 or TP2
+    # round 19: EP8 grids of a tile a program, from 32 rows to 64 per expert; not the other
+    # persistent grids, not E128
     assert [gluon_release(8 * m, 16) for m in (2, 4, 8, 64, 128, 136)] == [
         False, True, True, True, True, False]
     assert not gluon_release(64, 16, 3) and not gluon_release(1024, 128)
     assert all(gluon_release(8 * m, 16, gluon_tiles(8 * m, 16, *shape)[4])
                for m in (8, 16, 32, 64) for shape in (W13, W2))
+    # round 22: TP2's grid of 5 programs an SM, from 32 rows (M=4 to 31); not from M=32
+    assert [gluon_release(8 * m, 128, gluon_tiles(8 * m, 128, *TP2)[4])
+            for m in (2, 4, 8, 16, 31, 32, 64)] == [False, True, True, True, True, False, False]
+    assert not any(gluon_release(8 * m, 128, gluon_tiles(8 * m, 128, *W13)[4])
+                   for m in (4, 8, 16, 64))
+    # early words only where a program takes one tile
+    assert not gluon_early_words(64, 128, TP2[1], gluon_tiles(64, 128, *TP2))
     # early words: W13 where released, with tiles (and tails) of twice an expert's mean rows
     assert [gluon_early_words(8 * m, 16, W13[1], gluon_tiles(8 * m, 16, *W13),
                               gluon_tail(8 * m, 16, *W13))

@@ -273,7 +273,8 @@ def _decode_run(scheme, label, shape, m, skew, seed, qws, bf16_t, kernels, check
 
 def _stream_floor_us(touched, n, k):
     """A decode row's stream-only floor (stream_floor: its touched experts' int4 words brought
-    into shared memory by TMA, nothing else), in graphs of STEP_CALLS calls; Hopper only."""
+    into shared memory by TMA, nothing else, calls overlapped as PDL allows), in graphs of
+    STEP_CALLS calls; Hopper only."""
     if not is_hopper(torch.device("cuda")):
         return None
     words = [torch.randint(-2**31, 2**31 - 1, (touched * n, k // 8), dtype=torch.int32,

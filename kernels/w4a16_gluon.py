@@ -29,10 +29,10 @@ the SwiGLU and router prob can run in the epilogue, as in w4a16_gemm: a program 
 and issues the gate and the up rows of its columns together.
 Decode calls are launched with programmatic dependent launch: the launch overlaps the previous
 kernel's drain, and the CTAs wait for that kernel before their first read (round 15). At EP8
-a program also lets the next kernel in once it has issued its last load, so that kernel's CTAs
-come in over this one's drain (w4a16_gemm.gluon_release, round 19), and W13's programs there
-ask for their first words before they wait: the weights are no kernel's output
-(w4a16_gemm.gluon_early_words).
+and in TP2's few-row grids a program also lets the next kernel in once it has issued its last
+load, so that kernel's CTAs come in over this one's drain (w4a16_gemm.gluon_release, rounds
+19 and 22), and W13's programs at EP8 ask for their first words before they wait: the weights
+are no kernel's output (w4a16_gemm.gluon_early_words).
 W13 at EP8 near 64 rows per expert, and from 13 to 24, an expert's last row tile may take a
 tail of up to 16 rows past the token tile, multiplied by a narrow wgmma on the same unpacked A
 registers: an expert a few rows over the tile no longer costs a second tile that unpacks its

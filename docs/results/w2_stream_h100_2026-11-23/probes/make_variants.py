@@ -9,6 +9,10 @@ each (offline sm_90a compile, nvdisasm) is the check that ptxas kept what it sho
   is the loads into shared memory, the barriers, counts, x and the epilogue.
 - w4g_decoupled: the wgmma reads a fixed operand; ptxas drops the unpack (its result is
   unused), so this is the MMAs without the words' reads or shifts.
+- w4g_independent: the wgmma reads a fixed operand and the unpack is folded into the output
+  as in w4g_nomma: both run, neither waits on the other (32 HGMMA, 128 HADD2).
+- w4g_folded: the rule with the same fold added, the reference for w4g_independent (the same
+  instructions, the wgmma reading the unpack's registers).
 An earlier w4g_nomma kept the unpack only as the wgmma waits' dependency; ptxas dropped it,
 so that build was w4g_neither (its SASS was the same 600 instructions)."""
 src = open("kernels/w4a16_gluon.py").read().replace("from .", "from qarl_kernels.")
@@ -31,3 +35,10 @@ open(".gpu/w4g_neither.py", "w").write(moved.replace(mma, ""))
 fixed = "                acc = warpgroup_mma(in_flight_0, x_buf, acc, is_async=True)\n"
 open(".gpu/w4g_decoupled.py", "w").write(
     src.replace(mma, fixed).replace(zeros, zeros + "    in_flight_0 = in_flight + 1.0\n"))
+open(".gpu/w4g_independent.py", "w").write(
+    src.replace(mma, fixed + fold).replace(done, done + keep).replace(
+        zeros, zeros + "    in_flight_0 = in_flight + 1.0\n"
+        "    fold = gl.zeros([BLOCK_N, HALF_K], gl.int16, a_layout)\n"))
+open(".gpu/w4g_folded.py", "w").write(
+    src.replace(mma, mma + fold).replace(done, done + keep).replace(
+        zeros, zeros + "    fold = gl.zeros([BLOCK_N, HALF_K], gl.int16, a_layout)\n"))

@@ -2,7 +2,9 @@
 unpack kept alive as the wgmma waits' deps), without the unpack (w4g_nounpack: the words go
 to the wgmma as they are) and without either (w4g_neither), with weights rotated over copies
 > 2x L2 and with one copy in L2; and with both, the wgmma reading a fixed operand
-(w4g_decoupled): whether the unpack and the MMAs overlap when neither waits on the other."""
+(w4g_decoupled), and with the unpack kept beside it (w4g_independent, against the rule with
+the same fold, w4g_folded): whether the unpack and the MMAs overlap when neither waits on the
+other."""
 import os, statistics, sys, torch
 sys.path.insert(0, os.path.dirname(__file__))
 from qarl_kernels.bench import DECODE_SHAPES, TOP_K, ROUTED_EXPERTS
@@ -11,13 +13,15 @@ from qarl_kernels.w4a16_gemm import gluon_tiles, gluon_launch
 from qarl_kernels.w4a16_gluon import w4a16_grouped_gluon as rule_fn
 from qarl_kernels.w4a16_quantize import w4a16_quantize
 from megatron_qarl.quant import get_scheme
-import w4g_decoupled, w4g_neither, w4g_nomma, w4g_nounpack
+import w4g_decoupled, w4g_folded, w4g_independent, w4g_neither, w4g_nomma, w4g_nounpack
 scheme = get_scheme("w4a16")
 SHAPES = {s[0]: s[1:] for s in DECODE_SHAPES}
 KERNELS = {k: v for k, v in {"rule": rule_fn, "no MMA": w4g_nomma.w4a16_grouped_gluon,
            "no unpack": w4g_nounpack.w4a16_grouped_gluon,
            "neither": w4g_neither.w4a16_grouped_gluon,
-           "decoupled": w4g_decoupled.w4a16_grouped_gluon}.items()
+           "decoupled": w4g_decoupled.w4a16_grouped_gluon,
+           "independent": w4g_independent.w4a16_grouped_gluon,
+           "folded": w4g_folded.w4a16_grouped_gluon}.items()
            if k in os.environ.get("BUILDS", "rule,no MMA,no unpack,neither,decoupled").split(",")}
 TILES = eval(os.environ.get("TILES", "None"))  # [(tiles5, launch overrides)]: instead of the rule's
 for label, m in eval(os.environ.get("CELLS", """(("W2 EP8, TP attention", 64), ("W2 EP8, TP attention", 128),

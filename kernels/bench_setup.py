@@ -52,7 +52,7 @@ def graph_us(fns, replays: int = 200, calls: int = 1) -> float:
     """Mean time per call of CUDA graphs holding `calls` calls each of fns (round-robin):
     latency without host launch cost. A decoding engine captures its whole step in one graph,
     so its kernels run back to back: with one call per graph every call also pays the graph's
-    own launch gap (about 2.5 us on the H100, docs/benchmarks.md round 10), hence STEP_CALLS."""
+    own launch gap (about 2.5 us on the H100, docs/kernel_rounds.md round 10), hence STEP_CALLS."""
     groups = [[fns[(i * calls + j) % len(fns)] for j in range(calls)] for i in range(len(fns))]
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())

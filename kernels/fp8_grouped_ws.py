@@ -3,7 +3,7 @@
 Blockwise FP8 needs each 128-deep partial product scaled by its own activation and weight
 scales before it joins the fp32 accumulator. In one warpgroup that serializes the tensor core
 (wgmma of block k) and the CUDA cores (its promotion): Triton waits for every non-chained dot
-(docs/benchmarks.md, round 4). Here one warp streams the operand tiles with TMA into a ring of
+(docs/kernel_rounds.md, round 4). Here one warp streams the operand tiles with TMA into a ring of
 shared-memory stages (with the block's scales, by cp.async, so no consumer waits on a global
 load), and two consumer warpgroups own 64 token rows each of a 128-row tile:
 while one promotes its block, the other's wgmma runs (the DeepGEMM schedule). The kernel is
@@ -66,7 +66,7 @@ def _load_partition(args):
     """One warp fills each stage: the scales by cp.async, then the operand tiles by TMA, all
     completing the stage's ready barrier. The scales ride in the ring so that no consumer waits
     on a global load: loading them in the consumers, one block ahead, cost 30% of the time at
-    EP8 (docs/benchmarks.md, round 9)."""
+    EP8 (docs/kernel_rounds.md, round 9)."""
     a_desc, b_desc, _ = args[0]
     a_bufs, b_bufs, _ = args[1]
     ready, empty = args[2]
@@ -221,7 +221,7 @@ def _sm_count(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-#: the measured crossover (H100, docs/benchmarks.md, round 9): from 2048 rows (256 tokens at
+#: the measured crossover (H100, docs/kernel_rounds.md, round 9): from 2048 rows (256 tokens at
 #: top-8) and 32 rows per expert on average the Gluon kernel is 1.05-1.36x fp8_gemm's Triton
 #: kernel; at 1024 rows they tie (0.93-1.11x). Round 6's 8192 predates the scales in the ring.
 MIN_ROWS = 2048

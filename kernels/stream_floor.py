@@ -2,7 +2,7 @@
 takes to do nothing but bring a call's int4 weight words into shared memory with the Gluon
 kernel's TMA boxes (BLOCK_N rows x one 128-input group), one CTA per row tile. No W4A16 kernel
 that reads those bytes that way can be faster, so a decode row's time over this floor is what
-its unpack, MMAs and pipeline cost (docs/benchmarks.md, round 10).
+its unpack, MMAs and pipeline cost (docs/kernel_rounds.md, round 10).
 
 It is the floor with calls overlapped as far as programmatic dependent launch allows: a CTA
 asks for its whole row tile (up to MAX_STAGES boxes, all of K for the Qwen3 shapes) before it

@@ -7,7 +7,7 @@ decode batches of a few tokens per expert still use full tensor-core tiles.
 
 Decode streams int4 bytes, so a K step covers BLOCK_K inputs (several quantization groups:
 wide, 128-bit packed loads) and the loop holds tl.dot, which lets Triton keep `num_stages`
-weight and activation tiles in flight. The unpack is ALU-lean (round 3, docs/benchmarks.md):
+weight and activation tiles in flight. The unpack is ALU-lean (round 3, docs/kernel_rounds.md):
 nibbles h and h + 4 of a word become a bf16 pair in one 32-bit lane by a shift and an AND-OR
 into the mantissa of 128.0, then one packed bf16x2 subtraction of 136 (exact) and one packed
 bf16x2 multiply by the group scale (one rounding of the exact product: the same bits as the
@@ -147,7 +147,7 @@ def _w4a16_gemm_kernel(
 
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
     """Tiles by tokens per expert: the winners of the H100 sweep of this kernel in CUDA graphs
-    (`python -m qarl_kernels.tune --only w4a16 --decode`, docs/benchmarks.md rounds 4-5). At
+    (`python -m qarl_kernels.tune --only w4a16 --decode`, docs/kernel_rounds.md rounds 4-5). At
     decode sizes the kernel is latency-bound, so 256-input K steps, which need fewer registers
     and fit more CTAs per SM, win. Past one token, short K (768: three steps) prefers 8 warps.
     From 16 tokens per expert the tiles hold 32 tokens (64 from 16 to 32, with 128-input
@@ -434,7 +434,7 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
     64. With their own tiles: W13 at E128 and TP2 from 5 tokens per expert (round 18), and W2
     at EP8 to 16, in a ring of three that holds all of K=768 (round 19). It does not pay with
     64-token tiles, whose x fills most of a stage, or in the E128 fused fc1. Each bound is
-    where a routing lost (docs/benchmarks.md, rounds 17-20)."""
+    where a routing lost (docs/kernel_rounds.md, rounds 17-20)."""
     per_expert = rows // max(1, num_experts)
     few_rows = _few_rows(num_experts, n, k)
     if swiglu:

@@ -43,7 +43,7 @@ as one box of all its 64-input halves ([halves, rows, 64] of x viewed 3-D), the 
 word per group pair. Each barrier wait, refill and copy issue (Triton puts a CTA barrier before
 every one) then serves 256 or 512 inputs, where at few tokens per expert they had filled the
 issue slots beside the unpack (round 17).
-Tried on the H100 and dropped (docs/benchmarks.md, rounds 8, 10, 20 and 21): a separate,
+Tried on the H100 and dropped (docs/kernel_rounds.md, rounds 8, 10, 20 and 21): a separate,
 deeper ring for the words, or one running ahead of x; two consumer warpgroups sharing x, with
 or without a loader warp; warp specialization with a TMA warp (as fast at EP8, slower at
 E128); two half blocks in flight.
@@ -177,7 +177,7 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
     too: 0 no, 1 yes, 2 where the tile has them (known statically in a tile's own loop, so its
     refills carry no predicate).
     Scales loaded into registers cost 7% at EP8 and E128 decode: a global load in flight
-    stalls the next wgmma (docs/benchmarks.md, round 9). The tile comes as scalars: held as
+    stalls the next wgmma (docs/kernel_rounds.md, round 9). The tile comes as scalars: held as
     the pointer tensors, the next tile's cost 24 registers (round 12)."""
     w_desc, x_desc, xt_desc = descs
     w_bufs, x_bufs, xt_bufs, s_bufs, ready = ring

@@ -17,7 +17,7 @@ def test_each_token_picks_distinct_experts_under_skew():
 
 
 def test_skew_loads_the_busiest_expert():
-    # about 4x the mean from 256 tokens on at E=128 (docs/benchmarks.md, round 13)
+    # about 4x the mean from 256 tokens on at E=128 (docs/kernel_rounds.md, round 13)
     mean = 256 * 8 / 128
     uniform = [int(route(256, 128, 8, seed=s, device="cpu").max()) for s in range(4)]
     skewed = [int(route(256, 128, 8, seed=s, skew=0.5, device="cpu").max()) for s in range(4)]

@@ -270,7 +270,7 @@ def _fp8_sweep():
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", choices=["w4a16", "w4a16-gluon", "fp8"], action="append")
     p.add_argument("--workers", type=int, default=12)
     p.add_argument("--cases", default="", metavar="TEXT",
@@ -278,6 +278,8 @@ def main(argv=None):
     p.add_argument("--decode", action="store_true",
                    help=f"only W4A16 cases of <= {DECODE_MAX_TOKENS} tokens")
     args = p.parse_args(argv)
+    if not torch.cuda.is_available():
+        raise SystemExit("qarl_kernels.tune needs a CUDA GPU: it times kernels")
     parts = args.only or ["w4a16", "w4a16-gluon", "fp8"]
 
     def chosen(case):

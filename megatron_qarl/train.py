@@ -39,7 +39,9 @@ def main(argv: Optional[List[str]] = None) -> dict:
         shutdown_distributed()
     if trainer.is_logger and "reward_after" in summary:
         held_out = f"reward (greedy, {len(trainer.eval_rows)} held-out prompts)"
-        if args.train_iters == 0:
+        if not trainer.eval_rows:
+            print("\nno held-out prompts (--eval-prompt-data), so no greedy reward")
+        elif args.train_iters == 0:
             print(f"\nwarm start only: {held_out} {summary['reward_after']:.3f}")
         else:
             print(f"\n{held_out}: before RL {summary['reward_before']:.3f} -> after "

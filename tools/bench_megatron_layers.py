@@ -52,7 +52,7 @@ def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_ope
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="qwen3-moe-200m")
     parser.add_argument("--schemes", default="none,w4a16,fp8-block,int8")
     parser.add_argument("--targets", default="experts+attention")
@@ -67,6 +67,9 @@ def main():
                              "dequantized operand kept for the step (--quant-keep-operand; "
                              "row '<scheme>+keep-operand')")
     args = parser.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("tools/bench_megatron_layers.py needs a CUDA GPU: it times training "
+                         "steps on one; the CPU checks of these layers are tests/megatron")
 
     dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29511", rank=0, world_size=1)
     torch.cuda.set_device(0)

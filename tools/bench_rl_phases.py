@@ -136,8 +136,11 @@ def bench_quantize(layers: int, repeats: int) -> dict:
 
 
 def main(argv):
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return
     if not argv or argv[0] not in ("train", "quantize"):
-        sys.exit(__doc__)
+        sys.exit(f"{__doc__}\nerror: the first argument is train or quantize")
     if argv[0] == "train":
         patch_trainer()
         from megatron_qarl.train import main as train_main

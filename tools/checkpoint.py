@@ -7,6 +7,8 @@ SGLang/vLLM, inspect and compare. See docs/checkpoints.md.
   python tools/checkpoint.py export MEGATRON_DIR OUT_DIR --scheme w4a16 [--quantize-attention]
   python tools/checkpoint.py inspect DIR
   python tools/checkpoint.py compare DIR_A DIR_B [--atol 0]
+
+A Megatron checkpoint may be given as a training --save folder: its latest checkpoint is read.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import sys
 from megatron_qarl.checkpoint import (
     CheckpointError, compare, export_quantized, hf_to_megatron, inspect_rows, megatron_to_hf,
 )
+from megatron_qarl.checkpoint.paths import resolve
 from megatron_qarl.quant import QuantizationError
 
 _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20,
@@ -74,7 +77,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _checkpoint(path: str) -> str:
+    """A training --save folder stands for its latest checkpoint; say which one is read."""
+    resolved = resolve(path)
+    if resolved != path:
+        print(f"{path}: a training --save folder; reading {resolved}", file=sys.stderr)
+    return resolved
+
+
 def run(args) -> int:
+    for name in ("megatron_dir", "path", "a", "b"):
+        if hasattr(args, name):
+            setattr(args, name, _checkpoint(getattr(args, name)))
     if args.command == "hf-to-megatron":
         r = hf_to_megatron(args.hf_dir, args.out_dir, args.tensor_model_parallel_size,
                            args.expert_model_parallel_size)

@@ -3,6 +3,13 @@
 #
 #   examples/qwen3_30b_a3b/train.sh VARIANT DATA.jsonl TOKENIZER_DIR [extra flags]
 #
+# The rollout engine (ENGINE) is SGLang by default: the extra flags must then name the servers,
+# --sglang-urls URL,... (running ones) or --sglang-num-engines N --sglang-model-path HF_DIR
+# (launched here; docs/sglang.md). ENGINE=embedded needs neither. The quantized-rollout
+# baseline (w4a16-rollout-grpo) runs on the embedded engine unless ENGINE says otherwise, and
+# SGLang refuses it: SGLang serves the learner's own quantized tensors, which a bf16 learner
+# does not have.
+#
 # VARIANT:
 #   w4a16-qarl-tbpo    W4A16 rollouts, aligned W4A16 learner, TBPO    (QaRL)
 #   fp8-qarl-tbpo      FP8 block rollouts, aligned FP8 learner, TBPO  (QaRL)
@@ -12,25 +19,26 @@
 # Layout: experts over 8 GPUs (EP=8, expert-TP 1), attention TP=2 with sequence parallelism
 # (data parallel 4). W4A16 groups of 128 fit every shard: 768-wide experts are not split
 # (expert-TP 1), and attention is not quantized (--quant-targets experts).
-# Hyperparameters follow the paper's Table 2 (Muon when emerging_optimizers is installed,
-# lr 1e-6, TBPO band from the objective's defaults); DATA rows: {"prompt": ..., "answer": ...}.
+# Hyperparameters follow the paper's Table 2 (lr 1e-6, TBPO band from the objective's
+# defaults; the paper's Muon with OPTIMIZER=muon); DATA rows: {"prompt": ..., "answer": ...}.
 set -euo pipefail
 VARIANT=${1:?variant}; DATA=${2:?prompt data (.jsonl/.parquet)}; TOKENIZER=${3:?tokenizer dir}
 shift 3
-OPTIMIZER=${OPTIMIZER:-adam}   # muon needs emerging_optimizers (pip install megatron-qarl[muon])
-# ENGINE=sglang (default: SGLang servers, megatron_qarl.rollout.sglang) or embedded
+OPTIMIZER=${OPTIMIZER:-adam}   # muon needs NVIDIA's emerging_optimizers (setup.py says how)
+ENGINE_DEFAULT=sglang
 
 case "$VARIANT" in
   w4a16-qarl-tbpo)    RL=(--rollout-quant w4a16 --aligned-learner --loss tbpo) ;;
   fp8-qarl-tbpo)      RL=(--rollout-quant fp8-block --aligned-learner --loss tbpo) ;;
   bf16-grpo)          RL=(--rollout-quant none --loss grpo) ;;
-  w4a16-rollout-grpo) RL=(--rollout-quant w4a16 --no-aligned-learner --loss grpo) ;;
+  w4a16-rollout-grpo) RL=(--rollout-quant w4a16 --no-aligned-learner --loss grpo)
+                      ENGINE_DEFAULT=embedded ;;
   *) echo "unknown variant $VARIANT" >&2; exit 2 ;;
 esac
 DIST_OPT=(); [ "$OPTIMIZER" = adam ] && DIST_OPT=(--use-distributed-optimizer)
 
 exec torchrun --standalone --nproc-per-node 8 -m megatron_qarl.train \
-  --device cuda --bf16 --model qwen3-30b-a3b --rollout-engine "${ENGINE:-sglang}" \
+  --device cuda --bf16 --model qwen3-30b-a3b --rollout-engine "${ENGINE:-$ENGINE_DEFAULT}" \
   --tensor-model-parallel-size 2 --sequence-parallel \
   --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 \
   --optimizer "$OPTIMIZER" "${DIST_OPT[@]}" --lr 1e-6 --clip-grad 1.0 \

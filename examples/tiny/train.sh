@@ -34,7 +34,7 @@ train() {
     --sft-iters 1000 --sft-batch-size 64 --sft-lr 3e-3 \
     --rollout-quant w4a16 --aligned-learner --loss tbpo \
     --train-iters 60 --rollout-batch-size 16 --n-samples-per-prompt 8 \
-    --global-batch-size 128 --micro-batch-size 128 --lr 1e-4 \
+    --global-batch-size 128 --micro-batch-size $((128 / NPROC)) --lr 1e-4 \
     "$@"
 }
 

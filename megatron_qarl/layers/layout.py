@@ -21,7 +21,7 @@ TP_FLAG = "--tensor-model-parallel-size"
 ETP_FLAG = "--expert-tensor-parallel-size"
 EP_FLAG = "--expert-model-parallel-size"
 TARGETS_FLAG = "--quant-targets"
-KV_CHANNELS_FLAG = "--kv-channels"
+KV_CHANNELS = "kv_channels (the head dim; the trainer's --model preset sets it)"
 KEEP_OPERAND_FLAG = "--quant-keep-operand"
 
 
@@ -37,7 +37,7 @@ class LinearLayout:
     split_flag: str  # the flag that sets the split size (TP_FLAG or ETP_FLAG)
     split_size: int
     in_split: bool  # row-parallel (input dim sharded) vs column-parallel (output dim sharded)
-    segment_flag: str = ""  # the flag that sets out_segment (e.g. --kv-channels for q/k/v heads)
+    segment_flag: str = ""  # what sets out_segment (e.g. kv_channels for q/k/v heads)
 
 
 def input_group(scheme: QuantScheme, in_full: int) -> int:
@@ -59,8 +59,8 @@ def require_quantizing_scheme(scheme: QuantScheme, module: str) -> None:
     if isinstance(scheme, NoQuant):
         raise QuantizationError(
             f"{module}: scheme 'none' cannot build a quantized module; for an unquantized "
-            f"learner pass --learner-quant none (build_model(..., quantize=False)), which "
-            f"keeps Megatron's own layers"
+            f"learner use build_model(..., scheme 'none' or quantize=False), which keeps "
+            f"Megatron's own layers (the trainer: --no-aligned-learner or --rollout-quant none)"
         )
 
 
@@ -126,7 +126,7 @@ def model_layouts(config, targets: frozenset) -> List[LinearLayout]:
         # q/k/v rows are interleaved per query group in units of one head
         layouts.append(column_layout("self_attention.linear_qkv", q_rows + kv_rows,
                                      config.hidden_size, TP_FLAG, tp, segment=head,
-                                     segment_flag=KV_CHANNELS_FLAG))
+                                     segment_flag=KV_CHANNELS))
         layouts.append(row_layout("self_attention.linear_proj", config.hidden_size, q_rows,
                                   TP_FLAG, tp))
     glu = 2 if config.gated_linear_unit else 1

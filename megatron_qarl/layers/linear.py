@@ -18,7 +18,7 @@ from megatron.core.tensor_parallel import (
 
 from ..quant import QuantScheme, aligned_linear
 from .layout import (
-    ETP_FLAG, KV_CHANNELS_FLAG, TP_FLAG, check_layout, column_layout, require_quantizing_scheme,
+    ETP_FLAG, KV_CHANNELS, TP_FLAG, check_layout, column_layout, require_quantizing_scheme,
     row_layout,
 )
 from .weight_cache import QuantizedWeightCache
@@ -67,7 +67,7 @@ class QuantColumnParallelLinear(_AlignedForward, ColumnParallelLinear):
         split = output_size // self.output_size_per_partition
         if name == "qkv":  # q/k/v rows interleave per query group in units of one head
             segment = config.kv_channels or config.hidden_size // config.num_attention_heads
-            segment_flag = KV_CHANNELS_FLAG
+            segment_flag = KV_CHANNELS
         else:
             segment, segment_flag = self.output_size_per_partition // stride, ""
         check_layout(scheme, column_layout(name, output_size, input_size, flag, split, segment,

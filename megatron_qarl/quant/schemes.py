@@ -1,4 +1,4 @@
-"""Scheme names as users type them (--rollout-quant, --learner-quant) -> scheme objects."""
+"""Scheme names as users type them (--rollout-quant) -> scheme objects."""
 from .base import QuantScheme
 from .errors import QuantizationError
 from .fp8_block import FP8Block

@@ -24,7 +24,7 @@ from torch.distributed.checkpoint.api import (
     CheckpointException as DCPCheckpointException,
 )
 
-from .checkpoint_paths import TRACKER, available_steps, latest_step, step_dir
+from ..checkpoint.paths import TRACKER, available_steps, latest_step, step_dir
 
 
 class CheckpointError(RuntimeError):

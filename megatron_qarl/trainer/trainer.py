@@ -28,7 +28,7 @@ from ..rl.objectives.policy_loss import compute_policy_loss
 from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
 from .batches import collate, select
-from .checkpoint_paths import latest_step
+from ..checkpoint.paths import latest_step
 from .checkpointing import (
     load_checkpoint,
     restore_rng_state,

@@ -13,7 +13,7 @@ from ..rl.data.arithmetic import SYNTHETIC_PREFIX
 from ..rl.data.templates import check_template
 from ..rl.objectives.config import PolicyLossConfig
 from ..rollout.base import SamplingParams
-from .checkpoint_paths import available_steps
+from ..checkpoint.paths import available_steps
 from .sglang_flags import check_sglang_flags
 
 

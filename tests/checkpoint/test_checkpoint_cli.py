@@ -1,6 +1,7 @@
 """tools/checkpoint.py end to end: convert, export, inspect, compare, and the error exit."""
 import importlib.util
 import os
+import shutil
 
 import pytest
 
@@ -38,6 +39,17 @@ def test_convert_export_inspect_compare(hf_dir, tmp_path, capsys):
     assert "Megatron-Core distributed checkpoint" in out
     assert "decoder.layers.mlp.experts.experts.linear_fc1.weight" in out
     assert "[2, 4, 256, 128]" in out
+
+
+def test_a_training_save_folder_stands_for_its_latest_checkpoint(megatron_dir, tmp_path, capsys):
+    save = tmp_path / "save"
+    shutil.copytree(megatron_dir, save / "iter_0000003")
+    (save / "iter_0000005.tmp").mkdir()  # being written: not a checkpoint
+    (save / "latest_checkpointed_iteration.txt").write_text("3")
+    assert cli.main(["compare", str(save), megatron_dir, "--atol", "0"]) == 0
+    captured = capsys.readouterr()
+    assert f"reading {save / 'iter_0000003'}" in captured.err
+    assert "45 tensors, 0 differ" in captured.out
 
 
 def test_errors_exit_2_with_the_message(tmp_path, capsys):

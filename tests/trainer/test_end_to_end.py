@@ -13,7 +13,7 @@ import torch
 from trainer_runs import TINY, checkpoint_tensors, records, train
 
 from megatron_qarl.train import main
-from megatron_qarl.trainer.checkpoint_paths import TRACKER
+from megatron_qarl.checkpoint.paths import TRACKER
 
 
 def _digest(folder):
@@ -128,6 +128,16 @@ def test_malformed_dataset_row_is_named(tmp_path):
     proc = train("--save", str(tmp_path / "run"), "--prompt-data", str(data), check=False)
     assert proc.returncode == 1
     assert f"{data}:2: no field 'answer'" in proc.stderr
+
+
+def test_a_file_dataset_without_held_out_prompts_says_so(tmp_path):
+    data = tmp_path / "prompts.jsonl"
+    data.write_text("".join(json.dumps({"prompt": f"{a}+{a}=", "answer": str(2 * a)}) + "\n"
+                            for a in range(10, 26)))
+    proc = train("--save", str(tmp_path / "run"), "--prompt-data", str(data),
+                 "--train-iters", "1")
+    assert "no held-out prompts (--eval-prompt-data), so no greedy reward" in proc.stdout
+    assert "nan" not in proc.stdout
 
 
 def test_corrupted_checkpoint_is_reported_and_nothing_saved_is_lost(tmp_path):

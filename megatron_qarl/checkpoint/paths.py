@@ -1,5 +1,6 @@
 """Checkpoint folder layout, Megatron's: <save>/iter_0000042/ (complete checkpoints only;
-one being written is iter_0000042.tmp) and <save>/latest_checkpointed_iteration.txt."""
+one being written is iter_0000042.tmp) and <save>/latest_checkpointed_iteration.txt. The
+trainer writes it; the conversion tools read a --save folder through `resolve`."""
 from __future__ import annotations
 
 import os
@@ -33,3 +34,11 @@ def latest_step(root: str) -> int:
     if not steps:
         raise FileNotFoundError(f"{root}: no checkpoint")
     return steps[-1]
+
+
+def resolve(path: str) -> str:
+    """A checkpoint folder as given, or for a training --save folder (iter_* folders, no
+    metadata.json of its own) its latest complete checkpoint."""
+    if os.path.isfile(os.path.join(path, "metadata.json")) or not available_steps(path):
+        return path
+    return step_dir(path, latest_step(path))

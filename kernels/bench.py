@@ -506,7 +506,8 @@ def write_section(path, body, key="qarl_kernels.bench", title="Kernels"):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--doc", default="docs/benchmarks.md", help="markdown file to update")
     p.add_argument("--sweep", action="store_true",
                    help="also time quantize block sizes (GEMM tiles: python -m qarl_kernels.tune)")

@@ -19,7 +19,8 @@ SHAPES = {label.replace(" ", ""): (e, n, k) for label, e, n, k in GROUPED_SHAPES
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("shape", choices=sorted(SHAPES))
     p.add_argument("tokens", type=int)
     p.add_argument("--calls", type=int, default=4)

@@ -52,7 +52,8 @@ def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_ope
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="qwen3-moe-200m")
     parser.add_argument("--schemes", default="none,w4a16,fp8-block,int8")
     parser.add_argument("--targets", default="experts+attention")

@@ -29,7 +29,8 @@ def _generate(model, args, generator, new_tokens):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--layers", type=int, default=3)
     p.add_argument("--scheme", default="w4a16")
     p.add_argument("--batch", type=int, default=32)

@@ -37,12 +37,14 @@ def test_experts_not_divisible_by_ep(single_process):
 
 
 def test_fp8_attention_needs_whole_head_blocks(single_process):
-    with pytest.raises(QuantizationError, match=r"kv_channels \(the head dim; the trainer's --model preset sets it\) that is a multiple of 128"):
+    with pytest.raises(QuantizationError, match=r"kv_channels \(the head dim; the trainer's "
+                       r"--model preset sets it\) that is a multiple of 128"):
         build_tiny("fp8-block", targets="experts+attention", kv_channels=64)
 
 
 def test_quantized_module_refuses_scheme_none(single_process):
-    with pytest.raises(QuantizationError, match=r"scheme 'none'.*--no-aligned-learner or --rollout-quant none"):
+    with pytest.raises(QuantizationError,
+                       match=r"scheme 'none'.*--no-aligned-learner or --rollout-quant none"):
         QuantizedGroupedExperts(4, tiny_config(), None, get_scheme("none"))
 
 

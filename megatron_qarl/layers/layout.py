@@ -37,7 +37,7 @@ class LinearLayout:
     split_flag: str  # the flag that sets the split size (TP_FLAG or ETP_FLAG)
     split_size: int
     in_split: bool  # row-parallel (input dim sharded) vs column-parallel (output dim sharded)
-    segment_flag: str = ""  # what sets out_segment (e.g. kv_channels for q/k/v heads)
+    segment_setting: str = ""  # what sets out_segment (e.g. kv_channels for q/k/v heads)
 
 
 def input_group(scheme: QuantScheme, in_full: int) -> int:
@@ -92,8 +92,8 @@ def check_layout(scheme: QuantScheme, layout: LinearLayout) -> None:
             f"({'per rank' if sharded else 'per fused sub-tensor'}) are not multiples of the "
             f"{g_out}-row quantization block, so a block would mix rows SGLang quantizes "
             f"separately. Fix: "
-            + (f"a {layout.segment_flag} that is a multiple of {g_out}, "
-               if layout.segment_flag else "")
+            + (f"a {layout.segment_setting} that is a multiple of {g_out}, "
+               if layout.segment_setting else "")
             + f"a lower {layout.split_flag}"
             + (f" or expert parallelism ({EP_FLAG})" if layout.split_flag == ETP_FLAG else "")
             + f", or leave {layout.name} out of {TARGETS_FLAG}"
@@ -101,11 +101,11 @@ def check_layout(scheme: QuantScheme, layout: LinearLayout) -> None:
 
 
 def column_layout(name: str, out_full: int, in_full: int, split_flag: str, split_size: int,
-                  segment: Optional[int] = None, segment_flag: str = "") -> LinearLayout:
+                  segment: Optional[int] = None, segment_setting: str = "") -> LinearLayout:
     """A column-parallel linear; `segment` is a rank's rows of one fused sub-tensor."""
     out = out_full // split_size
     return LinearLayout(name, out, in_full, in_full, segment or out, split_flag, split_size,
-                        False, segment_flag)
+                        False, segment_setting)
 
 
 def row_layout(name: str, out_full: int, in_full: int, split_flag: str,
@@ -126,7 +126,7 @@ def model_layouts(config, targets: frozenset) -> List[LinearLayout]:
         # q/k/v rows are interleaved per query group in units of one head
         layouts.append(column_layout("self_attention.linear_qkv", q_rows + kv_rows,
                                      config.hidden_size, TP_FLAG, tp, segment=head,
-                                     segment_flag=KV_CHANNELS))
+                                     segment_setting=KV_CHANNELS))
         layouts.append(row_layout("self_attention.linear_proj", config.hidden_size, q_rows,
                                   TP_FLAG, tp))
     glu = 2 if config.gated_linear_unit else 1

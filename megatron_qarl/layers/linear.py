@@ -67,11 +67,11 @@ class QuantColumnParallelLinear(_AlignedForward, ColumnParallelLinear):
         split = output_size // self.output_size_per_partition
         if name == "qkv":  # q/k/v rows interleave per query group in units of one head
             segment = config.kv_channels or config.hidden_size // config.num_attention_heads
-            segment_flag = KV_CHANNELS
+            segment_setting = KV_CHANNELS
         else:
-            segment, segment_flag = self.output_size_per_partition // stride, ""
+            segment, segment_setting = self.output_size_per_partition // stride, ""
         check_layout(scheme, column_layout(name, output_size, input_size, flag, split, segment,
-                                           segment_flag))
+                                           segment_setting))
         self._init_quantization(scheme, name)
 
 

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 from typing import List, Optional
 
 from .trainer import FlagError, build_parser, validate
 from .trainer.distributed import world_size_from_env
-
-# megatron-core warns at import that TE/Apex are missing; the fallbacks are intended here.
-warnings.filterwarnings("ignore", message=r".*(Transformer Engine|Apex).*")
 
 
 def main(argv: Optional[List[str]] = None) -> dict:

@@ -14,11 +14,12 @@ import time
 
 import torch
 import torch.distributed as dist
-from megatron.core import parallel_state, tensor_parallel
-from megatron.core.transformer.moe.moe_utils import get_moe_layer_wise_logging_tracker
 
 from megatron_qarl.layers import enable_cuda_kernels, install_quant_refresh_hook
 from megatron_qarl.models import build_model, get_preset
+# after megatron_qarl, which quiets megatron-core's import warnings about TE and Apex
+from megatron.core import parallel_state, tensor_parallel
+from megatron.core.transformer.moe.moe_utils import get_moe_layer_wise_logging_tracker
 
 
 def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_operand=False):

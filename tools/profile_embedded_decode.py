@@ -14,12 +14,13 @@ import time
 
 import torch
 import torch.distributed as dist
-from megatron.core import parallel_state, tensor_parallel
 from torch.profiler import ProfilerActivity, profile
 
 from megatron_qarl.models import build_model, get_preset
 from megatron_qarl.rollout.base import SamplingParams
 from megatron_qarl.rollout.embedded.generate import generate_batch
+# after megatron_qarl, which quiets megatron-core's import warnings about TE and Apex
+from megatron.core import parallel_state, tensor_parallel
 
 
 def _generate(model, args, generator, new_tokens):

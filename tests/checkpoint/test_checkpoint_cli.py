@@ -2,6 +2,8 @@
 import importlib.util
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -60,3 +62,13 @@ def test_errors_exit_2_with_the_message(tmp_path, capsys):
 def test_bad_size_is_refused_by_the_parser():
     with pytest.raises(SystemExit):
         cli.main(["megatron-to-hf", "a", "b", "--max-shard-size", "lots"])
+
+
+def test_help_prints_no_megatron_import_warnings():
+    """megatron-core warns at import that TE and Apex are missing; a user asking for --help
+    should see the usage, not those lines."""
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "checkpoint.py")
+    run = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0 and "hf-to-megatron" in run.stdout
+    assert "Transformer Engine" not in run.stderr and "Apex" not in run.stderr, run.stderr

@@ -3,13 +3,15 @@ for world size 1 or 2 with TP/EP/expert-TP, the targeted patches megatron-core 0
 off-GPU (each with its reason), and a helper that runs a function in 2 gloo processes.
 
 Only tests and the trainer under --device cpu import this module: it replaces `torch.cuda.*`
-entry points in the process.
+entry points in the process. On a machine with a GPU it replaces only what Megatron's modules
+call (`current_device`, answered by caller), so torch and GPU code in the same process keep CUDA.
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import socket
+import sys
 import tempfile
 import traceback
 from typing import Any, Callable, List, Optional
@@ -89,6 +91,20 @@ class _NoStream:
         return 0
 
 
+def _cpu_for_megatron(real_current_device: Callable[[], int]) -> Callable[[], Any]:
+    """`torch.cuda.current_device` that answers "cpu" to Megatron's modules, which allocate on
+    it. On a machine with a GPU every other caller keeps the real index: torch itself indexes
+    device tables with it (dynamo's Triton check, in the first torch.compile of Megatron's
+    router), and a GPU test may share the process."""
+
+    def current_device():
+        if not torch.cuda.is_available():
+            return "cpu"
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        return "cpu" if caller.startswith("megatron.") else real_current_device()
+    return current_device
+
+
 def _cpu_causal_mask(sq: int) -> torch.Tensor:
     return torch.triu(torch.ones(sq, sq, dtype=torch.bool), diagonal=1)
 
@@ -146,7 +162,7 @@ def patch_megatron_for_cpu() -> None:
     from megatron.core.transformer.moe import moe_utils, token_dispatcher
 
     # 1. rotary embedding, router and attention allocate on torch.cuda.current_device().
-    torch.cuda.current_device = lambda: "cpu"
+    torch.cuda.current_device = _cpu_for_megatron(torch.cuda.current_device)
     # 2. attention and initialisation fork the CUDA RNG tracker.
     mp_random._CUDA_RNG_STATE_TRACKER = CpuRNGStatesTracker()
     mp_random._CUDA_RNG_STATE_TRACKER_INITIALIZED = True
@@ -156,15 +172,18 @@ def patch_megatron_for_cpu() -> None:
     transformer_utils.get_default_causal_mask = _cpu_causal_mask
     fused_softmax.get_default_causal_mask = _cpu_causal_mask
     # 5. (TP>1 norms under sequence parallelism) is compat.TorchNorm, used by the model specs.
-    # 6. the alltoall dispatcher's side stream and host copies of split sizes.
-    stream = _NoStream()
-    torch.cuda.Stream = _NoStream
-    torch.cuda.current_stream = lambda *a, **k: stream
-    torch.cuda.stream = lambda _s: contextlib.nullcontext()
+    # 6. the alltoall dispatcher's host copies of split sizes, and its side stream, which
+    #    needs a stand-in only where there is no CUDA (with a GPU the real streams work, and
+    #    torch's own users of them stay intact).
     moe_utils.maybe_move_tensor_to_cpu = _move_to_host
     token_dispatcher.maybe_move_tensor_to_cpu = _move_to_host
-    # Saving a distributed checkpoint synchronises the device.
-    torch.cuda.synchronize = lambda *a, **k: None
+    if not torch.cuda.is_available():
+        stream = _NoStream()
+        torch.cuda.Stream = _NoStream
+        torch.cuda.current_stream = lambda *a, **k: stream
+        torch.cuda.stream = lambda _s: contextlib.nullcontext()
+        # Saving a distributed checkpoint synchronises the device.
+        torch.cuda.synchronize = lambda *a, **k: None
     # 7. the FP32 optimizer, grad clipping and the local multi-tensor l2 norm create their
     #    loss-scale and grad-norm buffers with device='cuda', and clipping asserts CUDA grads.
     optimizer.torch = clip_grads.torch = utils.torch = _CpuTorch()

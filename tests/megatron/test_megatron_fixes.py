@@ -21,3 +21,23 @@ def test_identity_chunk_sort_is_skipped_and_other_sorts_are_unchanged():
         assert torch.equal(got, want) and torch.equal(got_probs, want_probs)
         assert not torch.equal(got, x)
 
+
+
+def test_megatron_gets_the_cpu_and_torch_keeps_its_gpu(monkeypatch):
+    """On a machine with a GPU, a --device cpu run or a CPU test must not hand "cpu" to
+    torch's own callers of current_device: dynamo's Triton check indexes a device list with it
+    (the first torch.compile of Megatron's router failed so on an H100)."""
+    from megatron_qarl.compat.cpu_testing import _cpu_for_megatron
+
+    current_device = _cpu_for_megatron(lambda: 3)
+    ask_from = {}
+    for module in ("megatron.core.transformer.moe.router", "torch.utils._triton"):
+        scope = {"__name__": module, "current_device": current_device}
+        exec("def ask():\n    return current_device()", scope)
+        ask_from[module] = scope["ask"]
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert ask_from["megatron.core.transformer.moe.router"]() == "cpu"
+    assert ask_from["torch.utils._triton"]() == 3
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert ask_from["torch.utils._triton"]() == "cpu"  # no CUDA: everyone allocates on the CPU

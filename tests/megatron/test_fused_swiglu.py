@@ -7,7 +7,7 @@ import torch
 from megatron_qarl.quant import ops
 from qarl_kernels import fp8_gemm, w4a16_gemm
 
-from tiny_qwen3 import batch, build_tiny, loss_of
+from tiny_qwen3 import batch, build_tiny, loss_of, triton_kernels_on_cpu
 
 # scheme -> (registry key, grouped op, experts op) of the CUDA registration
 KERNELS = {
@@ -16,6 +16,7 @@ KERNELS = {
 }
 
 
+@triton_kernels_on_cpu
 @pytest.mark.parametrize("scheme", sorted(KERNELS))
 def test_no_grad_forward_runs_the_fused_experts(scheme, single_process, monkeypatch):
     name, grouped, experts = KERNELS[scheme]

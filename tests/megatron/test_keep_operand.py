@@ -11,7 +11,7 @@ from megatron_qarl.quant import ops
 from qarl_kernels import w4a16_gemm
 from qarl_kernels.moe_backward import w4a16_grouped_backward
 
-from tiny_qwen3 import batch, loss_of, tiny_config
+from tiny_qwen3 import batch, loss_of, tiny_config, triton_kernels_on_cpu
 
 MICRO_BATCHES = 3
 
@@ -62,6 +62,7 @@ def _train(model, calls, steps=2):
     return losses, grads, counts
 
 
+@triton_kernels_on_cpu
 def test_operand_is_kept_for_the_step_with_the_same_numbers(single_process, dequantize_calls):
     plain, kept = _build(False), _build(True)
     with torch.no_grad():

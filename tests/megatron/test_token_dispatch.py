@@ -12,9 +12,10 @@ from qarl_kernels.fp8_gemm import fp8_swiglu_experts
 from qarl_kernels.fp8_quantize import fp8_quantize_packed_rows
 
 from token_dispatch_cases import KEY, no_grad_losses, register_fp8_kernels_on_cpu
-from tiny_qwen3 import batch, build_tiny, loss_of
+from tiny_qwen3 import batch, build_tiny, loss_of, triton_kernels_on_cpu
 
 
+@triton_kernels_on_cpu
 def test_tokens_are_quantized_once_before_dispatch(single_process, monkeypatch):
     register_fp8_kernels_on_cpu(monkeypatch.setitem)
     quantized, seen = [], []
@@ -48,6 +49,7 @@ def test_tokens_are_quantized_once_before_dispatch(single_process, monkeypatch):
     torch.testing.assert_close(packed, trained.detach(), rtol=1e-3, atol=0)
 
 
+@triton_kernels_on_cpu
 def test_quantized_tokens_cross_the_all_to_all():
     layouts = ["ep2", "tp2-ep2-etp1"]
     for rank, results in enumerate(run_distributed(no_grad_losses, 2, layouts)):

@@ -1,9 +1,17 @@
 """Tiny Qwen3-MoE models on CPU (fp32) for the Megatron-integration tests."""
+import pytest
 import torch
 
 from megatron_qarl.models import QWEN3_MOE_TINY, build_model
 
 SEQ, BATCH = 16, 2
+
+#: For tests that register the CUDA kernels for these CPU models: Triton reads CPU tensors only
+#: under its interpreter, which tests/conftest.py turns on only where there is no GPU. On a GPU
+#: machine the same kernels are checked on the GPU (tests/kernels, `python -m qarl_kernels.bench`).
+triton_kernels_on_cpu = pytest.mark.skipif(
+    torch.cuda.is_available(),
+    reason="hands CPU tensors to Triton kernels: needs the interpreter, off where there is a GPU")
 
 
 def tiny_config(**overrides):

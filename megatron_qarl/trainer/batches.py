@@ -53,7 +53,7 @@ def collate(samples: Sequence[Sample], advantages: torch.Tensor, pad_id: int,
         predict[b] = (p - 1 + torch.arange(resp)).clamp(max=p + r - 1)
     routed = None
     if routing:
-        from ..rollout.sglang.routing_replay import routing_table
+        from ..rollout.routing_replay import routing_table
 
         routed = routing_table(samples, longest).to(device)
     return ResponseBatch(input_ids.to(device), predict.to(device),

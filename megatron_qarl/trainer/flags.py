@@ -97,6 +97,11 @@ def _rollout(p):
     g.add_argument("--rollout-max-new-tokens", type=int, default=16)
     g.add_argument("--rollout-max-batch", type=int, default=256,
                    help="embedded engine: sequences decoded together (KV cache rows)")
+    g.add_argument("--rollout-routing-replay", action="store_true",
+                   help="the learner's MoE routers replay the experts the rollout engine routed "
+                        "each token to (megatron-core RouterReplay), in the old-logprob and "
+                        "training forwards. The embedded engine records them; launched SGLang "
+                        "servers get --enable-return-routed-experts")
     g.add_argument("--advantage-std-norm", action=argparse.BooleanOptionalAction, default=True)
 
 

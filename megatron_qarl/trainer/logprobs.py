@@ -8,7 +8,7 @@ import contextlib
 import torch
 
 from ..rollout.embedded.generate import causal_mask
-from ..rollout.sglang.routing_replay import replay_routing, table_to_layers
+from ..rollout.routing_replay import replay_routing, table_to_layers
 from .batches import ResponseBatch
 
 
@@ -22,7 +22,7 @@ def response_logprobs(model, batch: ResponseBatch, temperature: float,
     ids = torch.nn.functional.pad(batch.input_ids, (0, pad))
     length = ids.shape[1]
     positions = torch.arange(length, device=ids.device).expand_as(ids)
-    with _replay(batch, pad, length_multiple):
+    with _replay(model, batch, pad, length_multiple):
         logits = model(ids, positions, causal_mask(length, ids.device),
                        runtime_gather_output=True)
     vocab = logits.shape[-1]
@@ -32,7 +32,7 @@ def response_logprobs(model, batch: ResponseBatch, temperature: float,
     return torch.where(batch.mask, token_lp, 0.0)
 
 
-def _replay(batch: ResponseBatch, pad: int, length_multiple: int):
+def _replay(model, batch: ResponseBatch, pad: int, length_multiple: int):
     """The routers take this batch's engine routes (--rollout-routing-replay); padding
     rows get experts 0..k-1 (their outputs are never read)."""
     table = batch.routed_experts
@@ -48,4 +48,4 @@ def _replay(batch: ResponseBatch, pad: int, length_multiple: int):
         from megatron.core import parallel_state
 
         sp_rank = parallel_state.get_tensor_model_parallel_rank()
-    return replay_routing(table_to_layers(table, sp_rank, length_multiple))
+    return replay_routing(model, table_to_layers(table, sp_rank, length_multiple))

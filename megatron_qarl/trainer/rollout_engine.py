@@ -33,7 +33,8 @@ def build_rollout_engine(args, model, tokenizer, vocab: int, device,
                           device=device, on_weights_loaded=refresh,
                           window_multiple=window_multiple,
                           sync_group=parallel_state.get_data_parallel_group()
-                          if args.expert_model_parallel_size > 1 else None)
+                          if args.expert_model_parallel_size > 1 else None,
+                          record_routes=args.rollout_routing_replay)
 
 
 def _sglang(args, vocab: int, dp_rank: int) -> RolloutEngine:

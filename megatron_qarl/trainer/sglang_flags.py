@@ -47,10 +47,6 @@ def add_sglang_args(p) -> None:
                    help="retries per request, across engines")
     g.add_argument("--rollout-prompts-per-request", type=int, default=16,
                    help="prompts per /generate call")
-    g.add_argument("--rollout-routing-replay", action="store_true",
-                   help="the learner's MoE routers replay the experts the servers routed "
-                        "each token to (megatron-core RouterReplay), in the old-logprob and "
-                        "training forwards; launched servers get --enable-return-routed-experts")
     g.add_argument("--rollout-pause-mode", choices=PAUSE_MODES, default="abort",
                    help="how generation pauses while weights are published")
 
@@ -98,9 +94,6 @@ def check_sglang_flags(args) -> None:
             if getattr(args, flag) is not None:
                 raise ValueError(f"--{flag.replace('_', '-')} is for --rollout-engine sglang; "
                                  f"add it, or drop --{flag.replace('_', '-')}")
-        if args.rollout_routing_replay:
-            raise ValueError("--rollout-routing-replay replays the SGLang servers' routes: "
-                             "add --rollout-engine sglang, or drop --rollout-routing-replay")
         return
     if not args.aligned_learner and args.rollout_quant != "none":
         raise ValueError(f"--rollout-engine sglang with --no-aligned-learner and --rollout-quant "

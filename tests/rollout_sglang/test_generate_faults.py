@@ -14,8 +14,8 @@ from tiny_shards import DIMS  # noqa: E402
 from megatron_qarl.rollout import SamplingParams  # noqa: E402
 from megatron_qarl.rollout.sglang import (EngineRequestError, EngineUnavailable,  # noqa: E402
                                           LaunchSpec, SGLangConfig, SGLangRolloutEngine,
-                                          check_server_version, replay_indices,
-                                          replay_routing, server_command)
+                                          check_server_version, server_command)
+from megatron_qarl.rollout.routing_replay import replay_indices, replay_routing  # noqa: E402
 from megatron_qarl.rollout.sglang.pool import DOWN  # noqa: E402
 
 PROMPTS = [[1, 2, 3], [4, 5], [6], [7, 8, 9, 10]]
@@ -139,12 +139,13 @@ def test_routing_replay_feeds_megatron_router_replay(servers):
     assert len(per_layer) == DIMS.num_layers and per_layer[0].shape == (16, 2)
     # row s * batch + b holds sample b's token s
     assert torch.equal(per_layer[1][1 * 2 + 0], samples[0].routed_experts[1, 1].long())
-    RouterReplay.clear_global_router_replay_instances()
-    routers = [RouterReplay() for _ in range(DIMS.num_layers)]
-    try:
-        with replay_routing(per_layer):
-            _, idx = routers[0].get_replay_topk(torch.randn(16, 4), 2)
-            assert torch.equal(idx, per_layer[0])
-        assert routers[0].router_replay_action is None
-    finally:
-        RouterReplay.clear_global_router_replay_instances()
+    model = torch.nn.ModuleList(torch.nn.Module() for _ in range(DIMS.num_layers))
+    for layer in model:
+        layer.router_replay = RouterReplay()
+    with replay_routing(model, per_layer):
+        _, idx = model[0].router_replay.get_replay_topk(torch.randn(16, 4), 2)
+        assert torch.equal(idx, per_layer[0])
+    assert model[0].router_replay.router_replay_action is None
+    with pytest.raises(ValueError, match="routes for 1 MoE layers, the model has"):
+        with replay_routing(model, per_layer[:1]):
+            pass

@@ -1,6 +1,7 @@
 """The embedded engine on a tiny Megatron Qwen3-MoE model on CPU: KV-cache decoding matches
 full recomputation, and its sampler logprobs equal the learner's recomputed ones; a separate
-rollout scheme keeps its own quantized copy that publishing refreshes."""
+rollout scheme keeps its own quantized copy that publishing refreshes; the routes it records
+are the routers' choices, and replaying them makes the learner route like the sampler."""
 import pytest
 import torch
 
@@ -10,6 +11,7 @@ from megatron_qarl.models import QWEN3_MOE_TINY, build_model
 from megatron_qarl.rollout.base import SamplingParams
 from megatron_qarl.rollout.embedded import EmbeddedEngine
 from megatron_qarl.rollout.embedded.generate import causal_mask
+from megatron_qarl.rollout.routing_replay import record_routing
 from megatron_qarl.trainer.batches import collate
 from megatron_qarl.trainer.logprobs import response_logprobs
 
@@ -23,9 +25,21 @@ def config():
                                              use_cpu_initialization=True)
 
 
+@pytest.fixture(scope="module")
+def replay_config():
+    init_parallel(seed=5)
+    return QWEN3_MOE_TINY.transformer_config(tp=1, ep=1, etp=1, params_dtype=torch.float32,
+                                             use_cpu_initialization=True,
+                                             moe_enable_routing_replay=True)
+
+
 def _model(config, scheme):
     torch.manual_seed(0)
     return build_model(config, scheme, vocab_size=VOCAB, max_sequence_length=64)
+
+
+def _routers(model):
+    return [m for m in model.modules() if getattr(m, "router_replay", None) is not None]
 
 
 def test_greedy_kv_cache_decoding_equals_full_recompute(config):
@@ -89,3 +103,65 @@ def test_decoding_builds_no_autograd_graph(config):
     engine = EmbeddedEngine(model, pad_id=0, max_batch=4, seed=2, device="cpu")
     engine.generate([[4, 5, 6]], SamplingParams(max_new_tokens=3, n=2))
     assert logits_need_grad and not any(logits_need_grad)
+
+
+def test_recorded_routes_are_the_routers_choices_for_every_forwarded_token(replay_config):
+    model = _model(replay_config, "w4a16").eval()
+    engine = EmbeddedEngine(model, pad_id=0, max_batch=8, seed=4, device="cpu",
+                            record_routes=True)
+    prompts = [[5, 9, 11], [7, 3, 3, 8, 20], [6]]  # the longer prompts end inside decoding
+    samples = [g[0] for g in engine.generate(prompts, SamplingParams(max_new_tokens=5))]
+    layers, top_k = len(_routers(model)), replay_config.moe_router_topk
+    for sample in samples:
+        seq = sample.prompt_ids + sample.response_ids
+        assert sample.routed_experts.shape == (len(seq) - 1, layers, top_k)
+        with torch.no_grad(), record_routing(model, 1, len(seq) - 1) as recorder:
+            model(torch.tensor([seq[:-1]]), torch.arange(len(seq) - 1)[None],
+                  causal_mask(len(seq) - 1, "cpu"))
+            recorder.keep(0, len(seq) - 1)
+            full = recorder.routes()[0]
+        assert torch.equal(sample.routed_experts, full)
+    assert all(r.router_replay.router_replay_action is None for r in _routers(model))
+
+
+def test_replay_makes_the_learner_route_like_the_sampler(replay_config):
+    """The sampler's routers are perturbed so it routes differently from the learner; with
+    the recorded routes replayed, every real token of the learner's forward takes the
+    sampler's experts. Two models built with RouterReplay: each addresses its own routers."""
+    learner, rollout = _model(replay_config, "w4a16"), _model(replay_config, "w4a16")
+    with torch.no_grad():
+        for router in _routers(rollout):
+            router.weight.add_(torch.randn_like(router.weight))
+    engine = EmbeddedEngine(rollout, pad_id=0, max_batch=8, seed=0, device="cpu",
+                            record_routes=True)
+    samples = [g[0] for g in engine.generate([[4, 5, 6], [9, 8]],
+                                             SamplingParams(max_new_tokens=5))]
+    seen = []
+    hooks = [r.register_forward_hook(lambda m, i, out: seen.append(out[1]))
+             for r in _routers(learner)]
+
+    def learner_routes(routing):
+        seen.clear()
+        batch = collate(samples, torch.zeros(len(samples)), 0, "cpu", routing=routing)
+        with torch.no_grad():
+            response_logprobs(learner, batch, temperature=1.0)
+        # routing maps [seq * batch, experts] -> per sample [seq, layers, experts]
+        maps = torch.stack(seen, dim=1).view(batch.input_ids.shape[1], len(samples),
+                                             len(seen), -1)
+        return maps.transpose(0, 1)
+
+    def sampler_maps(sample, experts):
+        routed = sample.routed_experts.long()
+        return torch.zeros(*routed.shape[:2], experts, dtype=torch.bool).scatter_(-1, routed, True)
+
+    own, replayed = learner_routes(False), learner_routes(True)
+    for hook in hooks:
+        hook.remove()
+    experts = own.shape[-1]
+    differs = False
+    for b, sample in enumerate(samples):
+        want = sampler_maps(sample, experts)
+        n = want.shape[0]
+        assert torch.equal(replayed[b, :n], want)
+        differs |= not torch.equal(own[b, :n], want)
+    assert differs  # the perturbation did change the learner's own routing

@@ -83,10 +83,12 @@ def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path):
 
 def test_expert_parallel_ranks_decode_in_lockstep(tmp_path):
     """EP=2 over 2 processes: ranks sample different prompts, finish decoding at different
-    steps, and must still meet in every all-to-all (this hung before the lockstep)."""
+    steps, and must still meet in every all-to-all (this hung before the lockstep). With
+    routing replay on, so each rank records its own samples' routes and its learner replays
+    them around the idle forwards of the rank that finished first."""
     save = tmp_path / "ep2"
     train("--save", str(save), "--train-iters", "2", "--expert-model-parallel-size", "2",
-          "--max-tokens-per-micro-batch", "64", nproc=2)
+          "--max-tokens-per-micro-batch", "64", "--rollout-routing-replay", nproc=2)
     steps = records(save / "metrics.jsonl")
     assert [r["step"] for r in steps] == [1, 2]
     assert all(math.isfinite(r["pg_loss"]) and r["mismatch_abs_log_w_token"] < 1e-3

@@ -30,7 +30,6 @@ def _check(*argv):
                "--no-aligned-learner"], r"--no-aligned-learner.*--aligned-learner"),
     (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-quant", "w4a16-g64",
                "--quant-targets", "experts+attention"], r"--quant-targets experts"),
-    (["--rollout-routing-replay"], r"--rollout-routing-replay.*add --rollout-engine sglang"),
 ])
 def test_bad_sglang_flags_name_the_flag(argv, message):
     with pytest.raises(ValueError, match=message):

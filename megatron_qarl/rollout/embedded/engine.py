@@ -21,15 +21,17 @@ from .generate import generate_batch
 class EmbeddedEngine(RolloutEngine):
     def __init__(self, model: torch.nn.Module, *, pad_id: int, max_batch: int, seed: int,
                  device, on_weights_loaded: Optional[Callable[[torch.nn.Module], None]] = None,
-                 window_multiple: int = 1, sync_group=None):
+                 window_multiple: int = 1, sync_group=None, record_routes: bool = False):
         """model: the learner's model (shared) or the engine's own copy (separate scheme).
         on_weights_loaded(model) refreshes the copy's quantized cache after publishing;
         window_multiple: the TP size under sequence parallelism; sync_group: the ranks that
-        decode in lockstep under expert parallelism (see generate.py)."""
+        decode in lockstep under expert parallelism (see generate.py); record_routes: each
+        sample carries the experts it was routed to, for routing replay (the model must be
+        built with moe_enable_routing_replay)."""
         self.model = unwrap_model(model)
         self.pad_id, self.max_batch, self.device = pad_id, max_batch, device
         self.on_weights_loaded, self.window_multiple = on_weights_loaded, window_multiple
-        self.sync_group = sync_group
+        self.sync_group, self.record_routes = sync_group, record_routes
         self.generator = torch.Generator(device=device).manual_seed(seed)
 
     def generate(self, prompts: List[List[int]], params: SamplingParams) -> List[List[Sample]]:
@@ -41,7 +43,8 @@ class EmbeddedEngine(RolloutEngine):
             for start in range(0, len(rows), self.max_batch):
                 samples += generate_batch(self.model, rows[start:start + self.max_batch],
                                           params, self.pad_id, self.generator, self.device,
-                                          self.window_multiple, self.sync_group)
+                                          self.window_multiple, self.sync_group,
+                                          self.record_routes)
         finally:
             self.model.train(was_training)
         for s in samples:

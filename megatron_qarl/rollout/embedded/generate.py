@@ -14,16 +14,22 @@ window because the cache offset advances by the real tokens only.
 Expert parallelism: every forward is an all-to-all over the expert-parallel ranks, which hold
 different prompts. With `sync_group`, decoding runs until every rank is done, and a rank that
 finished first keeps joining the collectives with a cache-free forward of one padded window.
+
+Routing replay: with `record_routes`, the experts every real forward routed to are kept
+(routing_replay.RouteRecorder), and each sample carries its own, as SGLang's samples do.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import List, Optional
 
 import torch
 import torch.distributed as dist
+from megatron.core import parallel_state
 from megatron.core.inference.contexts import StaticInferenceContext
 
 from ..base import Sample, SamplingParams
+from ..routing_replay import record_routing
 from .sampling import sample_next
 
 
@@ -49,10 +55,12 @@ def _idle_forward(model, window_multiple: int, device) -> None:
 @torch.no_grad()  # else every decode step's graph stays alive through the KV cache
 def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_id: int,
                    generator: torch.Generator, device, window_multiple: int = 1,
-                   sync_group: Optional[object] = None) -> List[Sample]:
+                   sync_group: Optional[object] = None,
+                   record_routes: bool = False) -> List[Sample]:
     """One sample per prompt row (repeat rows for n samples); window_multiple: the TP size
     under sequence parallelism, else 1; sync_group: the ranks that must decode in lockstep
-    (data-parallel group under expert parallelism), else None."""
+    (data-parallel group under expert parallelism), else None; record_routes: set each
+    sample's routed_experts."""
     batch = len(prompts)
     # host-side sizes: the loop below reads no device value except the stop check
     longest, shortest = max(len(p) for p in prompts), min(len(p) for p in prompts)
@@ -73,36 +81,46 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
 
     context = StaticInferenceContext(batch, room)
     context.materialize_only_last_token_logits = False  # the last position may be padding
-    start, end = 0, shortest
-    while True:
-        running = end < total and not bool(finished.all())
-        if sync_group is not None and not _any_rank(running, sync_group, device):
-            break
-        if not running:
-            if sync_group is None:
+    recording = contextlib.nullcontext()
+    if record_routes:
+        tp_group = (parallel_state.get_tensor_model_parallel_group()
+                    if window_multiple > 1 else None)
+        recording = record_routing(model, batch, room, tp_group)
+    with recording as recorder:
+        start, end = 0, shortest
+        while True:
+            running = end < total and not bool(finished.all())
+            if sync_group is not None and not _any_rank(running, sync_group, device):
                 break
-            _idle_forward(model, window_multiple, device)
-            continue
-        stop_at = end + (-(end - start)) % window_multiple
-        logits = model(tokens[:, start:stop_at], positions[:, start:stop_at],
-                       mask[..., start:stop_at, :stop_at], inference_context=context,
-                       runtime_gather_output=True)
-        context.increment_sequence_len_offset(end - start)
-        if end >= longest:
-            context.enable_decode_mode()
-        next_tokens, next_logprobs = sample_next(logits[:, end - start - 1, :], params, generator)
-        active = (lengths <= end) & ~finished
-        tokens[:, end] = torch.where(active, next_tokens, tokens[:, end])
-        # logprobs[row, generated[row]] = next_logprobs[row] for active rows, without the
-        # host sync of nonzero(): inactive rows write their current value back
-        slot = generated.clamp(max=params.max_new_tokens - 1).unsqueeze(1)
-        kept = logprobs.gather(1, slot).squeeze(1)
-        logprobs.scatter_(1, slot, torch.where(active, next_logprobs, kept).unsqueeze(1))
-        generated += active.long()
-        hit_stop = active & torch.isin(next_tokens, stop)
-        stopped |= hit_stop
-        finished |= hit_stop | (generated >= params.max_new_tokens)
-        start, end = end, end + 1
+            if not running:
+                if sync_group is None:
+                    break
+                _idle_forward(model, window_multiple, device)
+                continue
+            stop_at = end + (-(end - start)) % window_multiple
+            logits = model(tokens[:, start:stop_at], positions[:, start:stop_at],
+                           mask[..., start:stop_at, :stop_at], inference_context=context,
+                           runtime_gather_output=True)
+            if recorder is not None:
+                recorder.keep(start, end - start)
+            context.increment_sequence_len_offset(end - start)
+            if end >= longest:
+                context.enable_decode_mode()
+            next_tokens, next_logprobs = sample_next(logits[:, end - start - 1, :], params,
+                                                     generator)
+            active = (lengths <= end) & ~finished
+            tokens[:, end] = torch.where(active, next_tokens, tokens[:, end])
+            # logprobs[row, generated[row]] = next_logprobs[row] for active rows, without the
+            # host sync of nonzero(): inactive rows write their current value back
+            slot = generated.clamp(max=params.max_new_tokens - 1).unsqueeze(1)
+            kept = logprobs.gather(1, slot).squeeze(1)
+            logprobs.scatter_(1, slot, torch.where(active, next_logprobs, kept).unsqueeze(1))
+            generated += active.long()
+            hit_stop = active & torch.isin(next_tokens, stop)
+            stopped |= hit_stop
+            finished |= hit_stop | (generated >= params.max_new_tokens)
+            start, end = end, end + 1
+        routes = recorder.routes() if recorder is not None else None
 
     samples = []
     tokens, logprobs = tokens.tolist(), logprobs.tolist()  # one device-to-host copy each
@@ -113,5 +131,6 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
             response_ids=tokens[row][p:p + n],
             sampler_logprobs=logprobs[row][:n],
             finish_reason="stop" if hit else "length",
+            routed_experts=None if routes is None else routes[row, :p + n - 1],
         ))
     return samples

@@ -1,0 +1,152 @@
+"""Routing replay: the learner's routers take the experts the rollout engine chose for the
+same tokens, through megatron-core's RouterReplay (build the model with
+`moe_enable_routing_replay=True`). A near-tie in a router that the sampler and the learner
+break differently sends a token through other experts; replay removes that source of
+sampler/learner mismatch.
+
+Both engines give, per sample, [prompt+response-1, layers, top_k] expert ids: the routing of
+every token that was forwarded (the last sampled token never was). SGLang returns it
+(`--enable-return-routed-experts`); the embedded engine records it (RouteRecorder).
+
+The learner's MoE layers see tokens in Megatron's [seq, batch] order flattened to rows
+`s * batch + b`, and under sequence parallelism each TP rank only its slice of the sequence.
+Rows without an engine routing (the final token, padding) get experts 0..k-1: their outputs
+carry no loss.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import List, Optional, Sequence
+
+import torch
+import torch.distributed as dist
+
+from .base import Sample
+
+FLAG = "--rollout-routing-replay"
+
+
+def routing_table(samples: Sequence[Sample], seq_len: int) -> torch.Tensor:
+    """[batch, seq_len, layers, top_k] int64 expert ids, laid out like the learner's padded
+    batch (row b: sample b's prompt+response left-aligned); the trainer carries it with the
+    batch so every micro-batch replays exactly its own samples' routes."""
+    if any(s.routed_experts is None for s in samples):
+        raise ValueError(f"{FLAG} needs routed experts on every sample; the engine was not "
+                         f"asked for them (start SGLang with --enable-return-routed-experts)")
+    _, layers, top_k = samples[0].routed_experts.shape
+    table = torch.arange(top_k, dtype=torch.int64).expand(len(samples), seq_len, layers, top_k)
+    table = table.clone()
+    for b, s in enumerate(samples):
+        routed = s.routed_experts.to(torch.int64)
+        if routed.shape[1:] != (layers, top_k):
+            raise ValueError(f"{FLAG}: sample {b} has routed experts of shape "
+                             f"{tuple(routed.shape)}, others [*, {layers}, {top_k}]")
+        if routed.shape[0] > seq_len:
+            raise ValueError(f"sample {b} has {routed.shape[0] + 1} tokens, more than the "
+                             f"learner's sequence length {seq_len}")
+        table[b, : routed.shape[0]] = routed
+    return table
+
+
+def table_to_layers(table: torch.Tensor, sp_rank: int = 0,
+                    sp_size: int = 1) -> List[torch.Tensor]:
+    """[batch, seq, layers, top_k] -> per MoE layer [seq/sp_size * batch, top_k], rows in
+    the order the router sees tokens (`s * batch + b`, this rank's sequence slice)."""
+    seq_len = table.shape[1]
+    if seq_len % sp_size:
+        raise ValueError(f"sequence length {seq_len} is not divisible by the "
+                         f"sequence-parallel size {sp_size}")
+    local = seq_len // sp_size
+    table = table.transpose(0, 1)[sp_rank * local:(sp_rank + 1) * local]
+    top_k = table.shape[-1]
+    return [table[:, :, layer].reshape(-1, top_k) for layer in range(table.shape[2])]
+
+
+def replay_indices(samples: Sequence[Sample], seq_len: int, sp_rank: int = 0,
+                   sp_size: int = 1) -> List[torch.Tensor]:
+    """Per MoE layer, [seq_len/sp_size * batch, top_k] int64 expert ids for a padded batch
+    of `samples` (each prompt+response left-aligned in a row of `seq_len` tokens)."""
+    if seq_len % sp_size:
+        raise ValueError(f"sequence length {seq_len} is not divisible by the "
+                         f"sequence-parallel size {sp_size}")
+    return table_to_layers(routing_table(samples, seq_len), sp_rank, sp_size)
+
+
+def model_router_replays(model) -> list:
+    """The RouterReplay of each MoE layer of this model, in layer order. megatron-core also
+    keeps a process-wide list, which holds the routers of every model built, the embedded
+    engine's own copy included; replay and recording must address one model's."""
+    replays = [m.router_replay for m in model.modules()
+               if getattr(m, "router_replay", None) is not None]
+    if not replays:
+        raise ValueError(f"{FLAG}: the model has no RouterReplay; build it with "
+                         f"moe_enable_routing_replay=True")
+    return replays
+
+
+@contextlib.contextmanager
+def _routers_in(model, action):
+    from megatron.core.transformer.moe.router_replay import RouterReplayAction
+
+    replays = model_router_replays(model)
+    for r in replays:
+        r.set_router_replay_action(getattr(RouterReplayAction, action))
+    try:
+        yield replays
+    finally:
+        for r in replays:
+            r.clear_router_replay_action()
+            r.clear_indices()
+
+
+@contextlib.contextmanager
+def replay_routing(model, per_layer: List[torch.Tensor]):
+    """Forward passes of `model` inside use the given expert ids in every MoE layer."""
+    with _routers_in(model, "REPLAY_FORWARD") as replays:
+        if len(per_layer) != len(replays):
+            raise ValueError(f"{FLAG}: routes for {len(per_layer)} MoE layers, the model "
+                             f"has {len(replays)}")
+        for r, indices in zip(replays, per_layer):
+            r.set_target_indices(indices)
+        yield
+
+
+@contextlib.contextmanager
+def record_routing(model, batch: int, room: int, tp_group: Optional[object] = None):
+    """Yields a RouteRecorder for a decode loop over a right-padded batch of `batch` rows and
+    `room` positions; tp_group: the TP group under sequence parallelism, else None."""
+    with _routers_in(model, "RECORD") as replays:
+        yield RouteRecorder(replays, batch, room, tp_group)
+
+
+class RouteRecorder:
+    """Collects, forward by forward, the experts the routers chose while the embedded engine
+    decodes, as the [prompt+response-1, layers, top_k] routes SGLang returns.
+
+    Under sequence parallelism each TP rank routes only its slice of a window's tokens, so the
+    slices are gathered over the TP group (rows `s * batch + b`, rank-major in s)."""
+
+    def __init__(self, replays: list, batch: int, room: int, tp_group: Optional[object]):
+        self.replays, self.batch, self.room, self.tp_group = replays, batch, room, tp_group
+        self.table: Optional[torch.Tensor] = None
+
+    def keep(self, start: int, count: int) -> None:
+        """The last forward fed positions start.. of every row; keep the first `count`."""
+        routes = torch.stack([r.get_recorded_indices() for r in self.replays], dim=1)
+        if self.tp_group is not None:
+            routes = self._gather(routes)  # [window * batch, layers, top_k]
+        routes = routes.view(-1, self.batch, *routes.shape[1:])[:count].transpose(0, 1)
+        if self.table is None:
+            self.table = torch.empty(self.batch, self.room, *routes.shape[2:],
+                                     dtype=torch.int16, device=routes.device)
+        self.table[:, start:start + count] = routes.to(torch.int16)
+
+    def _gather(self, local: torch.Tensor) -> torch.Tensor:
+        size = dist.get_world_size(self.tp_group)
+        out = local.new_empty(local.shape[0] * size, *local.shape[1:])
+        dist.all_gather_into_tensor(out, local.contiguous(), group=self.tp_group)
+        return out
+
+    def routes(self) -> torch.Tensor:
+        """[batch, room, layers, top_k] int16 on the CPU (one device-to-host copy)."""
+        return self.table.cpu()

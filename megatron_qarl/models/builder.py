@@ -18,7 +18,7 @@ import torch
 from megatron.core.models.gpt import GPTModel
 from megatron.core.transformer import TransformerConfig
 
-from ..compat import apply_megatron_fixes
+from ..compat import apply_megatron_fixes, reduce_expert_grads_over_expert_dp
 from ..layers import (configure_token_dispatchers, enable_cuda_kernels, parse_targets,
                       qarl_block_spec, validate_model)
 from ..layers.layout import KEEP_OPERAND_FLAG
@@ -63,4 +63,5 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
         rotary_base=rotary_base,
     )
     configure_token_dispatchers(model)
+    reduce_expert_grads_over_expert_dp(model)
     return model

@@ -80,3 +80,28 @@ def compare_layouts(rank, world_size, scheme, layouts):
             grad_diff = max(grad_diff, ((grad - want).abs().max() / want.abs().max()).item())
         results[name] = (abs(total.item() - ref_loss.item()) / ref_loss.item(), grad_diff)
     return results
+
+
+def ddp_expert_grads(rank, world_size, scheme):
+    """TP=2, EP=1, expert-TP 1 under Megatron's DDP and finalize_model_grads, as the trainer
+    reduces: max relative |grad diff| of the routed experts' reduced gradients against TP=1.
+    Each TP rank holds whole experts and runs them on its own sequence-parallel tokens."""
+    from megatron.core.distributed import finalize_model_grads
+
+    from megatron_qarl.trainer.optimizer import wrap_ddp
+
+    tokens, positions = batch(seed=3, batch_size=2)
+    init_parallel(1, 1, 1, seed=7)
+    ref = build_tiny(scheme, moe_aux_loss_coeff=0.0)
+    loss_of(ref, tokens, positions).backward()
+    ref_state = {n: p.detach().clone() for n, p in ref.named_parameters()}
+    ref_grads = {n: p.grad.clone() for n, p in ref.named_parameters()}
+    init_parallel(2, 1, 1, seed=11)
+    model = build_tiny(scheme, moe_aux_loss_coeff=0.0)
+    load_full_state(model, ref_state)
+    ddp = wrap_ddp(model, model.config, use_distributed_optimizer=False)
+    loss_of(ddp, tokens, positions).backward()
+    finalize_model_grads([ddp])
+    diffs = [((p.main_grad - ref_grads[n]).abs().max() / ref_grads[n].abs().max()).item()
+             for n, p in model.named_parameters() if EXPERT.search(n)]
+    return len(diffs), max(diffs)

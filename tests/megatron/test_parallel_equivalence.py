@@ -1,10 +1,11 @@
 """TP=2, EP=2 and TP=2 x EP=2 (expert-TP 1) on two gloo processes give the loss and gradients
-of TP=1 EP=1 for the same weights (fp32; summation order differs across layouts)."""
+of TP=1 EP=1 for the same weights (fp32; summation order differs across layouts), and so do
+the experts' gradients under TP=2 with expert-TP 1 once DDP has reduced them."""
 import pytest
 
 from megatron_qarl.compat.cpu_testing import run_distributed
 
-from parallel_cases import compare_layouts
+from parallel_cases import compare_layouts, ddp_expert_grads
 
 CASES = {  # scheme: layouts it can take (FP8 128-row blocks forbid splitting 128-wide experts)
     "w4a16-g32": ["tp2", "ep2", "tp2-ep2-etp1"],
@@ -19,3 +20,10 @@ def test_parallel_layouts_match_single_rank(scheme):
         for layout, (loss_rel, grad_rel) in results.items():
             assert loss_rel < 1e-5, (rank, layout, loss_rel)
             assert grad_rel < 1e-4, (rank, layout, grad_rel)
+
+
+def test_tp2_expert_tp1_ddp_sums_the_expert_grads_over_the_tp_ranks():
+    """megatron-core reduced these over the data-parallel group (size 1 here), so each TP rank
+    kept the gradient of its own tokens only (compat/expert_grads.py)."""
+    for rank, (count, grad_rel) in enumerate(run_distributed(ddp_expert_grads, 2, "w4a16-g32")):
+        assert count > 0 and grad_rel < 1e-4, (rank, count, grad_rel)

@@ -6,13 +6,15 @@ import os
 import sys
 from typing import List, Optional
 
-from .trainer import FlagError, build_parser, validate
-from .trainer.distributed import world_size_from_env
+from .trainer.flags import build_parser
 
 
 def main(argv: Optional[List[str]] = None) -> dict:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # --help ends here, before megatron-core is imported
+    from .trainer.distributed import world_size_from_env
+    from .trainer.validation import FlagError, validate
+
     try:
         validate(args, world_size_from_env())
     except FlagError as err:

@@ -1,5 +1,3 @@
-"""The RL trainer: flags and their validation, the loop, checkpoints, metrics."""
-from .flags import build_parser
-from .validation import FlagError, validate
-
-__all__ = ["build_parser", "FlagError", "validate"]
+"""The RL trainer: flags (`flags.py`) and their validation (`validation.py`), the loop
+(`trainer.py`), checkpoints, metrics. Nothing is imported here, so that parsing the command
+line (`--help`) does not wait for megatron-core."""

@@ -16,9 +16,8 @@ import argparse
 import re
 import sys
 
-from megatron_qarl.checkpoint import (
-    CheckpointError, compare, export_quantized, hf_to_megatron, inspect_rows, megatron_to_hf,
-)
+from megatron_qarl import checkpoint  # its converters load on first use: --help stays quick
+from megatron_qarl.checkpoint.errors import CheckpointError
 from megatron_qarl.checkpoint.paths import resolve
 from megatron_qarl.quant import QuantizationError
 
@@ -90,23 +89,25 @@ def run(args) -> int:
         if hasattr(args, name):
             setattr(args, name, _checkpoint(getattr(args, name)))
     if args.command == "hf-to-megatron":
-        r = hf_to_megatron(args.hf_dir, args.out_dir, args.tensor_model_parallel_size,
-                           args.expert_model_parallel_size)
+        r = checkpoint.hf_to_megatron(args.hf_dir, args.out_dir,
+                                      args.tensor_model_parallel_size,
+                                      args.expert_model_parallel_size)
     elif args.command == "megatron-to-hf":
-        r = megatron_to_hf(args.megatron_dir, args.out_dir, args.hf_config,
-                           args.max_shard_size)
+        r = checkpoint.megatron_to_hf(args.megatron_dir, args.out_dir, args.hf_config,
+                                      args.max_shard_size)
     elif args.command == "export":
-        r = export_quantized(args.megatron_dir, args.out_dir, args.scheme,
-                             args.quantize_attention, args.hf_config, args.max_shard_size)
+        r = checkpoint.export_quantized(args.megatron_dir, args.out_dir, args.scheme,
+                                        args.quantize_attention, args.hf_config,
+                                        args.max_shard_size)
     elif args.command == "inspect":
-        fmt, rows = inspect_rows(args.path)
+        fmt, rows = checkpoint.inspect_rows(args.path)
         print(f"{args.path}: {fmt}, {len(rows)} tensors")
         for name, dtype, shape in rows[: args.limit or None]:
             print(f"  {name:<72} {dtype:<14} {list(shape)}")
         return 0
     else:
         worst, differing, count = 0.0, 0, 0
-        for name, dtype_a, dtype_b, diff in compare(args.a, args.b):
+        for name, dtype_a, dtype_b, diff in checkpoint.compare(args.a, args.b):
             count += 1
             differing += diff > 0
             worst = max(worst, diff)

@@ -15,11 +15,9 @@ import torch
 from megatron.core.transformer.moe.moe_layer import MoELayer
 
 
-def reduce_expert_grads_over_expert_dp(model: torch.nn.Module) -> int:
+def reduce_expert_grads_over_expert_dp(model: torch.nn.Module) -> None:
     """Mark the routed experts' parameters for the expert-data-parallel reduction where
-    Megatron leaves them on the data-parallel one; before DDP and the optimizer are built.
-    Returns how many parameters it marked."""
-    marked = 0
+    Megatron leaves them on the data-parallel one; before DDP and the optimizer are built."""
     for module in model.modules():
         if not isinstance(module, MoELayer):
             continue
@@ -29,5 +27,3 @@ def reduce_expert_grads_over_expert_dp(model: torch.nn.Module) -> int:
             continue
         for param in module.experts.parameters():
             param.allreduce = False
-            marked += 1
-    return marked

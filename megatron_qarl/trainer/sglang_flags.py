@@ -5,14 +5,12 @@ served model's dimensions."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
+from ..checkpoint.hf_config import Qwen3MoeDims
 from ..rollout.sglang import LaunchSpec, SGLangConfig
 from ..rollout.sglang.session import PAUSE_MODES
 from ..rollout.sglang.transfer import IPC, NCCL
-
-if TYPE_CHECKING:  # the checkpoint package imports megatron-core: not for --help
-    from ..checkpoint.hf_config import Qwen3MoeDims
 
 
 def add_sglang_args(p) -> None:

@@ -32,7 +32,8 @@ def routing_table(samples: Sequence[Sample], seq_len: int) -> torch.Tensor:
     batch so every micro-batch replays exactly its own samples' routes."""
     if any(s.routed_experts is None for s in samples):
         raise ValueError(f"{FLAG} needs routed experts on every sample; the engine was not "
-                         f"asked for them (start SGLang with --enable-return-routed-experts)")
+                         f"asked for them (the embedded engine: record_routes=True; SGLang: "
+                         f"start it with --enable-return-routed-experts)")
     _, layers, top_k = samples[0].routed_experts.shape
     table = torch.arange(top_k, dtype=torch.int64).expand(len(samples), seq_len, layers, top_k)
     table = table.clone()
@@ -66,9 +67,6 @@ def replay_indices(samples: Sequence[Sample], seq_len: int, sp_rank: int = 0,
                    sp_size: int = 1) -> List[torch.Tensor]:
     """Per MoE layer, [seq_len/sp_size * batch, top_k] int64 expert ids for a padded batch
     of `samples` (each prompt+response left-aligned in a row of `seq_len` tokens)."""
-    if seq_len % sp_size:
-        raise ValueError(f"sequence length {seq_len} is not divisible by the "
-                         f"sequence-parallel size {sp_size}")
     return table_to_layers(routing_table(samples, seq_len), sp_rank, sp_size)
 
 

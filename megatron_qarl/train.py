@@ -2,14 +2,58 @@
 run the RL trainer and print where its results are."""
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 from typing import List, Optional
 
 from .trainer.flags import build_parser
 
+_UNGUARDED_EXIT = 3  # a spawned helper that met an unguarded main() exits with this
+_PROBE_ENV = "MEGATRON_QARL_LAUNCH_PROBE"  # set for the probe's helper: its parent reports
+_UNGUARDED = ("megatron_qarl.train.main() runs when the launch script {script!r} is imported: "
+              "Megatron's checkpoint writer starts a helper process with multiprocessing's "
+              "'spawn' method, which re-imports that script, and the helper would start a "
+              "second trainer that waits forever. Call main() under "
+              "`if __name__ == \"__main__\":`, or launch `python -m megatron_qarl.train`.")
+
+
+def _refuse_spawned_reimport() -> None:
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        if _PROBE_ENV not in os.environ:
+            sys.stderr.write(_UNGUARDED.format(script=sys.argv[0]) + "\n")
+        raise SystemExit(_UNGUARDED_EXIT)
+
+
+def _nothing() -> None:
+    """The launch-script probe's target."""
+
+
+def _probe_launch_script(args) -> None:
+    """Finds an unguarded launch script before any work, rather than at the first save (the
+    spawned helper re-imports it). `-m megatron_qarl.train` is guarded and skips the probe."""
+    from .trainer.validation import FlagError
+
+    main_spec = getattr(sys.modules["__main__"], "__spec__", None)
+    if args.save is None or getattr(main_spec, "name", None) == "megatron_qarl.train":
+        return
+    probe = multiprocessing.get_context("spawn").Process(target=_nothing)
+    os.environ[_PROBE_ENV] = "1"
+    try:
+        probe.start()
+    finally:
+        del os.environ[_PROBE_ENV]
+    probe.join()
+    if probe.exitcode == _UNGUARDED_EXIT:
+        raise FlagError(_UNGUARDED.format(script=sys.argv[0]))
+    if probe.exitcode != 0:
+        raise FlagError(f"the launch script {sys.argv[0]!r} failed (exit {probe.exitcode}) when "
+                        f"a 'spawn' helper imported it, as Megatron's checkpoint writer will "
+                        f"at --save; its error is above")
+
 
 def main(argv: Optional[List[str]] = None) -> dict:
+    _refuse_spawned_reimport()
     parser = build_parser()
     args = parser.parse_args(argv)  # --help ends here, before megatron-core is imported
     from .trainer.distributed import world_size_from_env
@@ -17,9 +61,11 @@ def main(argv: Optional[List[str]] = None) -> dict:
 
     try:
         validate(args, world_size_from_env())
+        _probe_launch_script(args)
     except FlagError as err:
         parser.exit(2, f"{parser.prog}: error: {err}\n")  # before any work starts
     from .rl.data import DatasetError
+    from .rl.rewards import RewardError
     from .trainer.checkpointing import CheckpointError
     from .trainer.distributed import shutdown_distributed
     from .trainer.trainer import RLTrainer
@@ -30,7 +76,7 @@ def main(argv: Optional[List[str]] = None) -> dict:
             summary = trainer.run()
         finally:
             trainer.engine.shutdown()  # stops SGLang servers the engine launched
-    except (FlagError, DatasetError, CheckpointError) as err:  # found once inputs are read
+    except (FlagError, DatasetError, CheckpointError, RewardError) as err:  # found at work
         sys.stderr.write(f"{parser.prog}: error: {err}\n")
         raise SystemExit(1) from None
     finally:

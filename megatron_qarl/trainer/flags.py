@@ -117,7 +117,10 @@ def _data(p):
     g.add_argument("--answer-key", default="answer")
     g.add_argument("--prompt-template", default="plain",
                    help=f"one of {', '.join(TEMPLATE_NAMES)} or a format string with {{prompt}}")
-    g.add_argument("--reward", choices=tuple(REWARDS), default="arithmetic")
+    g.add_argument("--reward", default="arithmetic",
+                   help=f"one of {', '.join(REWARDS)}, or module:function: your own "
+                        "callable (response_text, answer) -> float, imported from "
+                        "PYTHONPATH")
     g.add_argument("--tokenizer-type", choices=("char", "hf"), default="char")
     g.add_argument("--tokenizer-model", default=None, help="local HF tokenizer folder")
     g.add_argument("--synthetic-num-prompts", type=int, default=2000)

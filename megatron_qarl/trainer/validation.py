@@ -12,6 +12,7 @@ from ..quant import W4A16, get_scheme
 from ..rl.data.arithmetic import SYNTHETIC_PREFIX
 from ..rl.data.templates import check_template
 from ..rl.objectives.config import PolicyLossConfig
+from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
 from ..checkpoint.paths import available_steps
 from .sglang_flags import check_sglang_flags
@@ -156,6 +157,7 @@ def _data(args):
         raise FlagError("--synthetic-digits must be >= 1")
     try:
         check_template(args.prompt_template, args.tokenizer_type)
+        get_reward(args.reward)  # imports a user's module:function now, not at step 1
     except ValueError as err:
         raise FlagError(str(err)) from None
 

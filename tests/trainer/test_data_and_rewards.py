@@ -12,8 +12,10 @@ from megatron_qarl.rl.data import (
     read_rows,
 )
 from megatron_qarl.rl.rewards import (
+    RewardError,
     arithmetic_reward,
     boxed_match_reward,
+    get_reward,
     last_boxed,
     math_verify_reward,
 )
@@ -81,3 +83,29 @@ def test_rewards():
     assert math_verify_reward(r"thus \boxed{\frac{1}{2}}", "0.5") == 1.0
     assert math_verify_reward(r"thus \boxed{\frac{1}{3}}", "0.5") == 0.0
     assert arithmetic_reward("46", "46") == 1.0 and arithmetic_reward("46 47", "46") == 0.0
+
+
+def test_a_users_reward_loads_as_module_function(tmp_path, monkeypatch):
+    (tmp_path / "my_rewards.py").write_text(
+        "def length(response, answer):\n    return len(response) / 10\n"
+        "def text(response, answer):\n    return 'yes'\n"
+        "def nan(response, answer):\n    return float('nan')\n"
+        "def exact(response, answer):\n    return response == answer\n"
+        "NOT_CALLABLE = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert get_reward("my_rewards:length")("abcd", "x") == 0.4
+    assert get_reward("my_rewards:exact")("7", "7") == 1.0  # a bool counts, as a float
+    assert get_reward("arithmetic") is arithmetic_reward
+    for spec, message in [("my_rewards:text", "returned 'yes' for the response 'abc'"),
+                          ("my_rewards:nan", "returned nan")]:
+        with pytest.raises(RewardError, match=message):
+            get_reward(spec)("abc", "1")
+    with pytest.raises(RewardError, match="defines no callable 'NOT_CALLABLE'"):
+        get_reward("my_rewards:NOT_CALLABLE")
+    with pytest.raises(RewardError, match="defines no callable 'missing'"):
+        get_reward("my_rewards:missing")
+    with pytest.raises(RewardError, match="cannot import 'no_such_module'.*PYTHONPATH"):
+        get_reward("no_such_module:fn")
+    with pytest.raises(RewardError, match="one of arithmetic, boxed, math-verify, or "
+                                          "module:function"):
+        get_reward("exact-match")

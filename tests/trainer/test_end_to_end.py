@@ -110,6 +110,40 @@ def test_tensor_parallel_ranks_keep_one_copy_of_the_experts(tmp_path):
     assert all(r["mismatch_abs_log_w_token"] < 1e-5 for r in steps), steps
 
 
+def test_a_users_reward_function_scores_the_rollouts(tmp_path):
+    (tmp_path / "quarter_reward.py").write_text(
+        "def score(response, answer):\n    return 0.25\n")
+    save = tmp_path / "run"
+    train("--save", str(save), "--train-iters", "1", "--reward", "quarter_reward:score",
+          pythonpath=str(tmp_path))
+    (step,) = records(save / "metrics.jsonl")
+    assert step["reward_mean"] == 0.25  # the built-in arithmetic reward gives 0 or 1 a sample
+
+
+def _launch_script(tmp_path, body: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "launch.py"
+    script.write_text("from megatron_qarl.train import main\n" + body)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    return subprocess.run([sys.executable, str(script), *TINY, "--save", str(tmp_path / "run"),
+                           "--train-iters", "1"], capture_output=True, text=True, env=env,
+                          timeout=240)
+
+
+def test_an_unguarded_launch_script_is_refused_before_any_work(tmp_path):
+    """Megatron's checkpoint writer spawns a helper that re-imports the launch script; an
+    unguarded main() there used to start a second trainer and hang the run at its first save."""
+    run = _launch_script(tmp_path, "main()\n")
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert "Call main() under `if __name__ == \"__main__\":`" in run.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_guarded_launch_script_trains_and_saves(tmp_path):
+    run = _launch_script(tmp_path, "if __name__ == '__main__':\n    main()\n")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert [r["step"] for r in records(tmp_path / "run" / "metrics.jsonl")] == [1]
+
+
 def test_help_does_not_import_megatron_core():
     """--help answers from the parser alone (2.8 s on the 2-core dev machine against 7.9 s when
     every flag module pulled in megatron-core through the checkpoint package)."""
@@ -136,6 +170,7 @@ def test_help_does_not_import_megatron_core():
     (["--optimizer", "muon"], "emerging_optimizers package, which PyPI does not carry"),
     (["--prompt-template", "no placeholder"], "--prompt-template 'no placeholder'"),
     (["--load", "/nonexistent"], "--load '/nonexistent' holds no checkpoint"),
+    (["--reward", "no_such_module:score"], "--reward 'no_such_module:score': cannot import"),
     (["--use-distributed-optimizer"], "--use-distributed-optimizer needs CUDA"),
     (["--quant-keep-operand", "--rollout-quant", "fp8-block"],
      "--quant-keep-operand keeps the W4A16 experts' dequantized operand, but the learner runs "

@@ -18,9 +18,13 @@ TINY = [
 ]
 
 
-def train(*flags: str, check: bool = True, nproc: int = 1) -> subprocess.CompletedProcess:
-    """nproc > 1: under torchrun, gloo processes on this machine."""
+def train(*flags: str, check: bool = True, nproc: int = 1,
+          pythonpath: str = "") -> subprocess.CompletedProcess:
+    """nproc > 1: under torchrun, gloo processes on this machine. pythonpath: a folder put
+    first on the trainer's PYTHONPATH."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 "--nproc-per-node", str(nproc)] if nproc > 1 else [sys.executable]
     proc = subprocess.run([*launcher, "-m", "megatron_qarl.train", *TINY, *flags],

@@ -1,4 +1,7 @@
-"""Verifiable rewards by name (--reward): response text and gold answer -> float in [0, 1]."""
+"""Verifiable rewards (--reward): response text and gold answer -> a float. A built-in by name,
+or the user's own callable as `module:function`, imported from the Python path."""
+import importlib
+from math import isfinite  # `math` below is this package's math.py
 from typing import Callable, Dict
 
 from .arithmetic import arithmetic_reward
@@ -13,11 +16,39 @@ REWARDS: Dict[str, RewardFn] = {
 }
 
 
-def get_reward(name: str) -> RewardFn:
-    if name not in REWARDS:
-        raise ValueError(f"--reward must be one of {', '.join(REWARDS)}, got {name!r}")
-    return REWARDS[name]
+class RewardError(ValueError):
+    """A reward function that cannot be loaded, or returned something that is not a reward."""
 
 
-__all__ = ["REWARDS", "RewardFn", "get_reward", "last_boxed", "arithmetic_reward",
-           "boxed_match_reward", "math_verify_reward"]
+def get_reward(spec: str) -> RewardFn:
+    if spec in REWARDS:
+        return REWARDS[spec]
+    if ":" not in spec:
+        raise RewardError(f"--reward must be one of {', '.join(REWARDS)}, or module:function "
+                          f"for your own, got {spec!r}")
+    module_name, _, name = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise RewardError(f"--reward {spec!r}: cannot import {module_name!r} ({err}); put its "
+                          f"folder on PYTHONPATH") from None
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise RewardError(f"--reward {spec!r}: {module.__file__} defines no callable {name!r}")
+    return _checked(fn, spec)
+
+
+def _checked(fn: Callable, spec: str) -> RewardFn:
+    """A user's reward, held to returning a finite number (a bool counts)."""
+    def reward(response: str, answer: str) -> float:
+        value = fn(response, answer)
+        if not isinstance(value, (int, float)) or not isfinite(value):
+            raise RewardError(f"--reward {spec!r} returned {value!r} for the response "
+                              f"{response[:80]!r} (answer {answer!r}); a reward must be a "
+                              f"finite number")
+        return float(value)
+    return reward
+
+
+__all__ = ["REWARDS", "RewardError", "RewardFn", "get_reward", "last_boxed",
+           "arithmetic_reward", "boxed_match_reward", "math_verify_reward"]

@@ -68,7 +68,7 @@ def main(argv: Optional[List[str]] = None) -> dict:
     from .rl.rewards import RewardError
     from .trainer.checkpointing import CheckpointError
     from .trainer.distributed import shutdown_distributed
-    from .trainer.trainer import RLTrainer
+    from .trainer.trainer import RLTrainer, eval_label
 
     try:
         trainer = RLTrainer(args)
@@ -82,9 +82,9 @@ def main(argv: Optional[List[str]] = None) -> dict:
     finally:
         shutdown_distributed()
     if trainer.is_logger and "reward_after" in summary:
-        held_out = f"reward (greedy, {len(trainer.eval_rows)} held-out prompts)"
+        held_out = f"reward ({eval_label(args)}, {len(trainer.eval_rows)} held-out prompts)"
         if not trainer.eval_rows:
-            print("\nno held-out prompts (--eval-prompt-data), so no greedy reward")
+            print("\nno held-out prompts (--eval-prompt-data), so no held-out reward")
         elif args.train_iters == 0:
             print(f"\nwarm start only: {held_out} {summary['reward_after']:.3f}")
         else:

@@ -113,6 +113,12 @@ def _data(p):
                    help="held-out prompts (default for synthetic data: a disjoint seed)")
     g.add_argument("--eval-num-prompts", type=int, default=64)
     g.add_argument("--eval-interval", type=int, default=0, help="RL steps; 0: before/after only")
+    g.add_argument("--eval-temperature", type=float, default=0.0,
+                   help="0: greedy (top-k 1). The paper evaluates at 0.6")
+    g.add_argument("--eval-top-p", type=float, default=1.0)
+    g.add_argument("--eval-samples-per-prompt", type=int, default=1,
+                   help="the held-out reward is the mean over these samples (avg@n); > 1 needs "
+                        "--eval-temperature > 0")
     g.add_argument("--prompt-key", default="prompt")
     g.add_argument("--answer-key", default="answer")
     g.add_argument("--prompt-template", default="plain",

@@ -229,7 +229,7 @@ class RLTrainer:
 
     # ---------------------------------------------------------------- evaluation
     def evaluate(self) -> float:
-        """Greedy (top-k 1) accuracy on the held-out prompts, averaged over DP ranks.
+        """Mean reward on the held-out prompts (`eval_sampling`), averaged over DP ranks.
 
         Restores the engine's sampler state so evaluating never shifts the training samples."""
         if not self.eval_rows:
@@ -237,15 +237,14 @@ class RLTrainer:
         dp_rank, dp = dp_rank_and_size()
         usable = len(self.eval_rows) - len(self.eval_rows) % dp  # equal shares (EP lockstep)
         rows = self.eval_rows[:usable][dp_rank::dp]
-        greedy = SamplingParams(1.0, 1.0, 1, self.args.rollout_max_new_tokens,
-                                (self.tokenizer.eos_id,), 1)
         saved = self.engine.state_dict()
         try:
-            groups = self.engine.generate([r.prompt_ids for r in rows], greedy)
+            groups = self.engine.generate([r.prompt_ids for r in rows],
+                                          eval_sampling(self.args, self.tokenizer.eos_id))
         finally:
             self.engine.load_state_dict(saved)
-        rewards = [self.reward_fn(self.tokenizer.decode(g[0].response_ids), r.answer)
-                   for g, r in zip(groups, rows)]
+        rewards = [self.reward_fn(self.tokenizer.decode(s.response_ids), r.answer)
+                   for g, r in zip(groups, rows) for s in g]
         return all_reduce_mean({"r": sum(rewards) / max(len(rewards), 1)}, self.device)["r"]
 
     # ---------------------------------------------------------------- checkpoints
@@ -269,3 +268,19 @@ class RLTrainer:
         self.order.load_state_dict(rl_state["order"])
         restore_rng_state(rng)
         self.engine.load_state_dict(rng["engine"])
+
+
+def eval_sampling(args, eos_id: int) -> SamplingParams:
+    """Greedy (top-k 1) at --eval-temperature 0, else sampled; --eval-samples-per-prompt each."""
+    if args.eval_temperature == 0:
+        return SamplingParams(1.0, 1.0, 1, args.rollout_max_new_tokens, (eos_id,), 1)
+    return SamplingParams(args.eval_temperature, args.eval_top_p, -1,
+                          args.rollout_max_new_tokens, (eos_id,), args.eval_samples_per_prompt)
+
+
+def eval_label(args) -> str:
+    """How the held-out reward was measured, for the run's last lines."""
+    if args.eval_temperature == 0:
+        return "greedy"
+    return (f"temperature {args.eval_temperature:g}, top-p {args.eval_top_p:g}, mean of "
+            f"{args.eval_samples_per_prompt} sample{'s' if args.eval_samples_per_prompt > 1 else ''}")

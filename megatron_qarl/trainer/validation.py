@@ -73,7 +73,7 @@ def _batches(args, dp: int):
     _positive(args, "micro_batch_size", "global_batch_size", "seq_length",
               "rollout_batch_size", "n_samples_per_prompt", "rollout_max_batch",
               "make_vocab_size_divisible_by", "log_interval", "synthetic_num_prompts",
-              "eval_num_prompts", "sft_batch_size")
+              "eval_num_prompts", "eval_samples_per_prompt", "sft_batch_size")
     _non_negative(args, "train_iters", "max_tokens_per_micro_batch", "sft_iters", "save_interval",
                   "exit_interval", "eval_interval")
     if args.n_samples_per_prompt < 2:
@@ -113,6 +113,14 @@ def _numbers(args):
     for name in ("lr", "sft_lr", "adam_eps"):
         if not getattr(args, name) > 0:
             raise FlagError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+    if args.eval_temperature < 0:
+        raise FlagError(f"--eval-temperature must be >= 0 (0: greedy), got {args.eval_temperature}")
+    if not 0 < args.eval_top_p <= 1:
+        raise FlagError(f"--eval-top-p must be in (0, 1], got {args.eval_top_p}")
+    if args.eval_samples_per_prompt > 1 and args.eval_temperature == 0:
+        raise FlagError(f"--eval-samples-per-prompt {args.eval_samples_per_prompt} with greedy "
+                        f"decoding gives {args.eval_samples_per_prompt} copies of one response; "
+                        f"set --eval-temperature (e.g. 0.6) or drop the flag")
     for name in ("adam_beta1", "adam_beta2"):
         if not 0 <= getattr(args, name) < 1:
             raise FlagError(f"--{name.replace('_', '-')} must be in [0, 1)")

@@ -110,14 +110,23 @@ def test_tensor_parallel_ranks_keep_one_copy_of_the_experts(tmp_path):
     assert all(r["mismatch_abs_log_w_token"] < 1e-5 for r in steps), steps
 
 
-def test_a_users_reward_function_scores_the_rollouts(tmp_path):
+def test_a_users_reward_scores_rollouts_and_sampled_evaluations(tmp_path):
+    """The reward counts its calls: one RL step of 4 prompts x 4 samples, and the evaluations
+    before and after RL of 8 held-out prompts x 2 samples each."""
+    calls = tmp_path / "calls.txt"
     (tmp_path / "quarter_reward.py").write_text(
-        "def score(response, answer):\n    return 0.25\n")
+        "def score(response, answer):\n"
+        f"    open({str(calls)!r}, 'a').write('.')\n"
+        "    return 0.25\n")
     save = tmp_path / "run"
-    train("--save", str(save), "--train-iters", "1", "--reward", "quarter_reward:score",
-          pythonpath=str(tmp_path))
+    proc = train("--save", str(save), "--train-iters", "1", "--reward", "quarter_reward:score",
+                 "--eval-temperature", "0.6", "--eval-samples-per-prompt", "2",
+                 pythonpath=str(tmp_path))
     (step,) = records(save / "metrics.jsonl")
     assert step["reward_mean"] == 0.25  # the built-in arithmetic reward gives 0 or 1 a sample
+    assert len(calls.read_text()) == 4 * 4 + 2 * 8 * 2
+    assert ("reward (temperature 0.6, top-p 1, mean of 2 samples, 8 held-out prompts): "
+            "before RL 0.250 -> after 0.250") in proc.stdout
 
 
 def _launch_script(tmp_path, body: str) -> subprocess.CompletedProcess:
@@ -171,6 +180,8 @@ def test_help_does_not_import_megatron_core():
     (["--prompt-template", "no placeholder"], "--prompt-template 'no placeholder'"),
     (["--load", "/nonexistent"], "--load '/nonexistent' holds no checkpoint"),
     (["--reward", "no_such_module:score"], "--reward 'no_such_module:score': cannot import"),
+    (["--eval-samples-per-prompt", "4"], "--eval-samples-per-prompt 4 with greedy decoding"),
+    (["--eval-temperature", "0.6", "--eval-top-p", "1.5"], "--eval-top-p must be in (0, 1]"),
     (["--use-distributed-optimizer"], "--use-distributed-optimizer needs CUDA"),
     (["--quant-keep-operand", "--rollout-quant", "fp8-block"],
      "--quant-keep-operand keeps the W4A16 experts' dequantized operand, but the learner runs "
@@ -202,7 +213,7 @@ def test_a_file_dataset_without_held_out_prompts_says_so(tmp_path):
                             for a in range(10, 26)))
     proc = train("--save", str(tmp_path / "run"), "--prompt-data", str(data),
                  "--train-iters", "1")
-    assert "no held-out prompts (--eval-prompt-data), so no greedy reward" in proc.stdout
+    assert "no held-out prompts (--eval-prompt-data), so no held-out reward" in proc.stdout
     assert "nan" not in proc.stdout
 
 

@@ -13,11 +13,13 @@ from .batches import ResponseBatch
 
 
 def response_logprobs(model, batch: ResponseBatch, temperature: float,
-                      length_multiple: int = 1) -> torch.Tensor:
+                      length_multiple: int = 1, with_log_policy: bool = False):
     """[B, R] fp32, differentiable when grad is enabled; 0 outside batch.mask.
 
     length_multiple: the TP size under sequence parallelism; the right padding it adds is
-    never attended to by the real positions (causal) and never read."""
+    never attended to by the real positions (causal) and never read.
+    with_log_policy: also return the [B, R, V] log-probabilities the tokens were picked from
+    (they exist anyway; the loss reads the policy's entropy from them)."""
     pad = (-batch.input_ids.shape[1]) % length_multiple
     ids = torch.nn.functional.pad(batch.input_ids, (0, pad))
     length = ids.shape[1]
@@ -28,8 +30,9 @@ def response_logprobs(model, batch: ResponseBatch, temperature: float,
     vocab = logits.shape[-1]
     picked = logits.gather(1, batch.predict_pos[..., None].expand(-1, -1, vocab))
     logprobs = torch.log_softmax(picked.float() / temperature, dim=-1)
-    token_lp = logprobs.gather(-1, batch.targets[..., None]).squeeze(-1)
-    return torch.where(batch.mask, token_lp, 0.0)
+    token_lp = torch.where(batch.mask, logprobs.gather(-1, batch.targets[..., None]).squeeze(-1),
+                           0.0)
+    return (token_lp, logprobs) if with_log_policy else token_lp
 
 
 def _replay(model, batch: ResponseBatch, pad: int, length_multiple: int):

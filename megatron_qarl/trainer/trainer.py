@@ -210,11 +210,12 @@ class RLTrainer:
         order = torch.randperm(batch.mask.shape[0]).tolist()
 
         def loss_fn(micro, normalizer):
-            logprobs = response_logprobs(self.model, micro, args.rollout_temperature,
-                                         self._sequence_multiple())
+            logprobs, log_policy = response_logprobs(
+                self.model, micro, args.rollout_temperature, self._sequence_multiple(),
+                with_log_policy=True)
             return compute_policy_loss(cfg, logprobs, micro.old_logprobs, micro.advantages,
                                        micro.mask, micro.sampler_logprobs,
-                                       normalizer=normalizer)
+                                       normalizer=normalizer, logits=log_policy)
 
         sums: Dict[str, float] = {}
         updates = [order[i:i + per_update] for i in range(0, len(order), per_update)]

@@ -33,8 +33,9 @@ def test_smoke_run_trains_and_writes_metrics(tmp_path):
         for key in ("pg_loss", "grad_norm", "reward_mean", "response_length_mean",
                     "mismatch_abs_log_w_token", "mismatch_k3_kl", "error_resp_frac",
                     "time/rollout", "time/old_logprobs", "time/train", "time/publish",
-                    "tokens_per_s"):
+                    "tokens_per_s", "entropy"):
             assert isinstance(r[key], float) and math.isfinite(r[key]), key
+        assert 0 < r["entropy"] <= math.log(128)  # the char tokenizer's padded vocabulary
     assert records(save / "metrics.jsonl", "summary")
     after_sft = checkpoint_tensors(str(save / "iter_0000000"), tmp_path)
     final = checkpoint_tensors(str(save / "iter_0000002"), tmp_path)

@@ -10,16 +10,17 @@ import torch
 from ..rollout.embedded.generate import causal_mask
 from ..rollout.routing_replay import replay_routing, table_to_layers
 from .batches import ResponseBatch
+from .token_logprobs import token_logprobs
 
 
 def response_logprobs(model, batch: ResponseBatch, temperature: float,
-                      length_multiple: int = 1, with_log_policy: bool = False):
+                      length_multiple: int = 1, with_entropy: bool = False):
     """[B, R] fp32, differentiable when grad is enabled; 0 outside batch.mask.
 
     length_multiple: the TP size under sequence parallelism; the right padding it adds is
     never attended to by the real positions (causal) and never read.
-    with_log_policy: also return the [B, R, V] log-probabilities the tokens were picked from
-    (they exist anyway; the loss reads the policy's entropy from them)."""
+    with_entropy: also return the policy's entropy at each response position ([B, R], 0
+    outside the mask, no gradient)."""
     pad = (-batch.input_ids.shape[1]) % length_multiple
     ids = torch.nn.functional.pad(batch.input_ids, (0, pad))
     length = ids.shape[1]
@@ -27,12 +28,13 @@ def response_logprobs(model, batch: ResponseBatch, temperature: float,
     with _replay(model, batch, pad, length_multiple):
         logits = model(ids, positions, causal_mask(length, ids.device),
                        runtime_gather_output=True)
-    vocab = logits.shape[-1]
-    picked = logits.gather(1, batch.predict_pos[..., None].expand(-1, -1, vocab))
-    logprobs = torch.log_softmax(picked.float() / temperature, dim=-1)
-    token_lp = torch.where(batch.mask, logprobs.gather(-1, batch.targets[..., None]).squeeze(-1),
-                           0.0)
-    return (token_lp, logprobs) if with_log_policy else token_lp
+    seq, col = batch.mask.nonzero(as_tuple=True)  # response tokens only, no padding rows
+    rows = seq * logits.shape[1] + batch.predict_pos[seq, col]
+    lp, entropy = token_logprobs(logits.reshape(-1, logits.shape[-1]), rows,
+                                 batch.targets[seq, col], temperature, with_entropy)
+    zeros = torch.zeros(batch.mask.shape, dtype=torch.float32, device=lp.device)
+    token_lp = zeros.index_put((seq, col), lp)
+    return (token_lp, zeros.index_put((seq, col), entropy)) if with_entropy else token_lp
 
 
 def _replay(model, batch: ResponseBatch, pad: int, length_multiple: int):

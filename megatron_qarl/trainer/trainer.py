@@ -24,6 +24,7 @@ from ..rl.objectives.aggregation import local_normalizer
 from ..rl.objectives.config import PolicyLossConfig
 from ..rl.objectives.diagnostics import mismatch_stats
 from ..rl.objectives.error_tokens import error_token_metrics
+from ..rl.objectives.numerics import masked_mean
 from ..rl.objectives.policy_loss import compute_policy_loss
 from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
@@ -210,12 +211,13 @@ class RLTrainer:
         order = torch.randperm(batch.mask.shape[0]).tolist()
 
         def loss_fn(micro, normalizer):
-            logprobs, log_policy = response_logprobs(
+            logprobs, entropy = response_logprobs(
                 self.model, micro, args.rollout_temperature, self._sequence_multiple(),
-                with_log_policy=True)
-            return compute_policy_loss(cfg, logprobs, micro.old_logprobs, micro.advantages,
-                                       micro.mask, micro.sampler_logprobs,
-                                       normalizer=normalizer, logits=log_policy)
+                with_entropy=True)
+            loss, metrics = compute_policy_loss(
+                cfg, logprobs, micro.old_logprobs, micro.advantages, micro.mask,
+                micro.sampler_logprobs, normalizer=normalizer)
+            return loss, {**metrics, "entropy": masked_mean(entropy, micro.mask)}
 
         sums: Dict[str, float] = {}
         updates = [order[i:i + per_update] for i in range(0, len(order), per_update)]

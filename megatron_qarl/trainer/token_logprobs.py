@@ -1,0 +1,62 @@
+"""Log-probabilities of the chosen tokens (and the policy's entropy) from the learner's
+logits, a chunk of rows at a time.
+
+Whole, the [tokens, vocab] fp32 log-softmax and its gradient are the largest tensors of a
+long-response step: with Qwen3's 151936-row vocabulary, 16k tokens make 10 GB each. Here only
+`_CHUNK_ELEMENTS` of fp32 exist at once; the backward recomputes each chunk's softmax from the
+saved logits. Each row goes through `log_softmax(logits.float() / T)`, the rollout engine's
+arithmetic (`rollout/embedded/sampling.py`), so the same logits give the same bits.
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+import torch
+
+_CHUNK_ELEMENTS = 1 << 26  # fp32 elements of one chunk's log-softmax: 256 MiB
+
+
+def _chunks(count: int, vocab: int):
+    step = max(1, _CHUNK_ELEMENTS // vocab)
+    return ((start, min(start + step, count)) for start in range(0, count, step))
+
+
+class _TokenLogprobs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, rows, targets, temperature: float, with_entropy: bool):
+        vocab = logits.shape[-1]
+        logprobs = torch.empty(rows.shape[0], dtype=torch.float32, device=logits.device)
+        entropy = torch.empty(rows.shape[0] if with_entropy else 0, dtype=torch.float32,
+                              device=logits.device)
+        for start, end in _chunks(rows.shape[0], vocab):
+            chunk = torch.log_softmax(logits.index_select(0, rows[start:end]).float()
+                                      / temperature, dim=-1)
+            logprobs[start:end] = chunk.gather(-1, targets[start:end, None]).squeeze(-1)
+            if with_entropy:  # 0 * -inf from a -inf logit counts as 0
+                plogp = torch.where(chunk.isfinite(), chunk.exp() * chunk, 0.0)
+                entropy[start:end] = -plogp.sum(dim=-1)
+        ctx.save_for_backward(logits, rows, targets)
+        ctx.temperature = temperature
+        ctx.mark_non_differentiable(entropy)
+        return logprobs, entropy
+
+    @staticmethod
+    def backward(ctx, grad_logprobs, _grad_entropy):
+        logits, rows, targets = ctx.saved_tensors
+        grad = torch.zeros_like(logits)
+        for start, end in _chunks(rows.shape[0], logits.shape[-1]):
+            g = grad_logprobs[start:end, None]
+            probs = torch.softmax(logits.index_select(0, rows[start:end]).float()
+                                  / ctx.temperature, dim=-1)
+            chunk = (-probs * g).scatter_add_(-1, targets[start:end, None], g)
+            grad.index_copy_(0, rows[start:end], (chunk / ctx.temperature).to(grad.dtype))
+        return grad, None, None, None, None
+
+
+def token_logprobs(logits: torch.Tensor, rows: torch.Tensor, targets: torch.Tensor,
+                   temperature: float, with_entropy: bool = False
+                   ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """logits [N, V] (any float dtype); rows [M]: distinct row indices; targets [M] ->
+    (log p(target) [M] fp32, differentiable w.r.t. logits; entropy [M] fp32, or empty
+    without with_entropy), both of the temperature-scaled softmax."""
+    return _TokenLogprobs.apply(logits, rows, targets, temperature, with_entropy)

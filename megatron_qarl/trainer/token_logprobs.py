@@ -29,12 +29,11 @@ class _TokenLogprobs(torch.autograd.Function):
         entropy = torch.empty(rows.shape[0] if with_entropy else 0, dtype=torch.float32,
                               device=logits.device)
         for start, end in _chunks(rows.shape[0], vocab):
-            chunk = torch.log_softmax(logits.index_select(0, rows[start:end]).float()
-                                      / temperature, dim=-1)
+            scaled = logits.index_select(0, rows[start:end]).float().div_(temperature)
+            chunk = torch.log_softmax(scaled, dim=-1)
             logprobs[start:end] = chunk.gather(-1, targets[start:end, None]).squeeze(-1)
-            if with_entropy:  # 0 * -inf from a -inf logit counts as 0
-                plogp = torch.where(chunk.isfinite(), chunk.exp() * chunk, 0.0)
-                entropy[start:end] = -plogp.sum(dim=-1)
+            if with_entropy:  # nansum: 0 * -inf from a -inf logit counts as 0
+                entropy[start:end] = -(chunk.exp() * chunk).nansum(dim=-1)
         ctx.save_for_backward(logits, rows, targets)
         ctx.temperature = temperature
         ctx.mark_non_differentiable(entropy)
@@ -45,11 +44,11 @@ class _TokenLogprobs(torch.autograd.Function):
         logits, rows, targets = ctx.saved_tensors
         grad = torch.zeros_like(logits)
         for start, end in _chunks(rows.shape[0], logits.shape[-1]):
-            g = grad_logprobs[start:end, None]
-            probs = torch.softmax(logits.index_select(0, rows[start:end]).float()
-                                  / ctx.temperature, dim=-1)
-            chunk = (-probs * g).scatter_add_(-1, targets[start:end, None], g)
-            grad.index_copy_(0, rows[start:end], (chunk / ctx.temperature).to(grad.dtype))
+            g = grad_logprobs[start:end, None] / ctx.temperature
+            scaled = logits.index_select(0, rows[start:end]).float().div_(ctx.temperature)
+            chunk = torch.softmax(scaled, dim=-1).mul_(-g).scatter_add_(
+                -1, targets[start:end, None], g)  # (onehot - p) g / T
+            grad.index_copy_(0, rows[start:end], chunk.to(grad.dtype))
         return grad, None, None, None, None
 
 

@@ -19,6 +19,8 @@ _UNGUARDED = ("megatron_qarl.train.main() runs when the launch script {script!r}
 
 
 def _refuse_spawned_reimport() -> None:
+    # `_inheriting` is set while a spawned child re-imports the parent's main module: the flag
+    # CPython's own multiprocessing.spawn._check_not_importing_main reads.
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         if _PROBE_ENV not in os.environ:
             sys.stderr.write(_UNGUARDED.format(script=sys.argv[0]) + "\n")

@@ -285,5 +285,6 @@ def eval_label(args) -> str:
     """How the held-out reward was measured, for the run's last lines."""
     if args.eval_temperature == 0:
         return "greedy"
+    samples = args.eval_samples_per_prompt
     return (f"temperature {args.eval_temperature:g}, top-p {args.eval_top_p:g}, mean of "
-            f"{args.eval_samples_per_prompt} sample{'s' if args.eval_samples_per_prompt > 1 else ''}")
+            f"{samples} sample{'s' * (samples > 1)}")

@@ -91,13 +91,17 @@ def test_a_users_reward_loads_as_module_function(tmp_path, monkeypatch):
         "def text(response, answer):\n    return 'yes'\n"
         "def nan(response, answer):\n    return float('nan')\n"
         "def exact(response, answer):\n    return response == answer\n"
+        "def tensor(response, answer):\n    import torch\n    return torch.tensor([0.5])\n"
+        "def vector(response, answer):\n    import torch\n    return torch.ones(2)\n"
         "NOT_CALLABLE = 3\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     assert get_reward("my_rewards:length")("abcd", "x") == 0.4
     assert get_reward("my_rewards:exact")("7", "7") == 1.0  # a bool counts, as a float
+    assert get_reward("my_rewards:tensor")("7", "7") == 0.5  # one number, as a tensor
     assert get_reward("arithmetic") is arithmetic_reward
     for spec, message in [("my_rewards:text", "returned 'yes' for the response 'abc'"),
-                          ("my_rewards:nan", "returned nan")]:
+                          ("my_rewards:nan", "returned nan"),
+                          ("my_rewards:vector", "must be one finite number")]:
         with pytest.raises(RewardError, match=message):
             get_reward(spec)("abc", "1")
     with pytest.raises(RewardError, match="defines no callable 'NOT_CALLABLE'"):

@@ -39,14 +39,19 @@ def get_reward(spec: str) -> RewardFn:
 
 
 def _checked(fn: Callable, spec: str) -> RewardFn:
-    """A user's reward, held to returning a finite number (a bool counts)."""
+    """A user's reward, held to returning one finite number: a float, int or bool, or what
+    float() takes for one (a numpy scalar, a one-element tensor), but not text."""
     def reward(response: str, answer: str) -> float:
         value = fn(response, answer)
-        if not isinstance(value, (int, float)) or not isfinite(value):
+        try:
+            number = float(value) if not isinstance(value, (str, bytes)) else None
+        except (TypeError, ValueError, RuntimeError):  # RuntimeError: a multi-element tensor
+            number = None
+        if number is None or not isfinite(number):
             raise RewardError(f"--reward {spec!r} returned {value!r} for the response "
-                              f"{response[:80]!r} (answer {answer!r}); a reward must be a "
+                              f"{response[:80]!r} (answer {answer!r}); a reward must be one "
                               f"finite number")
-        return float(value)
+        return number
     return reward
 
 

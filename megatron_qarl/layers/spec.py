@@ -18,6 +18,7 @@ from ..quant import QuantScheme
 from .experts import QuantizedGroupedExperts
 from .layout import TARGETS_FLAG
 from .linear import QuantColumnParallelLinear, QuantRowParallelLinear
+from .sdpa_attention import ATTENTION_BACKENDS, BACKEND_FLAG, SDPAttention
 
 TARGETS = ("experts", "attention", "mlp")
 
@@ -39,9 +40,14 @@ def _quantized(module: type, scheme: QuantScheme, submodules=None, **params) -> 
 
 
 def qarl_block_spec(config, scheme: QuantScheme, targets: frozenset,
-                    keep_operand: bool = False) -> TransformerBlockSubmodules:
+                    keep_operand: bool = False,
+                    attention_backend: str = "local") -> TransformerBlockSubmodules:
     """One spec for every layer (Megatron shares it: a swap applies to all layers).
-    keep_operand: the experts keep their dequantized operand per step (QuantizedWeight)."""
+    keep_operand: the experts keep their dequantized operand per step (QuantizedWeight).
+    attention_backend: 'local' (Megatron's DotProductAttention) or 'sdpa' (SDPAttention)."""
+    if attention_backend not in ATTENTION_BACKENDS:
+        raise ValueError(f"{BACKEND_FLAG} must be one of {', '.join(ATTENTION_BACKENDS)}, got "
+                         f"{attention_backend!r}")
     layer = copy.deepcopy(get_gpt_layer_local_spec(
         num_experts=config.num_moe_experts, moe_grouped_gemm=False,
         qk_layernorm=config.qk_layernorm, normalization=config.normalization,
@@ -49,6 +55,8 @@ def qarl_block_spec(config, scheme: QuantScheme, targets: frozenset,
     sub = layer.submodules
     sub.input_layernorm = sub.pre_mlp_layernorm = TorchNorm
     attention = sub.self_attention.submodules
+    if attention_backend == "sdpa":
+        attention.core_attention = SDPAttention
     if config.qk_layernorm:
         attention.q_layernorm = attention.k_layernorm = TorchNorm
     if "attention" in targets:

@@ -29,14 +29,16 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
                 vocab_size: int, max_sequence_length: int, rotary_base: float = 1e6,
                 targets: str = "experts", quantize: bool = True, pre_process: bool = True,
                 post_process: bool = True, cuda_kernels: bool = True,
-                keep_operand: bool = False) -> GPTModel:
+                keep_operand: bool = False, attention_backend: str = "local") -> GPTModel:
     """A Megatron GPTModel (local spec, RoPE, untied embeddings) whose `targets` run the
     aligned forward of `scheme`. Scheme 'none' or quantize=False gives the plain model with
     Megatron's own layers. Layout errors (groups straddling shards, experts vs EP) are raised
     here, before any weight is allocated. On a GPU the Triton kernels replace the reference
     ops when they are installed (cuda_kernels=False keeps the reference, for benchmarks).
     keep_operand: W4A16 experts keep their dequantized bf16 operand for the optimizer step
-    (2 B/param of the quantized experts; the kernels then dequantize once per step)."""
+    (2 B/param of the quantized experts; the kernels then dequantize once per step).
+    attention_backend: 'local' (Megatron's DotProductAttention) or 'sdpa' (torch's
+    scaled_dot_product_attention: memory linear in the sequence, layers/sdpa_attention.py)."""
     apply_megatron_fixes()
     if cuda_kernels and torch.cuda.is_available() and not config.use_cpu_initialization:
         enable_cuda_kernels()
@@ -52,7 +54,8 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
             f"{targets!r}, quantize={quantize}): drop it, or quantize the experts with w4a16")
     model = GPTModel(
         config=config,
-        transformer_layer_spec=qarl_block_spec(config, scheme, chosen, keep_operand),
+        transformer_layer_spec=qarl_block_spec(config, scheme, chosen, keep_operand,
+                                               attention_backend),
         vocab_size=vocab_size,
         max_sequence_length=max_sequence_length,
         pre_process=pre_process,

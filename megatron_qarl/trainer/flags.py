@@ -32,6 +32,10 @@ def _model(p):
                         "installed; reference: the pure-torch ops everywhere")
     g.add_argument("--quant-targets", default="experts",
                    help="which linears are quantized: experts, or experts+attention")
+    g.add_argument("--attention-backend", choices=("local", "sdpa"), default="local",
+                   help="local: Megatron's DotProductAttention (the [heads, sq, sk] scores in "
+                        "memory); sdpa: torch's scaled_dot_product_attention, memory linear in "
+                        "the sequence, for long responses without TransformerEngine")
     g.add_argument("--quant-keep-operand", action="store_true",
                    help="W4A16 learner: keep each expert weight's dequantized bf16 GEMM operand "
                         "for the optimizer step, so the CUDA kernels dequantize once per step "

@@ -154,6 +154,13 @@ def test_a_guarded_launch_script_trains_and_saves(tmp_path):
     assert [r["step"] for r in records(tmp_path / "run" / "metrics.jsonl")] == [1]
 
 
+def test_sdpa_attention_backend_keeps_sampler_and_learner_aligned(tmp_path):
+    save = tmp_path / "run"
+    train("--save", str(save), "--train-iters", "1", "--attention-backend", "sdpa")
+    (step,) = records(save / "metrics.jsonl")
+    assert step["mismatch_abs_log_w_token"] < 1e-5  # the engine's windows masked as learned
+
+
 def test_help_does_not_import_megatron_core():
     """--help answers from the parser alone (2.8 s on the 2-core dev machine against 7.9 s when
     every flag module pulled in megatron-core through the checkpoint package)."""

@@ -19,6 +19,8 @@
 # Layout: experts over 8 GPUs (EP=8, expert-TP 1), attention TP=2 with sequence parallelism
 # (data parallel 4). W4A16 groups of 128 fit every shard: 768-wide experts are not split
 # (expert-TP 1), and attention is not quantized (--quant-targets experts).
+# Attention runs through torch's SDPA (--attention-backend sdpa): Megatron's local attention
+# would hold [micro-batch, 16 heads, 8k, 8k] scores per layer for backward at these lengths.
 # Hyperparameters follow the paper's Table 2 (lr 1e-6, TBPO band from the objective's
 # defaults; the paper's Muon with OPTIMIZER=muon); DATA rows: {"prompt": ..., "answer": ...}.
 set -euo pipefail
@@ -38,7 +40,8 @@ esac
 DIST_OPT=(); [ "$OPTIMIZER" = adam ] && DIST_OPT=(--use-distributed-optimizer)
 
 exec torchrun --standalone --nproc-per-node 8 -m megatron_qarl.train \
-  --device cuda --bf16 --model qwen3-30b-a3b --rollout-engine "${ENGINE:-$ENGINE_DEFAULT}" \
+  --device cuda --bf16 --model qwen3-30b-a3b --attention-backend sdpa \
+  --rollout-engine "${ENGINE:-$ENGINE_DEFAULT}" \
   --tensor-model-parallel-size 2 --sequence-parallel \
   --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 \
   --optimizer "$OPTIMIZER" "${DIST_OPT[@]}" --lr 1e-6 --clip-grad 1.0 \

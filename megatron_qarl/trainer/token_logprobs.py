@@ -3,9 +3,11 @@ logits, a chunk of rows at a time.
 
 Whole, the [tokens, vocab] fp32 log-softmax and its gradient are the largest tensors of a
 long-response step: with Qwen3's 151936-row vocabulary, 16k tokens make 10 GB each. Here only
-`_CHUNK_ELEMENTS` of fp32 exist at once; the backward recomputes each chunk's softmax from the
-saved logits. Each row goes through `log_softmax(logits.float() / T)`, the rollout engine's
-arithmetic (`rollout/embedded/sampling.py`), so the same logits give the same bits.
+`_CHUNK_ELEMENTS` of fp32 exist at once; the backward recomputes each chunk's log-softmax from
+the saved logits. Each row goes through `log_softmax(logits.float() / T)`, the rollout
+engine's arithmetic (`rollout/embedded/sampling.py`), so the same logits give the same bits;
+the backward runs autograd's ops for that expression, so the gradient's bits are those of the
+whole-tensor path too (a run that starts from the same seed takes the same path).
 """
 from __future__ import annotations
 
@@ -44,11 +46,14 @@ class _TokenLogprobs(torch.autograd.Function):
         logits, rows, targets = ctx.saved_tensors
         grad = torch.zeros_like(logits)
         for start, end in _chunks(rows.shape[0], logits.shape[-1]):
-            g = grad_logprobs[start:end, None] / ctx.temperature
             scaled = logits.index_select(0, rows[start:end]).float().div_(ctx.temperature)
-            chunk = torch.softmax(scaled, dim=-1).mul_(-g).scatter_add_(
-                -1, targets[start:end, None], g)  # (onehot - p) g / T
-            grad.index_copy_(0, rows[start:end], chunk.to(grad.dtype))
+            log_policy = torch.log_softmax(scaled, dim=-1)
+            picked = torch.zeros_like(log_policy).scatter_(
+                -1, targets[start:end, None], grad_logprobs[start:end, None])
+            # autograd's own log-softmax backward, then the division's and the cast's: the
+            # gradient of the whole-tensor expression, bit for bit
+            chunk = torch._log_softmax_backward_data(picked, log_policy, -1, torch.float32)
+            grad.index_copy_(0, rows[start:end], (chunk / ctx.temperature).to(grad.dtype))
         return grad, None, None, None, None
 
 

@@ -1,5 +1,5 @@
 """The chunked token log-probabilities equal the whole-tensor log-softmax bit for bit (the
-rollout engine's arithmetic), and so do their entropy and gradient."""
+rollout engine's arithmetic), and so do their entropy and their gradient (autograd's)."""
 import pytest
 import torch
 
@@ -27,7 +27,7 @@ def test_chunks_equal_the_whole_log_softmax(monkeypatch, dtype):
     (grad,) = torch.autograd.grad((lp * weights).sum(), logits)
     (expected_grad,) = torch.autograd.grad((expected * weights).sum(), logits)
     assert grad.dtype == dtype
-    torch.testing.assert_close(grad, expected_grad, rtol=0, atol=1e-6)
+    assert torch.equal(grad, expected_grad)  # bit for bit: a seeded run keeps its path
     untouched = torch.ones(37, dtype=torch.bool)
     untouched[rows] = False
     assert (grad[untouched] == 0).all()

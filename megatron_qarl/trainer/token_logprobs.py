@@ -15,6 +15,8 @@ from typing import Tuple
 
 import torch
 
+from ..rl.objectives.diagnostics import entropy_of_log_probs
+
 _CHUNK_ELEMENTS = 1 << 26  # fp32 elements of one chunk's log-softmax: 256 MiB
 
 
@@ -34,8 +36,8 @@ class _TokenLogprobs(torch.autograd.Function):
             scaled = logits.index_select(0, rows[start:end]).float().div_(temperature)
             chunk = torch.log_softmax(scaled, dim=-1)
             logprobs[start:end] = chunk.gather(-1, targets[start:end, None]).squeeze(-1)
-            if with_entropy:  # nansum: 0 * -inf from a -inf logit counts as 0
-                entropy[start:end] = -(chunk.exp() * chunk).nansum(dim=-1)
+            if with_entropy:
+                entropy[start:end] = entropy_of_log_probs(chunk)
         ctx.save_for_backward(logits, rows, targets)
         ctx.temperature = temperature
         ctx.mark_non_differentiable(entropy)

@@ -52,12 +52,15 @@ def entropy_from_logits(logits: Tensor, chunk_size: int = 1024) -> Tensor:
     flat = logits.reshape(-1, logits.shape[-1])
     entropy = torch.empty(flat.shape[0], dtype=torch.float32, device=logits.device)
     for start in range(0, flat.shape[0], chunk_size):
-        chunk = flat[start:start + chunk_size].float()
-        log_probs = torch.log_softmax(chunk, dim=-1)
-        # xlogy-style: 0 * -inf from a -inf logit must count as 0, not NaN.
-        plogp = torch.where(log_probs.isfinite(), log_probs.exp() * log_probs, 0.0)
-        entropy[start:start + chunk_size] = -plogp.sum(dim=-1)
+        log_probs = torch.log_softmax(flat[start:start + chunk_size].float(), dim=-1)
+        entropy[start:start + chunk_size] = entropy_of_log_probs(log_probs)
     return entropy.reshape(logits.shape[:-1])
+
+
+@torch.no_grad()
+def entropy_of_log_probs(log_probs: Tensor) -> Tensor:
+    """-sum p log p over the last dim; nansum: 0 * -inf from a -inf logit counts as 0."""
+    return -(log_probs.exp() * log_probs).nansum(dim=-1)
 
 
 def entropy_stats(logits: Tensor, mask: Tensor, chunk_size: int = 1024) -> dict[str, Tensor]:

@@ -2,6 +2,7 @@
 run the RL trainer and print where its results are."""
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import sys
@@ -66,6 +67,9 @@ def main(argv: Optional[List[str]] = None) -> dict:
         _probe_launch_script(args)
     except FlagError as err:
         parser.exit(2, f"{parser.prog}: error: {err}\n")  # before any work starts
+    # this package's choices (FP8 backend, decode graph) on the console; others stay at WARNING
+    logging.basicConfig(format="%(name)s: %(message)s")
+    logging.getLogger("megatron_qarl").setLevel(logging.INFO)
     from .rl.data import DatasetError
     from .rl.rewards import RewardError
     from .trainer.checkpointing import CheckpointError

@@ -3,6 +3,7 @@ wall time, host syncs per step, and the top operators by host and by device time
 (torch.profiler), for a reduced Qwen3-30B-A3B (exact layers, random weights).
 
     python tools/profile_embedded_decode.py --layers 3 --batch 32 --new-tokens 64
+    python tools/profile_embedded_decode.py --layers 3 --batch 32 --new-tokens 64 --no-cuda-graph
 
 The first `--warmup-tokens` decode steps (compilation, allocator) are excluded by timing a
 second generation; the profile covers one whole generation of the timed size.
@@ -18,6 +19,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from megatron_qarl.models import build_model, get_preset
 from megatron_qarl.rollout.base import SamplingParams
+from megatron_qarl.rollout.embedded.decode_graph import graph_blocker
 from megatron_qarl.rollout.embedded.generate import generate_batch
 # after megatron_qarl, which quiets megatron-core's import warnings about TE and Apex
 from megatron.core import parallel_state, tensor_parallel
@@ -26,7 +28,8 @@ from megatron.core import parallel_state, tensor_parallel
 def _generate(model, args, generator, new_tokens):
     prompts = [[1 + (i * 7 + j) % 90 for j in range(args.prompt_len)] for i in range(args.batch)]
     params = SamplingParams(max_new_tokens=new_tokens, temperature=1.0, stop_token_ids=())
-    return generate_batch(model, prompts, params, 0, generator, "cuda")
+    return generate_batch(model, prompts, params, 0, generator, "cuda",
+                          cuda_graph=args.cuda_graph)
 
 
 def main():
@@ -40,6 +43,9 @@ def main():
     p.add_argument("--warmup-tokens", type=int, default=8)
     p.add_argument("--top", type=int, default=15)
     p.add_argument("--trace", default=None, help="write a Chrome trace here")
+    p.add_argument("--cuda-graph", action=argparse.BooleanOptionalAction, default=True,
+                   help="replay the decode steps from a CUDA graph, as the engine does")
+    p.add_argument("--attention-backend", default="local", choices=("local", "sdpa"))
     args = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("profile_embedded_decode needs a CUDA GPU")
@@ -50,7 +56,11 @@ def main():
     tensor_parallel.model_parallel_cuda_manual_seed(0)
     preset = get_preset("qwen3-30b-a3b").replace(num_layers=args.layers)
     model = build_model(preset.transformer_config(params_dtype=torch.bfloat16), args.scheme,
-                        targets="experts", **preset.model_kwargs()).eval()
+                        targets="experts", attention_backend=args.attention_backend,
+                        **preset.model_kwargs()).eval()
+    blocker = graph_blocker(model, "cuda", 1, None)
+    if args.cuda_graph and blocker is not None:
+        raise SystemExit(f"--cuda-graph: {blocker}; pass --no-cuda-graph")
     generator = torch.Generator(device="cuda").manual_seed(0)
 
     _generate(model, args, generator, args.warmup_tokens)
@@ -70,13 +80,16 @@ def main():
                                                      "cudaDeviceSynchronize"))
     copies = sum(e.count for e in events if e.key == "cudaMemcpyAsync")
     launches = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernel",
-                                                        "cudaLaunchKernelExC"))
+                                                        "cudaLaunchKernelExC",
+                                                        "cudaGraphLaunch"))
     gpu_us = sum(e.self_device_time_total for e in events if e.device_type.name == "CUDA")
     print(events.table(sort_by="self_cpu_time_total", row_limit=args.top, max_name_column_width=60))
     print(events.table(sort_by="self_device_time_total", row_limit=args.top,
                        max_name_column_width=60))
     n = args.new_tokens
-    print(f"{args.layers} layers, {args.scheme}, batch {args.batch}: {step_ms:.2f} ms per decode "
+    graph = "CUDA graph" if args.cuda_graph else "eager"
+    print(f"{args.layers} layers, {args.scheme}, batch {args.batch}, {graph}, "
+          f"{args.attention_backend} attention: {step_ms:.2f} ms per decode "
           f"step (wall, unprofiled); per step under the profiler: GPU busy "
           f"{gpu_us / n / 1e3:.2f} ms, {launches / n:.0f} kernel launches, "
           f"{syncs / n:.1f} stream syncs, {copies / n:.1f} memcpy calls")

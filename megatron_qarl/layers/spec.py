@@ -16,6 +16,7 @@ from megatron.core.transformer.transformer_block import TransformerBlockSubmodul
 from ..compat import TorchNorm
 from ..quant import QuantScheme
 from .experts import QuantizedGroupedExperts
+from .kv_cache import PositionedCacheSelfAttention
 from .layout import TARGETS_FLAG
 from .linear import QuantColumnParallelLinear, QuantRowParallelLinear
 from .sdpa_attention import ATTENTION_BACKENDS, BACKEND_FLAG, SDPAttention
@@ -54,6 +55,7 @@ def qarl_block_spec(config, scheme: QuantScheme, targets: frozenset,
     ))
     sub = layer.submodules
     sub.input_layernorm = sub.pre_mlp_layernorm = TorchNorm
+    sub.self_attention.module = PositionedCacheSelfAttention  # the embedded engine's cache
     attention = sub.self_attention.submodules
     if attention_backend == "sdpa":
         attention.core_attention = SDPAttention

@@ -18,6 +18,10 @@ experts are QuantizedGroupedExperts, and read by methods installed once on the c
   (quant.fp8_block.pack_activation_rows): the dispatcher moves rows without looking at
   them. With autograd on the dispatcher moves bf16 tokens, whose gradients its backward
   returns.
+
+One class-wide change for every dispatcher: while a CUDA graph is being captured (the embedded
+engine's decode step, rollout/embedded/decode_graph.py), the permutation takes
+`permute_known_count`, which needs no GPU sync.
 """
 from __future__ import annotations
 
@@ -57,7 +61,38 @@ def _quantizing_dispatch_preprocess(dispatch_preprocess):
     return method
 
 
+def permute_known_count(tokens: torch.Tensor, routing_map: torch.Tensor, probs: torch.Tensor,
+                        num_out_tokens: int):
+    """Megatron's unfused `permute` (tokens grouped by expert, ascending token order within
+    an expert; returns tokens, probs, token index of each row) for a routing map with exactly
+    `num_out_tokens` entries. Megatron finds them with masked_select, whose size the host must
+    read: a GPU sync, which a CUDA graph cannot capture. With top-k routing and no dropping the
+    count is known (tokens x k), and a stable sort of the [experts, tokens] map puts the same
+    entries first in the same order."""
+    num_tokens = routing_map.shape[0]
+    flat = routing_map.T.contiguous().view(-1)
+    chosen = flat.to(torch.int8).argsort(descending=True, stable=True)[:num_out_tokens]
+    rows = chosen % num_tokens
+    return tokens.index_select(0, rows), probs.T.contiguous().view(-1)[chosen], rows
+
+
+def _capturable_permute(permute):
+    def method(tokens, routing_map, probs=None, num_out_tokens=None, fused=False,
+               drop_and_pad=False):
+        if (torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+                and not (fused or drop_and_pad) and probs is not None
+                and isinstance(num_out_tokens, int)):
+            return permute_known_count(tokens, routing_map, probs, num_out_tokens)
+        return permute(tokens, routing_map, probs=probs, num_out_tokens=num_out_tokens,
+                       fused=fused, drop_and_pad=drop_and_pad)
+
+    method.capturable = True
+    return method
+
+
 def install_dispatcher_hooks() -> None:
+    if not getattr(token_dispatcher.permute, "capturable", False):
+        token_dispatcher.permute = _capturable_permute(token_dispatcher.permute)
     dispatcher = token_dispatcher.MoEAlltoAllTokenDispatcher
     if not getattr(dispatcher._maybe_dtoh_and_synchronize, "keeps_device_counts", False):
         dispatcher._maybe_dtoh_and_synchronize = _keep_device_counts(

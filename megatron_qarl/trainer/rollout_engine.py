@@ -34,7 +34,8 @@ def build_rollout_engine(args, model, tokenizer, vocab: int, device,
                           window_multiple=window_multiple,
                           sync_group=parallel_state.get_data_parallel_group()
                           if args.expert_model_parallel_size > 1 else None,
-                          record_routes=args.rollout_routing_replay)
+                          record_routes=args.rollout_routing_replay,
+                          cuda_graph=args.rollout_cuda_graph)
 
 
 def _sglang(args, vocab: int, dp_rank: int) -> RolloutEngine:

@@ -72,3 +72,25 @@ def test_quantized_experts_get_device_counts_and_plain_experts_keep_host_ones(si
     tokens, positions = batch()
     loss_of(quantized, tokens, positions).backward()  # the forward and backward still run
     assert all(p.grad is not None for p in quantized.parameters() if p.requires_grad)
+
+
+def test_permute_of_a_known_count_equals_megatrons_permute():
+    """The sync-free permutation a CUDA graph captures (layers.token_dispatch): same tokens,
+    probs and indices in the same order, with one token, with empty experts, and with every
+    token on the same experts."""
+    from megatron.core.transformer.moe.moe_utils import permute
+    from megatron_qarl.layers.token_dispatch import permute_known_count
+
+    g = torch.Generator().manual_seed(0)
+    for tokens, experts, top_k, experts_used in [(1, 8, 2, 8), (7, 16, 4, 16), (33, 128, 8, 40),
+                                                (5, 16, 4, 4)]:
+        logits = torch.randn(tokens, experts, generator=g)
+        logits[:, experts_used:] = float("-inf")  # experts past experts_used get no token
+        chosen = logits.topk(top_k, dim=-1).indices
+        routing_map = torch.zeros(tokens, experts, dtype=torch.bool).scatter_(1, chosen, True)
+        probs = torch.rand(tokens, experts, generator=g)
+        x = torch.randn(tokens, 6, generator=g)
+        want = permute(x, routing_map, probs=probs, num_out_tokens=tokens * top_k)
+        got = permute_known_count(x, routing_map, probs, tokens * top_k)
+        for w, o in zip(want, got):
+            assert torch.equal(w, o)

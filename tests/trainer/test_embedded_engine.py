@@ -10,6 +10,7 @@ from megatron_qarl.layers import invalidate_quantized_weights
 from megatron_qarl.models import QWEN3_MOE_TINY, build_model
 from megatron_qarl.rollout.base import SamplingParams
 from megatron_qarl.rollout.embedded import EmbeddedEngine
+from megatron_qarl.rollout.embedded.decode_graph import CachedForward, graph_blocker
 from megatron_qarl.rollout.embedded.generate import causal_mask
 from megatron_qarl.rollout.routing_replay import record_routing
 from megatron_qarl.trainer.batches import collate
@@ -57,6 +58,36 @@ def test_greedy_kv_cache_decoding_equals_full_recompute(config):
                 seq.append(int(logits[0, -1].argmax()))
             assert seq[len(prompt):] == sample.response_ids
             assert sample.finish_reason == ("stop" if sample.response_ids[-1] == 1 else "length")
+
+
+def test_positioned_cache_gives_megatrons_static_cache_logits(config):
+    """The cache a CUDA graph can replay (fixed shapes, positions on the device) against
+    Megatron's StaticInferenceContext: a prompt window, then single-token steps."""
+    from megatron.core.inference.contexts import StaticInferenceContext
+
+    model = _model(config, "w4a16").eval()
+    tokens = torch.tensor([[5, 9, 11, 4, 7, 30, 2, 8], [7, 3, 3, 8, 20, 6, 1, 9]])
+    room = tokens.shape[1]
+    ours = CachedForward(model, 2, room, "cpu", graph=False)
+    megatron = StaticInferenceContext(2, room)
+    megatron.materialize_only_last_token_logits = False
+    mask = causal_mask(room, "cpu")
+    with torch.no_grad():
+        for start, end in [(0, 3)] + [(p, p + 1) for p in range(3, room)]:
+            want = model(tokens[:, start:end], torch.arange(start, end).expand(2, -1),
+                         mask[..., start:end, :end], inference_context=megatron,
+                         runtime_gather_output=True)
+            megatron.increment_sequence_len_offset(end - start)
+            got = ours(tokens[:, start:end], start)
+            torch.testing.assert_close(got, want, rtol=0, atol=1e-5)
+
+
+def test_graph_blocker_names_what_keeps_decoding_eager(config):
+    quantized, bf16 = _model(config, "w4a16"), _model(config, "none")
+    assert graph_blocker(quantized, "cuda", 1, None) is None
+    assert "CUDA" in graph_blocker(quantized, "cpu", 1, None)
+    assert "parallelism" in graph_blocker(quantized, "cuda", 2, None)
+    assert "SequentialMLP" in graph_blocker(bf16, "cuda", 1, None)
 
 
 def test_sampler_logprobs_match_learner_recompute(config):
@@ -165,3 +196,57 @@ def test_replay_makes_the_learner_route_like_the_sampler(replay_config):
         assert torch.equal(replayed[b, :n], want)
         differs |= not torch.equal(own[b, :n], want)
     assert differs  # the perturbation did change the learner's own routing
+
+
+def _graph_and_eager_samples(scheme: str, results) -> None:
+    """In a fresh process (the CPU tests patch Megatron to allocate on the CPU): the same
+    generation with the decode graph and without, and how often a graph replayed."""
+    import torch.distributed as dist
+    from megatron.core import parallel_state, tensor_parallel
+
+    from megatron_qarl.compat.cpu_testing import _free_port
+
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
+                            world_size=1)
+    parallel_state.initialize_model_parallel()
+    tensor_parallel.model_parallel_cuda_manual_seed(5)
+    config = QWEN3_MOE_TINY.transformer_config(tp=1, ep=1, etp=1, params_dtype=torch.bfloat16,
+                                               moe_enable_routing_replay=True)
+    torch.manual_seed(0)
+    model = build_model(config, scheme, vocab_size=VOCAB, max_sequence_length=64).eval()
+    replays, replay = [], torch.cuda.CUDAGraph.replay
+    torch.cuda.CUDAGraph.replay = lambda graph: replays.append(1) or replay(graph)
+    prompts = [[5, 9, 11], [7, 3, 3, 8, 20], [6]]
+    params = SamplingParams(temperature=1.0, max_new_tokens=12)
+    for graph in (False, True):
+        engine = EmbeddedEngine(model, pad_id=0, max_batch=8, seed=7, device="cuda",
+                                record_routes=True, cuda_graph=graph)
+        samples = [g[0] for g in engine.generate(prompts, params)]
+        results.put((engine.cuda_graph, len(replays),
+                     [(s.response_ids, s.sampler_logprobs, s.routed_experts) for s in samples]))
+    dist.destroy_process_group()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(),
+                    reason="CUDA graphs need a GPU (run on the GPU machine)")
+@pytest.mark.parametrize("scheme", ["w4a16", "fp8-block"])
+def test_cuda_graph_decoding_equals_eager_decoding(scheme):
+    """Same seed, graph on and off: the same tokens, logprobs and recorded routes, bit for
+    bit, and the graph really replayed the decode steps."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    child = context.Process(target=_graph_and_eager_samples, args=(scheme, results))
+    child.start()
+    (eager_on, eager_replays, eager), (graph_on, graph_replays, graphed) = (
+        results.get(timeout=300), results.get(timeout=300))
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert (eager_on, graph_on) == (False, True)
+    # prompt window [0, 1), then one replay per position up to 5 + 12 (the last may be skipped)
+    assert eager_replays == 0 and graph_replays >= 5 + 12 - 2
+    for (tokens, logprobs, routes), (g_tokens, g_logprobs, g_routes) in zip(eager, graphed):
+        assert tokens == g_tokens
+        assert logprobs == g_logprobs
+        assert torch.equal(routes, g_routes)

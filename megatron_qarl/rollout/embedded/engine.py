@@ -9,30 +9,41 @@ as a serving engine loading the published checkpoint would.
 """
 from __future__ import annotations
 
+import logging
 from typing import Callable, List, Optional
 
 import torch
 from megatron.core.utils import unwrap_model
 
 from ..base import RolloutEngine, Sample, SamplingParams
+from .decode_graph import graph_blocker
 from .generate import generate_batch
+
+log = logging.getLogger(__name__)
 
 
 class EmbeddedEngine(RolloutEngine):
     def __init__(self, model: torch.nn.Module, *, pad_id: int, max_batch: int, seed: int,
                  device, on_weights_loaded: Optional[Callable[[torch.nn.Module], None]] = None,
-                 window_multiple: int = 1, sync_group=None, record_routes: bool = False):
+                 window_multiple: int = 1, sync_group=None, record_routes: bool = False,
+                 cuda_graph: bool = True):
         """model: the learner's model (shared) or the engine's own copy (separate scheme).
         on_weights_loaded(model) refreshes the copy's quantized cache after publishing;
         window_multiple: the TP size under sequence parallelism; sync_group: the ranks that
         decode in lockstep under expert parallelism (see generate.py); record_routes: each
         sample carries the experts it was routed to, for routing replay (the model must be
-        built with moe_enable_routing_replay)."""
+        built with moe_enable_routing_replay); cuda_graph: replay decode steps from a CUDA
+        graph where the model allows it (decode_graph.graph_blocker), else decode eagerly."""
         self.model = unwrap_model(model)
         self.pad_id, self.max_batch, self.device = pad_id, max_batch, device
         self.on_weights_loaded, self.window_multiple = on_weights_loaded, window_multiple
         self.sync_group, self.record_routes = sync_group, record_routes
         self.generator = torch.Generator(device=device).manual_seed(seed)
+        blocker = graph_blocker(self.model, device, window_multiple, sync_group)
+        self.cuda_graph = cuda_graph and blocker is None
+        if cuda_graph and torch.device(device).type == "cuda":
+            log.info("embedded engine: decode steps %s", "replay a CUDA graph" if blocker is None
+                     else f"run eagerly ({blocker})")
 
     def generate(self, prompts: List[List[int]], params: SamplingParams) -> List[List[Sample]]:
         rows = [p for p in prompts for _ in range(params.n)]
@@ -44,7 +55,7 @@ class EmbeddedEngine(RolloutEngine):
                 samples += generate_batch(self.model, rows[start:start + self.max_batch],
                                           params, self.pad_id, self.generator, self.device,
                                           self.window_multiple, self.sync_group,
-                                          self.record_routes)
+                                          self.record_routes, self.cuda_graph)
         finally:
             self.model.train(was_training)
         for s in samples:

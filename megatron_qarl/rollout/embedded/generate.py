@@ -1,5 +1,5 @@
-"""Batched decoding on a Megatron GPTModel with Megatron's static KV cache
-(StaticInferenceContext), the same model object and quantized layers the learner trains.
+"""Batched decoding on a Megatron GPTModel with a static KV cache (layers/kv_cache.py), the
+same model object and quantized layers the learner trains.
 
 Prompts of different lengths are right-padded: decoding starts at the shortest prompt, and a
 row whose prompt is longer keeps its prompt token until its own prompt is consumed (the
@@ -9,7 +9,7 @@ to the right of a position is never attended to.
 Sequence parallelism (TP > 1, required for MoE) splits each forward's tokens over the TP
 ranks, so a window is padded to a multiple of the TP size: the padding's keys land in the
 cache after the real tokens, are never attended to (causal), and are overwritten by the next
-window because the cache offset advances by the real tokens only.
+window, which starts after the real tokens.
 
 Expert parallelism: every forward is an all-to-all over the expert-parallel ranks, which hold
 different prompts. With `sync_group`, decoding runs until every rank is done, and a rank that
@@ -17,6 +17,8 @@ finished first keeps joining the collectives with a cache-free forward of one pa
 
 Routing replay: with `record_routes`, the experts every real forward routed to are kept
 (routing_replay.RouteRecorder), and each sample carries its own, as SGLang's samples do.
+
+Where the model allows it, the single-token steps replay a CUDA graph (decode_graph.py).
 """
 from __future__ import annotations
 
@@ -26,10 +28,10 @@ from typing import List, Optional
 import torch
 import torch.distributed as dist
 from megatron.core import parallel_state
-from megatron.core.inference.contexts import StaticInferenceContext
 
 from ..base import Sample, SamplingParams
 from ..routing_replay import record_routing
+from .decode_graph import CachedForward, LaggedAll
 from .sampling import sample_next
 
 
@@ -56,11 +58,12 @@ def _idle_forward(model, window_multiple: int, device) -> None:
 def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_id: int,
                    generator: torch.Generator, device, window_multiple: int = 1,
                    sync_group: Optional[object] = None,
-                   record_routes: bool = False) -> List[Sample]:
+                   record_routes: bool = False, cuda_graph: bool = False) -> List[Sample]:
     """One sample per prompt row (repeat rows for n samples); window_multiple: the TP size
     under sequence parallelism, else 1; sync_group: the ranks that must decode in lockstep
     (data-parallel group under expert parallelism), else None; record_routes: set each
-    sample's routed_experts."""
+    sample's routed_experts; cuda_graph: replay the decode steps from a CUDA graph (the
+    caller checks decode_graph.graph_blocker)."""
     batch = len(prompts)
     # host-side sizes: the loop below reads no device value except the stop check
     longest, shortest = max(len(p) for p in prompts), min(len(p) for p in prompts)
@@ -71,16 +74,14 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
     for row, prompt in enumerate(prompts):
         tokens[row, :len(prompt)] = torch.tensor(prompt)
     tokens = tokens.to(device)
-    positions = torch.arange(room, device=device).expand(batch, room)
-    mask = causal_mask(room, device)
     stop = torch.tensor(list(params.stop_token_ids), dtype=torch.long, device=device)
     logprobs = torch.zeros(batch, params.max_new_tokens, device=device)
     generated = torch.zeros(batch, dtype=torch.long, device=device)
     finished = torch.zeros(batch, dtype=torch.bool, device=device)
     stopped = torch.zeros(batch, dtype=torch.bool, device=device)
 
-    context = StaticInferenceContext(batch, room)
-    context.materialize_only_last_token_logits = False  # the last position may be padding
+    forward = CachedForward(model, batch, room, device, cuda_graph)
+    all_finished = LaggedAll(device)
     recording = contextlib.nullcontext()
     if record_routes:
         tp_group = (parallel_state.get_tensor_model_parallel_group()
@@ -89,7 +90,7 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
     with recording as recorder:
         start, end = 0, shortest
         while True:
-            running = end < total and not bool(finished.all())
+            running = end < total and not all_finished.read()
             if sync_group is not None and not _any_rank(running, sync_group, device):
                 break
             if not running:
@@ -98,14 +99,9 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
                 _idle_forward(model, window_multiple, device)
                 continue
             stop_at = end + (-(end - start)) % window_multiple
-            logits = model(tokens[:, start:stop_at], positions[:, start:stop_at],
-                           mask[..., start:stop_at, :stop_at], inference_context=context,
-                           runtime_gather_output=True)
+            logits = forward(tokens[:, start:stop_at], start)
             if recorder is not None:
                 recorder.keep(start, end - start)
-            context.increment_sequence_len_offset(end - start)
-            if end >= longest:
-                context.enable_decode_mode()
             next_tokens, next_logprobs = sample_next(logits[:, end - start - 1, :], params,
                                                      generator)
             active = (lengths <= end) & ~finished
@@ -119,6 +115,7 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
             hit_stop = active & torch.isin(next_tokens, stop)
             stopped |= hit_stop
             finished |= hit_stop | (generated >= params.max_new_tokens)
+            all_finished.push(finished)
             start, end = end, end + 1
         routes = recorder.routes() if recorder is not None else None
 

@@ -1,0 +1,124 @@
+"""The embedded engine's forward over a window of its KV cache, with the single-token decode
+steps of a batch replayed from one CUDA graph.
+
+Why: an eager decode step is host-bound. On an H100, a step of 3 Qwen3-30B-A3B layers kept the
+GPU busy 1.6 ms of 15.8 ms (docs/benchmarks_30b_reduced.md); the rest was Python and ~260
+kernel launches. A graph replays them with one launch.
+
+What capture needs: the same shapes every step (layers/kv_cache.py: positions on the device,
+attention over the whole cache) and no GPU-to-host read inside the forward. At TP = EP = 1
+with the quantized grouped experts the token dispatcher keeps its counts on the device and
+permutes without a sync while capturing (layers/token_dispatch.py). Megatron's SequentialMLP
+(bf16 experts) splits tokens on the host, and tensor or expert parallelism exchange
+host-sized splits: those engines decode eagerly, on the same cache (`graph_blocker` says why).
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Optional
+
+import torch
+from megatron.core import tensor_parallel
+from megatron.core.transformer.moe.moe_layer import MoELayer
+
+from ...layers.kv_cache import PositionedKVCache
+
+
+def graph_blocker(model, device, window_multiple: int, sync_group) -> Optional[str]:
+    """None when the decode step can be captured, else the reason it cannot."""
+    if torch.device(device).type != "cuda":
+        return "the engine is not on a CUDA device"
+    if window_multiple != 1 or sync_group is not None:
+        return "tensor or expert parallelism exchanges host-sized splits"
+    for module in model.modules():
+        if (isinstance(module, MoELayer)
+                and not getattr(module.token_dispatcher, "counts_stay_on_device", False)):
+            return (f"the MoE experts ({type(module.experts).__name__}) split tokens by "
+                    f"host-side counts; only quantized grouped experts keep them on the GPU")
+    return None
+
+
+@contextlib.contextmanager
+def _identity_rng_forks():
+    """Megatron forks its CUDA RNG state around attention dropout, the identity in eval; the
+    state copies of a fork cannot be captured."""
+    tracker = tensor_parallel.get_cuda_rng_tracker()
+    tracker.fork = lambda *args, **kwargs: contextlib.nullcontext()
+    try:
+        yield
+    finally:
+        del tracker.fork
+
+
+class CachedForward:
+    """model(ids at positions start..) -> logits [batch, window, vocab], over a
+    PositionedKVCache of `room` positions; with `graph`, single-token windows replay a CUDA
+    graph captured at the first of them (the returned logits are then the graph's buffer,
+    overwritten by the next step)."""
+
+    def __init__(self, model, batch: int, room: int, device, graph: bool):
+        self.model, self.device, self.use_graph = model, device, graph
+        self.cache = PositionedKVCache(batch, room)
+        self.key_positions = torch.arange(room, device=device)
+        self.graph: Optional[torch.cuda.CUDAGraph] = None
+
+    def _forward(self, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        self.cache.positions = positions
+        mask = (self.key_positions > positions[:, None])[None, None]  # True: not attended
+        return self.model(ids, positions.expand(ids.shape[0], -1), mask,
+                          inference_context=self.cache, runtime_gather_output=True)
+
+    def __call__(self, ids: torch.Tensor, start: int) -> torch.Tensor:
+        if not self.use_graph or ids.shape[1] != 1:
+            positions = torch.arange(start, start + ids.shape[1], device=self.device)
+            return self._forward(ids, positions)
+        if self.graph is None:
+            self._capture(ids, start)
+        self.ids.copy_(ids)
+        self.position.fill_(start)
+        self.graph.replay()
+        return self.logits
+
+    def _capture(self, ids: torch.Tensor, start: int) -> None:
+        self.ids = ids.clone()
+        self.position = torch.full((1,), start, dtype=torch.long, device=self.device)
+        # one eager step first (torch's recipe: on a side stream) compiles and tunes the
+        # step's kernels; it writes this position's keys, which the replay rewrites unchanged
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):
+            self._forward(self.ids, self.position)
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with _identity_rng_forks(), torch.cuda.graph(self.graph,
+                                                     capture_error_mode="thread_local"):
+            self.logits = self._forward(self.ids, self.position)
+
+
+class LaggedAll:
+    """`flags.all()` read on the host one step late on CUDA: reading the step just queued would
+    make the host wait for it instead of queuing the next one. At most one step runs after the
+    last row finished, with every row inactive. On the CPU: no lag."""
+
+    def __init__(self, device):
+        self.cuda = torch.device(device).type == "cuda"
+        self.pushed = []  # (pinned host copy, event), the last two pushes
+
+    def push(self, flags: torch.Tensor) -> None:
+        if not self.cuda:
+            self.pushed = [(flags.all(), None)]
+            return
+        host = torch.empty((), dtype=torch.bool, pin_memory=True)
+        host.copy_(flags.all(), non_blocking=True)
+        event = torch.cuda.Event()
+        event.record()
+        self.pushed = self.pushed[-1:] + [(host, event)]
+
+    def read(self) -> bool:
+        wanted = 1 if self.cuda else 0  # how many pushes may still be in flight
+        if len(self.pushed) <= wanted:
+            return False
+        host, event = self.pushed[-1 - wanted]
+        if event is not None:
+            event.synchronize()
+        return bool(host)

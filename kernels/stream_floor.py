@@ -15,9 +15,10 @@ import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from .gluon_hopper import allow_next_grid, cta_barrier, tma_load, wait_for_previous_grid
-from .w4a16_gluon import STAGE_WORDS, _WORD_LAYOUT, _descriptor
+from .w4a16_gluon import STAGE_WORDS, _WORD_LAYOUT
 
 BLOCK_N = 64  # the best of 64/128-row boxes in round 10
 MAX_STAGES = 17  # 16 boxes ahead: W13's K=2048 whole, 68 KB, 3 CTAs an SM
@@ -78,7 +79,7 @@ def stream_words(words: torch.Tensor, out: torch.Tensor) -> None:
     if rows % BLOCK_N or width % STAGE_WORDS:
         raise ValueError(f"stream_words: words {tuple(words.shape)} must be [a multiple of "
                          f"{BLOCK_N}, a multiple of {STAGE_WORDS}]")
-    desc = _descriptor(words, [BLOCK_N, STAGE_WORDS], _WORD_LAYOUT)
+    desc = TensorDescriptor.from_tensor(words, [BLOCK_N, STAGE_WORDS], _WORD_LAYOUT)
     k_blocks = width // STAGE_WORDS
     _stream_kernel[(rows // BLOCK_N, )](desc, out, k_blocks, STAGE_COUNT=stages_for(k_blocks),
                                         num_warps=4, launch_pdl=True)

@@ -53,5 +53,6 @@ def lane_codes(qweight) -> torch.Tensor:
     if not has_lane_codes(qweight):
         version = qweight.data._version
         with torch.no_grad():
-            qweight.lane_codes = (version, to_lane_order(qweight.data))
+            # the third item: the Gluon kernel's TMA descriptors of these codes, by box
+            qweight.lane_codes = (version, to_lane_order(qweight.data), {})
     return qweight.lane_codes[1]

@@ -480,6 +480,26 @@ def test_matches_reference(tiles, e, n, k, counts, assert_gemm_close):
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+def test_calls_keep_no_weight_or_activation_alive():
+    """A TMA descriptor holds its tensor: the weight's descriptors live with its lane codes
+    and die with them, and no call keeps its activations (the module-level cache that did
+    kept 0.9 GiB a step alive in RL)."""
+    torch.manual_seed(0)
+    tokens = torch.tensor([37, 0, 130, 64], device="cuda", dtype=torch.int32)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    for _ in range(3):  # a new weight every optimizer step, new activations every call
+        qweight = get_scheme("w4a16").quantize_weight(torch.randn(4, 256, 512, device="cuda"))
+        for _ in range(2):
+            x = torch.randn(231, 512, device="cuda").bfloat16()
+            wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 128, 3)
+        assert len(qweight.lane_codes[2]) == 1  # one box, described once
+        del qweight, x
+    torch.cuda.synchronize()
+    assert torch.cuda.memory_allocated() == before
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
 @pytest.mark.parametrize("tiles,swiglu", [((8, 64, 3, None, None), False),
                                           ((8, 128, 3, None, 3), False),
                                           ((64, 64, 3, None, None), False),

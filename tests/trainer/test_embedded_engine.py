@@ -224,6 +224,11 @@ def _graph_and_eager_samples(scheme: str, results) -> None:
         samples = [g[0] for g in engine.generate(prompts, params)]
         results.put((engine.cuda_graph, len(replays),
                      [(s.response_ids, s.sampler_logprobs, s.routed_experts) for s in samples]))
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    engine.generate(prompts, params)  # a second graph: the first one's memory is all back
+    torch.cuda.synchronize()
+    results.put(torch.cuda.memory_allocated() - before)
     dist.destroy_process_group()
 
 
@@ -232,17 +237,19 @@ def _graph_and_eager_samples(scheme: str, results) -> None:
 @pytest.mark.parametrize("scheme", ["w4a16", "fp8-block"])
 def test_cuda_graph_decoding_equals_eager_decoding(scheme):
     """Same seed, graph on and off: the same tokens, logprobs and recorded routes, bit for
-    bit, and the graph really replayed the decode steps."""
+    bit; the graph really replayed the decode steps, and a later batch's graph leaves no
+    memory behind."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     child = context.Process(target=_graph_and_eager_samples, args=(scheme, results))
     child.start()
-    (eager_on, eager_replays, eager), (graph_on, graph_replays, graphed) = (
-        results.get(timeout=300), results.get(timeout=300))
+    (eager_on, eager_replays, eager), (graph_on, graph_replays, graphed), growth = (
+        results.get(timeout=300), results.get(timeout=300), results.get(timeout=300))
     child.join(timeout=60)
     assert child.exitcode == 0
+    assert growth == 0  # nothing of a batch's graph outlives it (a stream per batch leaked)
     assert (eager_on, graph_on) == (False, True)
     # prompt window [0, 1), then one replay per position up to 5 + 12 (the last may be skipped)
     assert eager_replays == 0 and graph_replays >= 5 + 12 - 2

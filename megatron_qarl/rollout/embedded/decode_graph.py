@@ -15,6 +15,7 @@ host-sized splits: those engines decode eagerly, on the same cache (`graph_block
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Optional
 
 import torch
@@ -50,6 +51,13 @@ def _identity_rng_forks():
         del tracker.fork
 
 
+@functools.lru_cache(maxsize=None)
+def _side_stream(device: torch.device) -> torch.cuda.Stream:
+    """One stream per device for every warm-up and capture: cuBLAS keeps a 32 MiB workspace
+    per stream for the life of the process, so a new stream per batch leaked one each."""
+    return torch.cuda.Stream(device)
+
+
 class CachedForward:
     """model(ids at positions start..) -> logits [batch, window, vocab], over a
     PositionedKVCache of `room` positions; with `graph`, single-token windows replay a CUDA
@@ -82,15 +90,15 @@ class CachedForward:
     def _capture(self, ids: torch.Tensor, start: int) -> None:
         self.ids = ids.clone()
         self.position = torch.full((1,), start, dtype=torch.long, device=self.device)
-        # one eager step first (torch's recipe: on a side stream) compiles and tunes the
-        # step's kernels; it writes this position's keys, which the replay rewrites unchanged
-        side = torch.cuda.Stream(self.device)
+        # one eager step first (torch's recipe: on the capture's side stream) compiles and
+        # tunes the step's kernels; it writes this position's keys, which the replay rewrites
+        side = _side_stream(torch.device(self.device))
         side.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(side):
             self._forward(self.ids, self.position)
         torch.cuda.current_stream(self.device).wait_stream(side)
         self.graph = torch.cuda.CUDAGraph()
-        with _identity_rng_forks(), torch.cuda.graph(self.graph,
+        with _identity_rng_forks(), torch.cuda.graph(self.graph, stream=side,
                                                      capture_error_mode="thread_local"):
             self.logits = self._forward(self.ids, self.position)
 

@@ -6,8 +6,9 @@ Megatron's static cache (StaticInferenceContext) slices its buffers with a host-
 each step writes and reads a different range, and re-applies rotary embeddings to every
 cached key. Here a forward names its positions in a device tensor (`PositionedKVCache.
 positions`); keys are rotated once, at their own position, and written with `index_copy_`;
-attention always reads the whole cache and the caller's mask hides the keys past each
-query. Rotating a key at its position is elementwise, so the stored keys are bit-for-bit the
+attention reads the first `visible` positions of the cache (a host-side size the caller
+rounds up, so that one captured step serves many positions) and the caller's mask hides the
+keys past each query. Rotating a key at its position is elementwise, so the stored keys are bit-for-bit the
 keys Megatron's path rotates in every step.
 
 The buffers start at zero: masked keys and values must be finite (SDPA adds -inf to the
@@ -29,18 +30,19 @@ from megatron.core.transformer.enums import AttnMaskType
 
 class PositionedKVCache(StaticInferenceContext):
     """Static batching over `max_batch_size` rows and `max_sequence_length` positions; the
-    model forward that uses it feeds the positions in `positions` ([window], int64, the same
-    for every row) and a mask over all `max_sequence_length` keys."""
+    model forward that uses it sets `positions` ([window], int64, the same for every row) and
+    `visible` (past the window's last position), and feeds a mask over `visible` keys."""
 
     def __init__(self, max_batch_size: int, max_sequence_length: int):
         super().__init__(max_batch_size, max_sequence_length)
         self.materialize_only_last_token_logits = False
         self.positions: Optional[torch.Tensor] = None
+        self.visible = max_sequence_length
 
     def store(self, layer_number: int, key: torch.Tensor,
               value: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """Write the window's keys and values ([window, batch, heads, dim]) at `positions`;
-        returns this layer's whole cache."""
+        returns this layer's first `visible` cached keys and values."""
         if key.shape[1] != self.max_batch_size:
             raise ValueError(f"PositionedKVCache holds {self.max_batch_size} rows, the forward "
                              f"has {key.shape[1]}")
@@ -52,7 +54,7 @@ class PositionedKVCache(StaticInferenceContext):
         keys, values = memory
         keys.index_copy_(0, self.positions, key)
         values.index_copy_(0, self.positions, value)
-        return keys, values
+        return keys[:self.visible], values[:self.visible]
 
 
 class PositionedCacheSelfAttention(SelfAttention):
@@ -74,5 +76,5 @@ class PositionedCacheSelfAttention(SelfAttention):
             # the query is rotated by Attention.forward; the cached keys already are
             rotary_pos_emb = (q_pos_emb.index_select(0, positions), None)
         key, value = inference_context.store(self.layer_number, key, value)
-        # the caller's mask covers every cached key
+        # the caller's mask covers the visible keys
         return query, key, value, rotary_pos_emb, AttnMaskType.no_mask, None

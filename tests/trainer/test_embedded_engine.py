@@ -62,13 +62,14 @@ def test_greedy_kv_cache_decoding_equals_full_recompute(config):
 
 def test_positioned_cache_gives_megatrons_static_cache_logits(config):
     """The cache a CUDA graph can replay (fixed shapes, positions on the device) against
-    Megatron's StaticInferenceContext: a prompt window, then single-token steps."""
+    Megatron's StaticInferenceContext: a prompt window, then single-token steps, reading the
+    cache in buckets of 3 keys."""
     from megatron.core.inference.contexts import StaticInferenceContext
 
     model = _model(config, "w4a16").eval()
     tokens = torch.tensor([[5, 9, 11, 4, 7, 30, 2, 8], [7, 3, 3, 8, 20, 6, 1, 9]])
     room = tokens.shape[1]
-    ours = CachedForward(model, 2, room, "cpu", graph=False)
+    ours = CachedForward(model, 2, room, "cpu", graph=False, key_bucket=3)  # 3, 6, 8 keys
     megatron = StaticInferenceContext(2, room)
     megatron.materialize_only_last_token_logits = False
     mask = causal_mask(room, "cpu")
@@ -198,6 +199,9 @@ def test_replay_makes_the_learner_route_like_the_sampler(replay_config):
     assert differs  # the perturbation did change the learner's own routing
 
 
+NEW_TOKENS = 300  # for the GPU test: two key buckets (decode_graph.KEY_BUCKET)
+
+
 def _graph_and_eager_samples(scheme: str, results) -> None:
     """In a fresh process (the CPU tests patch Megatron to allocate on the CPU): the same
     generation with the decode graph and without, and how often a graph replayed."""
@@ -217,7 +221,7 @@ def _graph_and_eager_samples(scheme: str, results) -> None:
     replays, replay = [], torch.cuda.CUDAGraph.replay
     torch.cuda.CUDAGraph.replay = lambda graph: replays.append(1) or replay(graph)
     prompts = [[5, 9, 11], [7, 3, 3, 8, 20], [6]]
-    params = SamplingParams(temperature=1.0, max_new_tokens=12)
+    params = SamplingParams(temperature=1.0, max_new_tokens=NEW_TOKENS)
     for graph in (False, True):
         engine = EmbeddedEngine(model, pad_id=0, max_batch=8, seed=7, device="cuda",
                                 record_routes=True, cuda_graph=graph)
@@ -251,8 +255,9 @@ def test_cuda_graph_decoding_equals_eager_decoding(scheme):
     assert child.exitcode == 0
     assert growth == 0  # nothing of a batch's graph outlives it (a stream per batch leaked)
     assert (eager_on, graph_on) == (False, True)
-    # prompt window [0, 1), then one replay per position up to 5 + 12 (the last may be skipped)
-    assert eager_replays == 0 and graph_replays >= 5 + 12 - 2
+    # prompt window [0, 1), then one replay per position up to 5 + NEW_TOKENS (the last may be
+    # skipped); the keys cross a bucket (256)
+    assert eager_replays == 0 and graph_replays >= 5 + NEW_TOKENS - 2
     for (tokens, logprobs, routes), (g_tokens, g_logprobs, g_routes) in zip(eager, graphed):
         assert tokens == g_tokens
         assert logprobs == g_logprobs

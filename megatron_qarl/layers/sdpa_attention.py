@@ -63,8 +63,19 @@ class SDPAttention(DotProductAttention):
             mask = causal_lower_right(sq, sk)
         # [s, b, heads, d] -> [b, heads, s, d]
         q, k, v = (t.permute(1, 2, 0, 3) for t in (query, key, value))
+        kv_heads = k.shape[1]
+        group = heads // kv_heads
+        fold = isinstance(mask, torch.Tensor) and group > 1
+        if fold:
+            # a mask rules flash out, and the other kernels would copy every KV head to each
+            # of its query heads over all keys (the decode engine's cost at long responses):
+            # instead each KV head's query heads become rows of one query (the heads of a
+            # group are contiguous, as in Megatron's and SDPA's GQA)
+            q = q.reshape(batch, kv_heads, group * sq, head_dim)
+            mask = mask.expand(mask.shape[0], 1, sq, sk).repeat(1, 1, group, 1)
         with sdpa_kernel(_KERNELS):
             context = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, is_causal=causal, scale=self.softmax_scale,
-                enable_gqa=k.shape[1] != heads)
+                enable_gqa=group > 1 and not fold)
+        context = context.reshape(batch, heads, sq, head_dim)
         return context.permute(2, 0, 1, 3).reshape(sq, batch, heads * head_dim)

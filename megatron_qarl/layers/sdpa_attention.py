@@ -11,6 +11,9 @@ does the same, where it is installed; this backend needs only torch.
 Masks follow TransformerEngine's contract: a causal layer with as many queries as keys runs
 causal and ignores the mask tensor; otherwise the mask tensor Megatron passes (True: masked)
 is applied as given, which is how the rollout engine's windows over its KV cache stay exact.
+With a mask, each KV head's query heads are folded into rows of one query: SDPA's kernels for
+masks would otherwise copy the KV heads to every query head over all keys (on an H100, decode
+attention over 4096 keys: 6.4 ms copied, 0.2 ms folded; docs/training.md).
 """
 from __future__ import annotations
 

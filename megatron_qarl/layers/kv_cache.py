@@ -8,8 +8,8 @@ cached key. Here a forward names its positions in a device tensor (`PositionedKV
 positions`); keys are rotated once, at their own position, and written with `index_copy_`;
 attention reads the first `visible` positions of the cache (a host-side size the caller
 rounds up, so that one captured step serves many positions) and the caller's mask hides the
-keys past each query. Rotating a key at its position is elementwise, so the stored keys are bit-for-bit the
-keys Megatron's path rotates in every step.
+keys past each query. Rotating a key at its position is elementwise, so the stored keys are
+bit-for-bit the keys Megatron's path rotates in every step.
 
 The buffers start at zero: masked keys and values must be finite (SDPA adds -inf to the
 scores of masked keys, and 0 x NaN would still poison a row).

@@ -31,8 +31,9 @@ class QuantizedWeight:
     #: and exporters take data/scale, and indexing an expert leaves it behind
     operand: Optional[torch.Tensor] = field(default=None, init=False, repr=False,
                                             compare=False)
-    #: (data._version, codes in the Hopper W4A16 kernel's lane order): that kernel's memo
-    #: (qarl_kernels.w4a16_lanes), made on its first call, dropped with the object
+    #: (data._version, codes in the Hopper W4A16 kernel's lane order, their TMA descriptors by
+    #: box): that kernel's memo (qarl_kernels.w4a16_lanes), made on its first call, dropped
+    #: with the object
     lane_codes: Optional[tuple] = field(default=None, init=False, repr=False, compare=False)
 
     @property

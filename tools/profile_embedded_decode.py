@@ -1,9 +1,12 @@
-"""Where a decode step of the embedded rollout engine spends its time, on one GPU: per-step
-wall time, host syncs per step, and the top operators by host and by device time
-(torch.profiler), for a reduced Qwen3-30B-A3B (exact layers, random weights).
+"""Where a decode step of the embedded rollout engine spends its time: per-step wall time, host
+syncs per step, and the top operators by host and by device time (torch.profiler), for a
+reduced Qwen3-30B-A3B (exact layers, random weights), on one GPU or, under torchrun, with
+tensor or expert parallelism (rank 0 prints; each data-parallel rank decodes its own batch).
 
     python tools/profile_embedded_decode.py --layers 3 --batch 32 --new-tokens 64
     python tools/profile_embedded_decode.py --layers 3 --batch 32 --new-tokens 64 --no-cuda-graph
+    torchrun --nproc-per-node 2 tools/profile_embedded_decode.py --layers 3 \
+        --expert-model-parallel-size 2
 
 The first `--warmup-tokens` decode steps (compilation, allocator) are excluded by timing a
 second generation; the profile covers one whole generation of the timed size.
@@ -11,6 +14,7 @@ second generation; the profile covers one whole generation of the timed size.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import torch
@@ -26,10 +30,15 @@ from megatron.core import parallel_state, tensor_parallel
 
 
 def _generate(model, args, generator, new_tokens):
-    prompts = [[1 + (i * 7 + j) % 90 for j in range(args.prompt_len)] for i in range(args.batch)]
+    offset = parallel_state.get_data_parallel_rank()  # each data-parallel rank its own prompts
+    prompts = [[1 + (i * 7 + j + offset) % 90 for j in range(args.prompt_len)]
+               for i in range(args.batch)]
     params = SamplingParams(max_new_tokens=new_tokens, temperature=1.0, stop_token_ids=())
+    sync_group = (parallel_state.get_data_parallel_group()
+                  if args.expert_model_parallel_size > 1 else None)
     return generate_batch(model, prompts, params, 0, generator, "cuda",
-                          cuda_graph=args.cuda_graph)
+                          window_multiple=args.tensor_model_parallel_size,
+                          sync_group=sync_group, cuda_graph=args.cuda_graph)
 
 
 def main():
@@ -46,21 +55,32 @@ def main():
     p.add_argument("--cuda-graph", action=argparse.BooleanOptionalAction, default=True,
                    help="replay the decode steps from a CUDA graph, as the engine does")
     p.add_argument("--attention-backend", default="local", choices=("local", "sdpa"))
+    p.add_argument("--tensor-model-parallel-size", type=int, default=1)
+    p.add_argument("--expert-model-parallel-size", type=int, default=1)
+    p.add_argument("--expert-tensor-parallel-size", type=int, default=1)
     args = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("profile_embedded_decode needs a CUDA GPU")
 
-    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29512", rank=0, world_size=1)
-    torch.cuda.set_device(0)
-    parallel_state.initialize_model_parallel()
+    if "WORLD_SIZE" in os.environ:  # torchrun
+        dist.init_process_group("nccl")
+    else:
+        dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29512", rank=0,
+                                world_size=1)
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+    parallel_state.initialize_model_parallel(
+        tensor_model_parallel_size=args.tensor_model_parallel_size,
+        expert_model_parallel_size=args.expert_model_parallel_size,
+        expert_tensor_parallel_size=args.expert_tensor_parallel_size)
     tensor_parallel.model_parallel_cuda_manual_seed(0)
     preset = get_preset("qwen3-30b-a3b").replace(num_layers=args.layers)
     model = build_model(preset.transformer_config(params_dtype=torch.bfloat16), args.scheme,
                         targets="experts", attention_backend=args.attention_backend,
                         **preset.model_kwargs()).eval()
-    blocker = graph_blocker(model, "cuda", 1, None)
+    blocker = graph_blocker(model, "cuda")
     if args.cuda_graph and blocker is not None:
         raise SystemExit(f"--cuda-graph: {blocker}; pass --no-cuda-graph")
+    lead = dist.get_rank() == 0
     generator = torch.Generator(device="cuda").manual_seed(0)
 
     _generate(model, args, generator, args.warmup_tokens)
@@ -83,12 +103,16 @@ def main():
                                                         "cudaLaunchKernelExC",
                                                         "cudaGraphLaunch"))
     gpu_us = sum(e.self_device_time_total for e in events if e.device_type.name == "CUDA")
+    if not lead:
+        return
     print(events.table(sort_by="self_cpu_time_total", row_limit=args.top, max_name_column_width=60))
     print(events.table(sort_by="self_device_time_total", row_limit=args.top,
                        max_name_column_width=60))
     n = args.new_tokens
     graph = "CUDA graph" if args.cuda_graph else "eager"
-    print(f"{args.layers} layers, {args.scheme}, batch {args.batch}, {graph}, "
+    layout = (f"TP{args.tensor_model_parallel_size} EP{args.expert_model_parallel_size} "
+              f"ETP{args.expert_tensor_parallel_size}, {dist.get_world_size()} GPUs")
+    print(f"{args.layers} layers, {args.scheme}, {layout}, batch {args.batch}, {graph}, "
           f"{args.attention_backend} attention: {step_ms:.2f} ms per decode "
           f"step (wall, unprofiled); per step under the profiler: GPU busy "
           f"{gpu_us / n / 1e3:.2f} ms, {launches / n:.0f} kernel launches, "

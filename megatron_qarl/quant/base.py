@@ -91,15 +91,17 @@ class QuantScheme(abc.ABC):
 
     def reference_grouped_matmul(self, x: torch.Tensor, qweight: QuantizedWeight,
                                  tokens_per_expert: torch.Tensor) -> torch.Tensor:
-        """MoE GEMM over tokens sorted by expert: rows of expert e use qweight[e]."""
+        """MoE GEMM over tokens sorted by expert: rows of expert e use qweight[e]. Rows past
+        the counts are padding (a fixed-size exchange's, layers/fixed_size_dispatch.py): zeros
+        here, left unset by the kernels."""
         counts = [int(c) for c in tokens_per_expert.tolist()]
-        if sum(counts) != x.shape[0]:
-            raise ValueError(
-                f"tokens_per_expert sums to {sum(counts)} but x has {x.shape[0]} rows"
-            )
+        routed = sum(counts)
+        if routed > x.shape[0]:
+            raise ValueError(f"tokens_per_expert sums to {routed} but x has {x.shape[0]} rows")
         outs = [self.reference_matmul(xe, qweight[e])
-                for e, xe in enumerate(torch.split(x, counts))]
-        return torch.cat(outs) if outs else x.new_zeros(0, qweight.out_features)
+                for e, xe in enumerate(torch.split(x[:routed], counts))]
+        outs.append(x.new_zeros(x.shape[0] - routed, qweight.out_features))
+        return torch.cat(outs)
 
     @abc.abstractmethod
     def serving_tensors(self, prefix: str, qweight: QuantizedWeight) -> dict:

@@ -85,10 +85,9 @@ def test_positioned_cache_gives_megatrons_static_cache_logits(config):
 
 def test_graph_blocker_names_what_keeps_decoding_eager(config):
     quantized, bf16 = _model(config, "w4a16"), _model(config, "none")
-    assert graph_blocker(quantized, "cuda", 1, None) is None
-    assert "CUDA" in graph_blocker(quantized, "cpu", 1, None)
-    assert "parallelism" in graph_blocker(quantized, "cuda", 2, None)
-    assert "SequentialMLP" in graph_blocker(bf16, "cuda", 1, None)
+    assert graph_blocker(quantized, "cuda") is None
+    assert "CUDA" in graph_blocker(quantized, "cpu")
+    assert "SequentialMLP" in graph_blocker(bf16, "cuda")
 
 
 def test_sampler_logprobs_match_learner_recompute(config):
@@ -256,8 +255,9 @@ def test_cuda_graph_decoding_equals_eager_decoding(scheme):
     assert growth == 0  # nothing of a batch's graph outlives it (a stream per batch leaked)
     assert (eager_on, graph_on) == (False, True)
     # prompt window [0, 1), then one replay per position up to 5 + NEW_TOKENS (the last may be
-    # skipped); the keys cross a bucket (256)
-    assert eager_replays == 0 and graph_replays >= 5 + NEW_TOKENS - 2
+    # skipped) but for each key bucket's first step, the eager step captured after; the keys
+    # cross a bucket (256)
+    assert eager_replays == 0 and graph_replays >= 5 + NEW_TOKENS - 4
     for (tokens, logprobs, routes), (g_tokens, g_logprobs, g_routes) in zip(eager, graphed):
         assert tokens == g_tokens
         assert logprobs == g_logprobs

@@ -85,8 +85,8 @@ def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path):
 def test_expert_parallel_ranks_decode_in_lockstep(tmp_path):
     """EP=2 over 2 processes: ranks sample different prompts, finish decoding at different
     steps, and must still meet in every all-to-all (this hung before the lockstep). With
-    routing replay on, so each rank records its own samples' routes and its learner replays
-    them around the idle forwards of the rank that finished first."""
+    routing replay on, so each rank records its own samples' routes while the rank that
+    finished first keeps decoding its finished rows, and its learner replays them."""
     save = tmp_path / "ep2"
     train("--save", str(save), "--train-iters", "2", "--expert-model-parallel-size", "2",
           "--max-tokens-per-micro-batch", "64", "--rollout-routing-replay", nproc=2)

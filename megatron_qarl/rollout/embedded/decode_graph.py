@@ -1,5 +1,5 @@
-"""The embedded engine's forward over a window of its KV cache, with the single-token decode
-steps of a batch replayed from CUDA graphs.
+"""The embedded engine's forward over a window of its KV cache, with the decode steps of a
+batch replayed from CUDA graphs.
 
 Why: an eager decode step is host-bound. On an H100, a step of 3 Qwen3-30B-A3B layers kept the
 GPU busy 1.6 ms of 15.8 ms (docs/benchmarks_30b_reduced.md); the rest was Python and ~260
@@ -11,11 +11,16 @@ What capture needs:
   captures a graph for each bucket it reaches, and frees it on leaving the bucket (positions
   only grow). Reading the whole cache at every step made long responses slower than eager
   decoding (4096 tokens, H100: 21 ms a step); keeping every bucket's graph ran out of memory.
-- No GPU-to-host read inside the forward. At TP = EP = 1 with the quantized grouped experts
-  the token dispatcher keeps its counts on the device and permutes without a sync while
-  capturing (layers/token_dispatch.py). Megatron's SequentialMLP (bf16 experts) splits tokens
-  on the host, and tensor or expert parallelism exchange host-sized splits: those engines
-  decode eagerly, on the same cache (`graph_blocker` says why).
+- No GPU-to-host read inside the forward. The token dispatcher keeps its counts on the device
+  for the quantized grouped experts: at TP = EP = 1 it permutes without a sync while capturing
+  (layers/token_dispatch.py); under tensor or expert parallelism the decode steps exchange
+  tokens in fixed sizes (layers/fixed_size_dispatch.py). Megatron's SequentialMLP (bf16
+  experts) splits tokens on the host: those engines decode eagerly, on the same cache
+  (`graph_blocker` says why).
+- Under parallelism, every rank issuing the same collectives in the same order, while ranks
+  enter key buckets at different steps: every step runs one forward's collectives, eager (a
+  bucket's first step, the warm-up before its capture) or replayed (the capture itself runs
+  nothing and is replayed at once).
 """
 from __future__ import annotations
 
@@ -24,23 +29,26 @@ import functools
 from typing import Optional
 
 import torch
+import torch.distributed as dist
 from megatron.core import tensor_parallel
 from megatron.core.transformer.moe.moe_layer import MoELayer
 
+from ...layers.fixed_size_dispatch import exchanges_tokens, fixed_size_exchange
 from ...layers.kv_cache import PositionedKVCache
 
 
-def graph_blocker(model, device, window_multiple: int, sync_group) -> Optional[str]:
+def graph_blocker(model, device) -> Optional[str]:
     """None when the decode step can be captured, else the reason it cannot."""
     if torch.device(device).type != "cuda":
         return "the engine is not on a CUDA device"
-    if window_multiple != 1 or sync_group is not None:
-        return "tensor or expert parallelism exchanges host-sized splits"
     for module in model.modules():
-        if (isinstance(module, MoELayer)
-                and not getattr(module.token_dispatcher, "counts_stay_on_device", False)):
+        if not isinstance(module, MoELayer):
+            continue
+        if not getattr(module.token_dispatcher, "counts_stay_on_device", False):
             return (f"the MoE experts ({type(module.experts).__name__}) split tokens by "
                     f"host-side counts; only quantized grouped experts keep them on the GPU")
+        if exchanges_tokens(module) and module.shared_expert_overlap:
+            return "shared experts overlapped with the token exchange (--moe-shared-expert-overlap)"
     return None
 
 
@@ -69,9 +77,10 @@ def _side_stream(device: torch.device) -> torch.cuda.Stream:
 
 class CachedForward:
     """model(ids at positions start..) -> logits [batch, window, vocab], over a
-    PositionedKVCache of `room` positions; with `graph`, single-token windows replay the CUDA
-    graph of their key bucket, captured at its first step (the returned logits are then that
-    graph's buffer, overwritten by its next replay)."""
+    PositionedKVCache of `room` positions; with `graph`, the decode steps (every window after
+    the first, at start 0) replay the CUDA graph of their key bucket, captured at its second
+    step (the returned logits are then that graph's buffer, overwritten by its next
+    replay)."""
 
     def __init__(self, model, batch: int, room: int, device, graph: bool,
                  key_bucket: int = KEY_BUCKET):
@@ -94,51 +103,70 @@ class CachedForward:
 
     def __call__(self, ids: torch.Tensor, start: int) -> torch.Tensor:
         visible = self._visible(start + ids.shape[1])
-        if not self.use_graph or ids.shape[1] != 1:
+        if not self.use_graph or start == 0:
             positions = torch.arange(start, start + ids.shape[1], device=self.device)
             return self._forward(ids, positions, visible)
         if visible != self.graph_visible:
-            self._capture(ids, start, visible)
+            return self._enter_bucket(ids, start, visible)
+        if self.graph is None:
+            self._capture(ids)
         self.ids.copy_(ids)
-        self.position.fill_(start)
+        self.start.fill_(start)
         self.graph.replay()
         return self.logits
 
-    def _capture(self, ids: torch.Tensor, start: int, visible: int) -> None:
+    def _enter_bucket(self, ids: torch.Tensor, start: int, visible: int) -> torch.Tensor:
+        """A key bucket's first step runs eagerly: it is the warm-up torch's recipe runs before
+        a capture (on the capture's side stream; it compiles and tunes the step's kernels),
+        and, under parallelism, this step's collectives. The next step captures."""
         if self.graph is not None:  # the last bucket's graph and its memory go first, once
             torch.cuda.current_stream(self.device).synchronize()  # its replays are done
             self.graph = self.logits = None
-        self.ids = ids.clone()
-        self.position = torch.full((1,), start, dtype=torch.long, device=self.device)
-        # one eager step first (torch's recipe: on the capture's side stream) compiles and
-        # tunes the step's kernels; it writes this position's keys, which the replay rewrites
+        self.graph_visible = visible
         side = _side_stream(torch.device(self.device))
         side.wait_stream(torch.cuda.current_stream(self.device))
-        with torch.cuda.stream(side):
-            self._forward(self.ids, self.position, visible)
+        with fixed_size_exchange(self.model), torch.cuda.stream(side):
+            positions = torch.arange(start, start + ids.shape[1], device=self.device)
+            logits = self._forward(ids, positions, visible)
         torch.cuda.current_stream(self.device).wait_stream(side)
+        return logits
+
+    def _capture(self, ids: torch.Tensor) -> None:
+        """Record the step (running nothing); its first replay is this step's result, so that
+        every step, capturing or not, runs one forward's collectives."""
+        # the graph's inputs: they must outlive it (a replay reads their memory)
+        self.ids = torch.empty_like(ids)
+        self.start = torch.zeros(1, dtype=torch.long, device=self.device)
+        self.offsets = torch.arange(ids.shape[1], device=self.device)
+        side = _side_stream(torch.device(self.device))
         self.graph = torch.cuda.CUDAGraph()
-        with _identity_rng_forks(), torch.cuda.graph(self.graph, stream=side,
-                                                     capture_error_mode="thread_local"):
-            self.logits = self._forward(self.ids, self.position, visible)
-        self.graph_visible = visible
+        with fixed_size_exchange(self.model), _identity_rng_forks(), torch.cuda.graph(
+                self.graph, stream=side, capture_error_mode="thread_local"):
+            self.logits = self._forward(self.ids, self.start + self.offsets, self.graph_visible)
 
 
 class LaggedAll:
-    """`flags.all()` read on the host one step late on CUDA: reading the step just queued would
-    make the host wait for it instead of queuing the next one. At most one step runs after the
-    last row finished, with every row inactive. On the CPU: no lag."""
+    """`flags.all()` over this rank's rows and those of `group`'s ranks (None: this rank's),
+    read on the host one step late on CUDA: reading the step just queued would make the host
+    wait for it instead of queuing the next one. At most one step runs after the last row
+    finished, with every row inactive. On the CPU: no lag. Every rank of `group` reads the
+    same value at the same step, so they stop together."""
 
-    def __init__(self, device):
+    def __init__(self, device, group=None):
         self.cuda = torch.device(device).type == "cuda"
+        self.group = group
         self.pushed = []  # (pinned host copy, event), the last two pushes
 
     def push(self, flags: torch.Tensor) -> None:
+        done = flags.all()
+        if self.group is not None:
+            done = done.to(torch.int32)
+            dist.all_reduce(done, op=dist.ReduceOp.MIN, group=self.group)
         if not self.cuda:
-            self.pushed = [(flags.all(), None)]
+            self.pushed = [(done, None)]
             return
-        host = torch.empty((), dtype=torch.bool, pin_memory=True)
-        host.copy_(flags.all(), non_blocking=True)
+        host = torch.empty((), dtype=done.dtype, pin_memory=True)
+        host.copy_(done, non_blocking=True)
         event = torch.cuda.Event()
         event.record()
         self.pushed = self.pushed[-1:] + [(host, event)]

@@ -39,7 +39,7 @@ class EmbeddedEngine(RolloutEngine):
         self.on_weights_loaded, self.window_multiple = on_weights_loaded, window_multiple
         self.sync_group, self.record_routes = sync_group, record_routes
         self.generator = torch.Generator(device=device).manual_seed(seed)
-        blocker = graph_blocker(self.model, device, window_multiple, sync_group)
+        blocker = graph_blocker(self.model, device)
         self.cuda_graph = cuda_graph and blocker is None
         if cuda_graph and torch.device(device).type == "cuda":
             log.info("embedded engine: decode steps %s", "replay a CUDA graph" if blocker is None

@@ -11,9 +11,11 @@ ranks, so a window is padded to a multiple of the TP size: the padding's keys la
 cache after the real tokens, are never attended to (causal), and are overwritten by the next
 window, which starts after the real tokens.
 
-Expert parallelism: every forward is an all-to-all over the expert-parallel ranks, which hold
-different prompts. With `sync_group`, decoding runs until every rank is done, and a rank that
-finished first keeps joining the collectives with a cache-free forward of one padded window.
+Expert parallelism: every forward exchanges tokens over the expert-parallel ranks, which hold
+different prompts. With `sync_group`, the ranks agree on one batch size (a rank with fewer rows
+adds rows that are finished from the start) and one number of forwards, and decode until every
+rank's rows are done: every rank runs the same forwards, of the same shapes after the prompt
+window, which the fixed-size exchange of a CUDA-graphed decode step needs.
 
 Routing replay: with `record_routes`, the experts every real forward routed to are kept
 (routing_replay.RouteRecorder), and each sample carries its own, as SGLang's samples do.
@@ -40,18 +42,11 @@ def causal_mask(length: int, device) -> torch.Tensor:
     return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), 1)[None, None]
 
 
-@torch.no_grad()
-def _any_rank(flag: bool, group, device) -> bool:
-    t = torch.tensor([int(flag)], device=device)
+def _agree(sizes: List[int], group, device) -> List[int]:
+    """The largest of each size over the ranks of `group` (one host sync a batch)."""
+    t = torch.tensor(sizes, device=device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)
-    return bool(t.item())
-
-
-def _idle_forward(model, window_multiple: int, device) -> None:
-    """Join the expert-parallel all-to-all without touching the KV cache."""
-    ids = torch.zeros(1, window_multiple, dtype=torch.long, device=device)
-    model(ids, torch.arange(window_multiple, device=device)[None],
-          causal_mask(window_multiple, device))
+    return t.tolist()
 
 
 @torch.no_grad()  # else every decode step's graph stays alive through the KV cache
@@ -64,11 +59,15 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
     (data-parallel group under expert parallelism), else None; record_routes: set each
     sample's routed_experts; cuda_graph: replay the decode steps from a CUDA graph (the
     caller checks decode_graph.graph_blocker)."""
-    batch = len(prompts)
+    own_rows = len(prompts)
     # host-side sizes: the loop below reads no device value except the stop check
     longest, shortest = max(len(p) for p in prompts), min(len(p) for p in prompts)
+    batch, steps = own_rows, longest + params.max_new_tokens - shortest  # forwards at most
+    if sync_group is not None:
+        batch, steps = _agree([batch, steps], sync_group, device)
+        prompts = list(prompts) + [[pad_id]] * (batch - own_rows)
+    total = shortest + steps
     lengths = torch.tensor([len(p) for p in prompts], device=device)
-    total = longest + params.max_new_tokens
     room = total + window_multiple - 1
     tokens = torch.full((batch, room), pad_id, dtype=torch.long)
     for row, prompt in enumerate(prompts):
@@ -77,11 +76,11 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
     stop = torch.tensor(list(params.stop_token_ids), dtype=torch.long, device=device)
     logprobs = torch.zeros(batch, params.max_new_tokens, device=device)
     generated = torch.zeros(batch, dtype=torch.long, device=device)
-    finished = torch.zeros(batch, dtype=torch.bool, device=device)
+    finished = torch.arange(batch, device=device) >= own_rows  # the added rows are done
     stopped = torch.zeros(batch, dtype=torch.bool, device=device)
 
     forward = CachedForward(model, batch, room, device, cuda_graph)
-    all_finished = LaggedAll(device)
+    all_finished = LaggedAll(device, sync_group)
     recording = contextlib.nullcontext()
     if record_routes:
         tp_group = (parallel_state.get_tensor_model_parallel_group()
@@ -89,15 +88,7 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
         recording = record_routing(model, batch, room, tp_group)
     with recording as recorder:
         start, end = 0, shortest
-        while True:
-            running = end < total and not all_finished.read()
-            if sync_group is not None and not _any_rank(running, sync_group, device):
-                break
-            if not running:
-                if sync_group is None:
-                    break
-                _idle_forward(model, window_multiple, device)
-                continue
+        while end < total and not all_finished.read():
             stop_at = end + (-(end - start)) % window_multiple
             logits = forward(tokens[:, start:stop_at], start)
             if recorder is not None:
@@ -121,7 +112,7 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
 
     samples = []
     tokens, logprobs = tokens.tolist(), logprobs.tolist()  # one device-to-host copy each
-    for row, (n, hit) in enumerate(zip(generated.tolist(), stopped.tolist())):
+    for row, (n, hit) in enumerate(zip(generated.tolist()[:own_rows], stopped.tolist())):
         p = len(prompts[row])
         samples.append(Sample(
             prompt_ids=list(prompts[row]),

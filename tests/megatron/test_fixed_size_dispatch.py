@@ -1,0 +1,44 @@
+"""The fixed-size token exchange of CUDA-graphed decode steps (layers/fixed_size_dispatch.py)
+gives the MoE layers the outputs of Megatron's all-to-all, under EP=2 and TP=2, with padding
+rows the experts skip; and the engine's lockstep decoding under expert parallelism, where ranks
+hold different numbers and lengths of prompts, gives one rank's tokens either way."""
+import torch
+
+from megatron_qarl.compat.cpu_testing import run_distributed
+from megatron_qarl.layers.token_dispatch import permute_known_count, permute_to_capacity
+
+from fixed_exchange_cases import PROMPTS, exchange_losses, lockstep_generation
+
+
+def test_padded_permutation_puts_megatrons_rows_first():
+    g = torch.Generator().manual_seed(0)
+    tokens = torch.randn(6, 4, generator=g)
+    routing_map = torch.zeros(6, 3, dtype=torch.bool)
+    routing_map[[0, 2, 2, 5, 3], [1, 0, 2, 1, 0]] = True
+    probs = torch.rand(6, 3, generator=g)
+    want = permute_known_count(tokens, routing_map, probs, 5)
+    got, got_probs, rows, routed = permute_to_capacity(tokens, routing_map, probs, 12)
+    assert got.shape == (12, 4) and routed.tolist() == [True] * 5 + [False] * 7
+    assert torch.equal(got[:5], want[0]) and torch.equal(rows[:5], want[2])
+    assert torch.equal(got_probs[:5], want[1]) and not got_probs[5:].any()
+
+
+def test_fixed_size_exchange_gives_the_all_to_all_outputs():
+    layouts = ["ep2", "tp2"]
+    for rank, results in enumerate(run_distributed(exchange_losses, 2, layouts)):
+        for layout, (plain, fixed, again, seen) in results.items():
+            assert abs(fixed - plain) <= 1e-5 * abs(plain), (rank, layout)
+            assert again == plain, (rank, layout)
+            (a2a_rows, a2a_routed), (fixed_rows, fixed_routed), _ = seen
+            assert a2a_rows == a2a_routed  # the all-to-all hands over routed rows only
+            # the gathered tokens of both ranks, padded to every top-k choice being local;
+            # under TP alone every expert is local, so every choice is
+            padded = fixed_routed < fixed_rows
+            assert padded == (layout == "ep2"), (rank, layout, fixed_rows, fixed_routed)
+
+
+def test_lockstep_decoding_under_expert_parallelism():
+    for rank, (single, plain, fixed) in enumerate(run_distributed(lockstep_generation, 2)):
+        assert len(single) == len(PROMPTS[rank]) and all(len(t) == 6 for t in single)
+        assert plain == single, rank
+        assert fixed == single, rank

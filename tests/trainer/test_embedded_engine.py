@@ -2,6 +2,8 @@
 full recomputation, and its sampler logprobs equal the learner's recomputed ones; a separate
 rollout scheme keeps its own quantized copy that publishing refreshes; the routes it records
 are the routers' choices, and replaying them makes the learner route like the sampler."""
+import dataclasses
+
 import pytest
 import torch
 
@@ -88,6 +90,8 @@ def test_graph_blocker_names_what_keeps_decoding_eager(config):
     assert graph_blocker(quantized, "cuda") is None
     assert "CUDA" in graph_blocker(quantized, "cpu")
     assert "SequentialMLP" in graph_blocker(bf16, "cuda")
+    dropping = _model(dataclasses.replace(config, moe_expert_capacity_factor=1.0), "w4a16")
+    assert "capacity-factor" in graph_blocker(dropping, "cuda")
 
 
 def test_sampler_logprobs_match_learner_recompute(config):

@@ -47,6 +47,9 @@ def graph_blocker(model, device) -> Optional[str]:
         if not getattr(module.token_dispatcher, "counts_stay_on_device", False):
             return (f"the MoE experts ({type(module.experts).__name__}) split tokens by "
                     f"host-side counts; only quantized grouped experts keep them on the GPU")
+        if module.config.moe_expert_capacity_factor is not None:
+            return ("token dropping (--moe-expert-capacity-factor) leaves a number of routed "
+                    "rows the host must read")
         if exchanges_tokens(module) and module.shared_expert_overlap:
             return "shared experts overlapped with the token exchange (--moe-shared-expert-overlap)"
     return None

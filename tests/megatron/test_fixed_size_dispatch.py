@@ -1,5 +1,5 @@
 """The fixed-size token exchange of CUDA-graphed decode steps (layers/fixed_size_dispatch.py)
-gives the MoE layers the outputs of Megatron's all-to-all, under EP=2 and TP=2, with padding
+gives the MoE layers the outputs of Megatron's all-to-all, under EP=2, TP=2 and both, with padding
 rows the experts skip; and the engine's lockstep decoding under expert parallelism, where ranks
 hold different numbers and lengths of prompts, gives one rank's tokens either way."""
 import torch
@@ -24,7 +24,7 @@ def test_padded_permutation_puts_megatrons_rows_first():
 
 
 def test_fixed_size_exchange_gives_the_all_to_all_outputs():
-    layouts = ["ep2", "tp2"]
+    layouts = ["ep2", "tp2", "tp2-ep2-etp1"]  # the last: the 8-GPU layout's pattern
     for rank, results in enumerate(run_distributed(exchange_losses, 2, layouts)):
         for layout, (plain, fixed, again, seen) in results.items():
             assert abs(fixed - plain) <= 1e-5 * abs(plain), (rank, layout)
@@ -34,7 +34,7 @@ def test_fixed_size_exchange_gives_the_all_to_all_outputs():
             # the gathered tokens of both ranks, padded to every top-k choice being local;
             # under TP alone every expert is local, so every choice is
             padded = fixed_routed < fixed_rows
-            assert padded == (layout == "ep2"), (rank, layout, fixed_rows, fixed_routed)
+            assert padded == (layout != "tp2"), (rank, layout, fixed_rows, fixed_routed)
 
 
 def test_lockstep_decoding_under_expert_parallelism():

@@ -19,6 +19,7 @@ LAYOUTS = {  # name: (tp, ep, etp, scheme)
     "ep2": (1, 2, 1, "w4a16"),
     "tp2": (2, 1, 1, "w4a16"),  # attention TP only: the experts' tokens stay on their rank
     "tp2-etp2": (2, 1, 2, "w4a16-g64"),  # expert TP halves fc2's 128 columns
+    "tp2-ep2": (2, 2, 1, "w4a16"),  # the 8-GPU layout's pattern: EP over the TP ranks
 }
 PROMPTS = [[[5, 9, 11], [7, 3, 3, 8, 20], [6]],  # data-parallel rank: its prompts
            [[12, 4, 4, 30, 2, 8], [2, 2]]]

@@ -5,6 +5,7 @@ from megatron.core import parallel_state as ps
 from megatron_qarl.compat.cpu_testing import init_parallel
 from megatron_qarl.layers.fixed_size_dispatch import fixed_size_exchange
 from megatron_qarl.rollout.base import SamplingParams
+from megatron_qarl.rollout.embedded import EmbeddedEngine
 from megatron_qarl.rollout.embedded.decode_graph import CachedForward
 from megatron_qarl.rollout.embedded.generate import generate_batch
 
@@ -59,8 +60,8 @@ PROMPTS = {0: [[5, 9, 11], [7, 3, 3, 8, 20, 4, 4], [6, 1, 2, 2, 9]],  # rank: it
 
 def lockstep_generation(rank, world_size):
     """EP=2, each rank with its own prompts (different counts and lengths): greedy tokens
-    through the all-to-all, with the decode steps through the fixed-size exchange, and on one
-    rank (EP=1)."""
+    through the all-to-all, with the decode steps through the fixed-size exchange, through the
+    engine in batches of 2 (different numbers of batches), and on one rank (EP=1)."""
     params = SamplingParams(top_k=1, max_new_tokens=6)
     prompts = PROMPTS[rank]
 
@@ -87,4 +88,8 @@ def lockstep_generation(rank, world_size):
         fixed = generate(model, group)
     finally:
         CachedForward.__call__ = eager_call
-    return single, plain, fixed
+    # batches of 2: rank 0 runs two, rank 1 joins the second with no prompts of its own
+    engine = EmbeddedEngine(model, pad_id=0, max_batch=2, seed=0, device="cpu",
+                            sync_group=group)
+    batched = [g[0].response_ids for g in engine.generate(prompts, params)]
+    return single, plain, fixed, batched

@@ -1,7 +1,8 @@
 """The fixed-size token exchange of CUDA-graphed decode steps (layers/fixed_size_dispatch.py)
 gives the MoE layers the outputs of Megatron's all-to-all, under EP=2, TP=2 and both, with padding
 rows the experts skip; and the engine's lockstep decoding under expert parallelism, where ranks
-hold different numbers and lengths of prompts, gives one rank's tokens either way."""
+hold different numbers and lengths of prompts (and batches), gives one rank's tokens either
+way."""
 import torch
 
 from megatron_qarl.compat.cpu_testing import run_distributed
@@ -38,7 +39,9 @@ def test_fixed_size_exchange_gives_the_all_to_all_outputs():
 
 
 def test_lockstep_decoding_under_expert_parallelism():
-    for rank, (single, plain, fixed) in enumerate(run_distributed(lockstep_generation, 2)):
+    for rank, (single, plain, fixed, batched) in enumerate(
+            run_distributed(lockstep_generation, 2)):
         assert len(single) == len(PROMPTS[rank]) and all(len(t) == 6 for t in single)
         assert plain == single, rank
         assert fixed == single, rank
+        assert batched == single, rank

@@ -17,7 +17,7 @@ from megatron.core.utils import unwrap_model
 
 from ..base import RolloutEngine, Sample, SamplingParams
 from .decode_graph import graph_blocker
-from .generate import generate_batch
+from .generate import agree, generate_batch
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,10 @@ class EmbeddedEngine(RolloutEngine):
         self.model.eval()
         try:
             samples: List[Sample] = []
-            for start in range(0, len(rows), self.max_batch):
+            batches = -(-len(rows) // self.max_batch)
+            if self.sync_group is not None:  # a rank with fewer joins the busiest's batches
+                [batches] = agree([batches], self.sync_group, self.device)
+            for start in range(0, batches * self.max_batch, self.max_batch):
                 samples += generate_batch(self.model, rows[start:start + self.max_batch],
                                           params, self.pad_id, self.generator, self.device,
                                           self.window_multiple, self.sync_group,

@@ -42,7 +42,7 @@ def causal_mask(length: int, device) -> torch.Tensor:
     return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), 1)[None, None]
 
 
-def _agree(sizes: List[int], group, device) -> List[int]:
+def agree(sizes: List[int], group, device) -> List[int]:
     """The largest of each size over the ranks of `group` (one host sync a batch)."""
     t = torch.tensor(sizes, device=device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)
@@ -56,15 +56,16 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
                    record_routes: bool = False, cuda_graph: bool = False) -> List[Sample]:
     """One sample per prompt row (repeat rows for n samples); window_multiple: the TP size
     under sequence parallelism, else 1; sync_group: the ranks that must decode in lockstep
-    (data-parallel group under expert parallelism), else None; record_routes: set each
+    (data-parallel group under expert parallelism; a rank may then have no prompts), else None; record_routes: set each
     sample's routed_experts; cuda_graph: replay the decode steps from a CUDA graph (the
     caller checks decode_graph.graph_blocker)."""
-    own_rows = len(prompts)
+    own_rows = len(prompts)  # none: this rank only joins its sync_group's forwards
     # host-side sizes: the loop below reads no device value except the stop check
-    longest, shortest = max(len(p) for p in prompts), min(len(p) for p in prompts)
+    longest = max((len(p) for p in prompts), default=1)
+    shortest = min((len(p) for p in prompts), default=1)
     batch, steps = own_rows, longest + params.max_new_tokens - shortest  # forwards at most
     if sync_group is not None:
-        batch, steps = _agree([batch, steps], sync_group, device)
+        batch, steps = agree([batch, steps], sync_group, device)
         prompts = list(prompts) + [[pad_id]] * (batch - own_rows)
     total = shortest + steps
     lengths = torch.tensor([len(p) for p in prompts], device=device)

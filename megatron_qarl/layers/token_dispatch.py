@@ -61,11 +61,10 @@ def _quantizing_dispatch_preprocess(dispatch_preprocess):
     return method
 
 
-def _expert_major_order(routing_map: torch.Tensor, count: int) -> torch.Tensor:
-    """The first `count` entries of the [experts, tokens] map, routed ones first, in
+def _expert_major_order(flat_map: torch.Tensor, count: int) -> torch.Tensor:
+    """The first `count` entries of the flattened [experts, tokens] map, routed ones first, in
     Megatron's permutation order (by expert, ascending token within one): a stable sort."""
-    flat = routing_map.T.contiguous().view(-1)
-    return flat.to(torch.int8).argsort(descending=True, stable=True)[:count]
+    return flat_map.to(torch.int8).argsort(descending=True, stable=True)[:count]
 
 
 def permute_known_count(tokens: torch.Tensor, routing_map: torch.Tensor, probs: torch.Tensor,
@@ -76,7 +75,7 @@ def permute_known_count(tokens: torch.Tensor, routing_map: torch.Tensor, probs: 
     read: a GPU sync, which a CUDA graph cannot capture. With top-k routing and no dropping the
     count is known (tokens x k), and a stable sort of the [experts, tokens] map puts the same
     entries first in the same order."""
-    chosen = _expert_major_order(routing_map, num_out_tokens)
+    chosen = _expert_major_order(routing_map.T.contiguous().view(-1), num_out_tokens)
     rows = chosen % routing_map.shape[0]
     return tokens.index_select(0, rows), probs.T.contiguous().view(-1)[chosen], rows
 
@@ -87,9 +86,10 @@ def permute_to_capacity(tokens: torch.Tensor, routing_map: torch.Tensor, probs: 
     rows: (tokens, probs, token index of each row, whether the row is routed). The routed rows
     come first, in Megatron's order; padding rows carry probability 0 and follow every
     expert's rows, so counts taken from the map leave them out."""
-    chosen = _expert_major_order(routing_map, capacity)
+    flat_map = routing_map.T.contiguous().view(-1)
+    chosen = _expert_major_order(flat_map, capacity)
     rows = chosen % routing_map.shape[0]
-    routed = routing_map.T.contiguous().view(-1)[chosen]
+    routed = flat_map[chosen]
     routed_probs = torch.where(routed, probs.T.contiguous().view(-1)[chosen], 0)
     return tokens.index_select(0, rows), routed_probs, rows, routed
 

@@ -34,3 +34,18 @@ def scale_words_fit(scale: torch.Tensor) -> bool:
     groups per row, contiguous rows, and 4-byte aligned."""
     return (scale.shape[-1] % 2 == 0 and scale.stride(-1) == 1
             and all(st % 2 == 0 for st in scale.stride()[:-1]) and scale.data_ptr() % 4 == 0)
+
+
+def tile_rows(x_rows: int, routed_rows) -> int:
+    """The rows a grouped kernel chooses its tiles for: x's, or routed_rows where x is padded
+    past the rows routing is expected to fill (a fixed-size token exchange's capacity). Grids
+    still cover every row of x, so a routing that fills more rows than expected stays exact."""
+    if routed_rows is None or x_rows == 0:
+        return x_rows
+    if isinstance(routed_rows, bool) or not isinstance(routed_rows, int) \
+            or not 0 < routed_rows <= x_rows:
+        raise ValueError(
+            f"routed_rows={routed_rows!r}: the rows routing is expected to fill, an int in "
+            f"[1, {x_rows}] (x's rows), or None to choose tiles for all of x"
+        )
+    return routed_rows

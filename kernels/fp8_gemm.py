@@ -14,9 +14,10 @@ import triton.language as tl
 
 from megatron_qarl.quant.fp8_block import BLOCK, unpack_activation_rows
 
-from .checks import check_activation, check_tokens_per_expert, counts_on
+from .checks import check_activation, check_tokens_per_expert, counts_on, tile_rows
 from .expert_tiles import program_tile, tile_bound
-from .fp8_grouped_ws import applies as ws_applies, fp8_grouped_ws
+from .fp8_grouped_ws import applies as ws_applies, default_tiles as ws_tiles, \
+    fp8_grouped_ws
 from .gluon_hopper import is_hopper
 from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 from .numerics import INTERPRETED, mma, to_bf16
@@ -108,46 +109,53 @@ def _tiles(rows_per_expert: int, k: int):
 
 
 def fp8_block_grouped_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight,
-                             tokens_per_expert: torch.Tensor, tiles=None) -> torch.Tensor:
+                             tokens_per_expert: torch.Tensor, tiles=None,
+                             routed_rows: int = None) -> torch.Tensor:
     """Quantized activations (e4m3 [T, in], scales [T, in/128] as fp8_quantize_activation
-    returns them) sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out]."""
+    returns them) sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out].
+    routed_rows: where xq is padded past the rows routing is expected to fill, the kernel and
+    its tiles are chosen for those (checks.tile_rows); rows past the counts are skipped."""
     check_activation(xq, qweight.in_features, "xq")
     num_experts = qweight.data.shape[0]
     check_tokens_per_expert(tokens_per_expert, num_experts, xq.shape[0])
+    rows = tile_rows(xq.shape[0], routed_rows)
     counts = counts_on(xq.device, tokens_per_expert)
-    if tiles is None and ws_applies(xq, qweight):
+    if tiles is None and ws_applies(xq, qweight, rows):
         # the Gluon kernel reads the scales K-block-major (a copy of 4 B per 128 inputs when
         # they come token-major, as in packed rows); the Triton kernel takes any strides
         xs = xs if xs.stride(0) == 1 else xs.t().contiguous().t()
-        return fp8_grouped_ws(xq, xs, qweight, counts)
-    tiles = tiles or _tiles(xq.shape[0] // max(1, num_experts), qweight.in_features)
+        return fp8_grouped_ws(xq, xs, qweight, counts, ws_tiles(rows))
+    tiles = tiles or _tiles(rows // max(1, num_experts), qweight.in_features)
     return _launch(xq, xs, qweight, counts, num_experts, False, *tiles)
 
 
 def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
-                             tiles=None) -> torch.Tensor:
+                             tiles=None, routed_rows: int = None) -> torch.Tensor:
     """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out]."""
     check_activation(x, qweight.in_features)
     return fp8_block_grouped_matmul(*fp8_quantize_activation(x), qweight, tokens_per_expert,
-                                    tiles)
+                                    tiles, routed_rows)
 
 
-def fp8_block_grouped_packed(packed: torch.Tensor, qweight,
-                             tokens_per_expert: torch.Tensor) -> torch.Tensor:
+def fp8_block_grouped_packed(packed: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
+                             routed_rows: int = None) -> torch.Tensor:
     """Tokens the dispatcher moved already quantized (uint8 rows of fp8_quantize_packed_rows),
     sorted by expert, @ W^T -> bf16 [T, out]."""
     return fp8_block_grouped_matmul(*unpack_activation_rows(packed, qweight.in_features),
-                                    qweight, tokens_per_expert)
+                                    qweight, tokens_per_expert, routed_rows=routed_rows)
 
 
 def fp8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tensor,
-                       probs: torch.Tensor) -> torch.Tensor:
+                       probs: torch.Tensor, routed_rows: int = None) -> torch.Tensor:
     """The op registered for the experts' no-grad forward: fc1 (on bf16 tokens, or on uint8
     rows the dispatcher moved quantized), then the SwiGLU writing fc2's FP8 input directly
-    (fp8_quantize_swiglu), then fc2."""
-    fc1_op = fp8_block_grouped_packed if x.dtype == torch.uint8 else fp8_block_grouped_linear
-    h = fc1_op(x, fc1, tokens_per_expert)
-    return fp8_block_grouped_matmul(*fp8_quantize_swiglu(h, probs), fc2, tokens_per_expert)
+    (fp8_quantize_swiglu), then fc2; tiles for routed_rows where x is padded past them."""
+    if x.dtype == torch.uint8:
+        h = fp8_block_grouped_packed(x, fc1, tokens_per_expert, routed_rows)
+    else:
+        h = fp8_block_grouped_linear(x, fc1, tokens_per_expert, routed_rows=routed_rows)
+    return fp8_block_grouped_matmul(*fp8_quantize_swiglu(h, probs), fc2, tokens_per_expert,
+                                    routed_rows=routed_rows)
 
 
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:

@@ -228,9 +228,10 @@ MIN_ROWS = 2048
 MIN_ROWS_PER_EXPERT = 32
 
 
-def applies(xq: torch.Tensor, qweight) -> bool:
-    """Hopper, K rows TMA can stride (16-byte aligned), and a batch over the crossover."""
-    rows = xq.shape[0]
+def applies(xq: torch.Tensor, qweight, rows: int = None) -> bool:
+    """Hopper, K rows TMA can stride (16-byte aligned), and a batch over the crossover: xq's
+    rows, or `rows` where xq is padded past the rows routing fills (checks.tile_rows)."""
+    rows = xq.shape[0] if rows is None else rows
     return (xq.is_cuda and is_hopper(xq.device)
             and qweight.in_features % 16 == 0 and qweight.scale.stride(-1) == 1
             and rows >= MIN_ROWS and rows >= MIN_ROWS_PER_EXPERT * qweight.data.shape[0])

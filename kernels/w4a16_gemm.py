@@ -38,7 +38,8 @@ import triton.language as tl
 
 from megatron_qarl.quant.ops import gated_activation
 
-from .checks import check_activation, check_tokens_per_expert, counts_on, scale_words_fit
+from .checks import check_activation, check_tokens_per_expert, counts_on, scale_words_fit, \
+    tile_rows
 from .expert_tiles import program_tile, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
@@ -191,7 +192,9 @@ def block_k_for(k: int, wanted: int) -> int:
     return block
 
 
-def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs=None):
+def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs=None,
+            routed_rows=None):
+    """routed_rows: the rows the default tiles are chosen for (tile_rows); the grid covers x."""
     data, scale = qweight.data, qweight.scale
     group = qweight.scheme.group_size
     n, k = qweight.shape[-2], qweight.shape[-1]
@@ -199,7 +202,8 @@ def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs
     rows = x2.shape[0]
     if data.dim() == 2:
         data, scale = data.unsqueeze(0), scale.unsqueeze(0)
-    cfg = config or (swiglu_config if swiglu else default_config)(rows, num_experts, n, k, group)
+    rule = swiglu_config if swiglu else default_config
+    cfg = config or rule(tile_rows(rows, routed_rows), num_experts, n, k, group)
     if swiglu and cfg.split_k > 1:
         raise ValueError("the fused SwiGLU epilogue needs whole K per program: split_k=1")
     out_dtype = torch.float32 if cfg.split_k > 1 else x2.dtype
@@ -540,15 +544,16 @@ def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False) -> dict:
                 refill_first=gluon_refill_first(tiles, groups))
 
 
-def _gluon_route(x: torch.Tensor, qweight, config):
-    """The Gluon kernel's tiles for this grouped call, or None for this file's kernel.
+def _gluon_route(x: torch.Tensor, qweight, config, rows: int):
+    """The Gluon kernel's tiles for this grouped call with tiles chosen for `rows` (tile_rows),
+    or None for this file's kernel.
     The Gluon kernel reads the codes in lane order, made once per weight. An eager call of a
     batch that a CUDA graph would hand to it makes them (the usual warm-up before capture), so
     the graph does not record the reorder; a capture that finds none takes this file's kernel
     and warns."""
     if config is not None:
         return None
-    rows, k = x.shape[0], qweight.in_features
+    k = qweight.in_features
     experts, n = qweight.data.shape[:2]
     tiles = gluon_tiles(rows, experts, n, k)  # what a CUDA graph of this batch takes
     if not tiles or not gluon_applies(x, qweight):
@@ -565,30 +570,33 @@ def _gluon_route(x: torch.Tensor, qweight, config):
 
 
 def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
-                         config: W4A16Config = None) -> torch.Tensor:
+                         config: W4A16Config = None, routed_rows: int = None) -> torch.Tensor:
     """Rows of x [T, in] sorted by expert, counts [E]; qweight [E, out, in] -> [T, out]. Picks
     the Gluon kernel where gluon_tiles does (in CUDA-graph capture or eager), unless a config
-    names this file's tiles."""
+    names this file's tiles. routed_rows: where x is padded past the rows routing is expected
+    to fill, tiles are chosen for those (checks.tile_rows); rows past the counts are skipped."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     num_experts = qweight.data.shape[0]
     check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
+    rows = tile_rows(x.shape[0], routed_rows)
     counts = counts_on(x.device, tokens_per_expert)
     x = x.contiguous()
-    tiles = _gluon_route(x, qweight, config)
+    tiles = _gluon_route(x, qweight, config, rows)
     if tiles:
-        shape = (x.shape[0], num_experts, qweight.out_features, x.shape[1])
+        shape = (rows, num_experts, qweight.out_features, x.shape[1])
         return w4a16_grouped_gluon(x, qweight, counts, *tiles, **gluon_launch(shape, tiles))
-    return _launch(x, qweight, counts, num_experts, False, config)
+    return _launch(x, qweight, counts, num_experts, False, config, routed_rows=rows)
 
 
 def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
-                         probs: torch.Tensor = None, config: W4A16Config = None) -> torch.Tensor:
+                         probs: torch.Tensor = None, config: W4A16Config = None,
+                         routed_rows: int = None) -> torch.Tensor:
     """MoE fc1 with its gated activation in the epilogue: qweight [E, 2F, in] = [gate; up]
     -> silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, F] bf16, bit for bit
     quant.ops.gated_activation of the unfused GEMM's output (w4a16_grouped_matmul with the
     same config). Saves the [T, 2F] intermediate and the activation's kernels (decode: their
-    launches)."""
+    launches). routed_rows: as w4a16_grouped_matmul's."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     num_experts = qweight.data.shape[0]
@@ -599,16 +607,18 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     if probs is not None and tuple(probs.shape) != (x.shape[0],):
         raise ValueError(f"probs: shape {tuple(probs.shape)}; one router prob per row of x "
                          f"({x.shape[0]},)")
+    rows = tile_rows(x.shape[0], routed_rows)
     counts = counts_on(x.device, tokens_per_expert)
     x = x.contiguous()
     probs = None if probs is None else probs.contiguous()
-    tiles = _gluon_route(x, qweight, config)
+    tiles = _gluon_route(x, qweight, config, rows)
     if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
-        shape = (x.shape[0], num_experts, qweight.out_features, x.shape[1])
+        shape = (rows, num_experts, qweight.out_features, x.shape[1])
         tiles = gluon_swiglu_tiles(*shape)
         return w4a16_grouped_gluon(x, qweight, counts, *tiles, probs=probs,
                                    **gluon_launch(shape, tiles, swiglu=True))
-    return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs)
+    return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs,
+                   routed_rows=rows)
 
 
 #: tokens per expert from which torch._grouped_mm on the bf16 operand beats the int4-reading
@@ -620,18 +630,21 @@ DEQUANT_ROWS_PER_EXPERT = 512
 KEPT_OPERAND_ROWS_PER_EXPERT = 256
 
 
-def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor):
+def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
+                         routed_rows: int = None):
     """The op registered for W4A16 grouped GEMMs on CUDA: picks the path by tokens/expert
-    (the large-M path reuses the operand a keep_operand weight holds: w4a16_operand)."""
+    (the large-M path reuses the operand a keep_operand weight holds: w4a16_operand), counting
+    routed_rows where x is padded past them (checks.tile_rows)."""
     num_experts = qweight.data.shape[0]
     threshold = KEPT_OPERAND_ROWS_PER_EXPERT if qweight.keep_operand else DEQUANT_ROWS_PER_EXPERT
-    if x.shape[0] >= threshold * num_experts and torch_grouped_mm_available(x.device):
+    rows = tile_rows(x.shape[0], routed_rows)
+    if rows >= threshold * num_experts and torch_grouped_mm_available(x.device):
         _check_bf16(x)
         check_activation(x, qweight.in_features)
         check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
         weight = w4a16_operand(qweight, tokens_per_expert)
         return grouped_mm(x, weight.transpose(1, 2), tokens_per_expert, use_torch=True)
-    return w4a16_grouped_matmul(x, qweight, tokens_per_expert)
+    return w4a16_grouped_matmul(x, qweight, tokens_per_expert, routed_rows=routed_rows)
 
 
 #: tokens per expert up to which the fused fc1 + SwiGLU beats the GEMM then torch's SwiGLU
@@ -642,19 +655,21 @@ FUSED_SWIGLU_ROWS_PER_EXPERT = 64
 
 
 def w4a16_grouped_swiglu_op(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
-                            probs: torch.Tensor) -> torch.Tensor:
+                            probs: torch.Tensor, routed_rows: int = None) -> torch.Tensor:
     """The op registered for fc1 + gated activation on CUDA: fused up to
     FUSED_SWIGLU_ROWS_PER_EXPERT and wherever the Gluon kernel runs, else the GEMM op then
     torch's activation."""
-    if (x.shape[0] > FUSED_SWIGLU_ROWS_PER_EXPERT * qweight.data.shape[0]
-            and not _gluon_route(x, qweight, None)):
-        return gated_activation(w4a16_grouped_linear(x, qweight, tokens_per_expert), probs)
-    return w4a16_grouped_swiglu(x, qweight, tokens_per_expert, probs)
+    rows = tile_rows(x.shape[0], routed_rows)
+    if (rows > FUSED_SWIGLU_ROWS_PER_EXPERT * qweight.data.shape[0]
+            and not _gluon_route(x, qweight, None, rows)):
+        return gated_activation(
+            w4a16_grouped_linear(x, qweight, tokens_per_expert, routed_rows), probs)
+    return w4a16_grouped_swiglu(x, qweight, tokens_per_expert, probs, routed_rows=routed_rows)
 
 
 def w4a16_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tensor,
-                         probs: torch.Tensor) -> torch.Tensor:
+                         probs: torch.Tensor, routed_rows: int = None) -> torch.Tensor:
     """The op registered for the experts' no-grad forward: fc1 + SwiGLU (fused up to its
-    batch limit), then fc2."""
-    return w4a16_grouped_linear(w4a16_grouped_swiglu_op(x, fc1, tokens_per_expert, probs), fc2,
-                                tokens_per_expert)
+    batch limit), then fc2; tiles for routed_rows where x is padded past them."""
+    h = w4a16_grouped_swiglu_op(x, fc1, tokens_per_expert, probs, routed_rows)
+    return w4a16_grouped_linear(h, fc2, tokens_per_expert, routed_rows)

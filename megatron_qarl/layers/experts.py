@@ -33,6 +33,11 @@ from .weight_cache import QuantizedWeightCache
 class QuantizedGroupedExperts(SequentialMLP):
     """Experts interface: forward(permuted_hidden, tokens_per_expert, permuted_probs)."""
 
+    #: the share of its input rows that routing is expected to fill: under 1 while a
+    #: fixed-size token exchange pads them to capacity (fixed_size_dispatch), so the no-grad
+    #: kernels choose their tiles for the routed rows, not for the padding
+    routed_share = 1.0
+
     def __init__(self, num_local_experts, config, submodules, scheme: QuantScheme,
                  pg_collection=None, keep_operand: bool = False):
         require_quantizing_scheme(scheme, "mlp.experts")
@@ -68,8 +73,10 @@ class QuantizedGroupedExperts(SequentialMLP):
         x = permuted_local_hidden_states
         if self.config.activation_func is F.silu and not torch.is_grad_enabled():
             # rollout / old-logprob forwards: the scheme's fused experts where registered
+            routed = None if self.routed_share == 1 else max(1, round(x.shape[0]
+                                                                        * self.routed_share))
             return ops.swiglu_experts(x, self.fc1_cache.get(), self.fc2_cache.get(),
-                                      tokens_per_expert, permuted_probs), None
+                                      tokens_per_expert, permuted_probs, routed), None
         h = gated_activation(self._project(x, self.fc1_cache, tokens_per_expert),
                              permuted_probs, self.config.activation_func)
         return self._project(h, self.fc2_cache, tokens_per_expert), None

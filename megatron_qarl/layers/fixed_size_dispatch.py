@@ -11,7 +11,9 @@ outputs back. No host reads a size, so the step can be captured.
 
 The cost is the padding rows (the grouped kernels skip them, elementwise work does not) and
 an all-gather of every token instead of an all-to-all of the routed copies: fine for decode
-windows, too much for a prompt's prefill, which keeps the all-to-all.
+windows, too much for a prompt's prefill, which keeps the all-to-all. The experts are told what
+share of the rows routing fills on average (`routed_share`), so the kernels choose their tiles
+for those rows rather than for the capacity, EP times more at top-k <= local experts.
 """
 from __future__ import annotations
 
@@ -37,6 +39,13 @@ class FixedSizeTokenDispatcher(MoEAllGatherTokenDispatcher):
         return cls(dispatcher.num_local_experts, dispatcher.local_expert_indices,
                    dispatcher.config, pg_collection=groups)
 
+    @property
+    def routed_share(self) -> float:
+        """The mean share of the capacity that routing fills: a token's top-k choices fall on
+        this rank's experts top-k x local / all experts times, of min(top-k, local) rows."""
+        topk, local = self.router_topk, self.num_local_experts
+        return topk * local / (self.config.num_moe_experts * min(topk, local))
+
     def dispatch_postprocess(self, hidden_states, probs):
         self.hidden_shape_before_permute = hidden_states.shape
         first, last = self.local_expert_indices[0], self.local_expert_indices[-1] + 1
@@ -61,15 +70,20 @@ def exchanges_tokens(layer: MoELayer) -> bool:
 @contextlib.contextmanager
 def fixed_size_exchange(model: torch.nn.Module):
     """Forwards of `model` inside exchange MoE tokens with FixedSizeTokenDispatcher in every
-    layer whose tokens cross ranks."""
+    layer whose tokens cross ranks, and tell experts that take it (QuantizedGroupedExperts)
+    the share of their rows that routing fills."""
     layers = [m for m in model.modules() if isinstance(m, MoELayer) and exchanges_tokens(m)]
-    own = [m.token_dispatcher for m in layers]
-    for layer, dispatcher in zip(layers, own):
+    own = [(m.token_dispatcher, getattr(m.experts, "routed_share", None)) for m in layers]
+    for layer, (dispatcher, share) in zip(layers, own):
         if getattr(layer, "fixed_size_dispatcher", None) is None:
             layer.fixed_size_dispatcher = FixedSizeTokenDispatcher.like(dispatcher)
         layer.token_dispatcher = layer.fixed_size_dispatcher
+        if share is not None:
+            layer.experts.routed_share = layer.fixed_size_dispatcher.routed_share
     try:
         yield
     finally:
-        for layer, dispatcher in zip(layers, own):
+        for layer, (dispatcher, share) in zip(layers, own):
             layer.token_dispatcher = dispatcher
+            if share is not None:
+                layer.experts.routed_share = share

@@ -19,8 +19,9 @@ GroupedOp = Callable[[torch.Tensor, QuantizedWeight, torch.Tensor], torch.Tensor
 QuantizeOp = Callable[..., QuantizedWeight]  # (weight, scheme, name) -> QuantizedWeight
 # (grad_out, x, qweight, tokens_per_expert) -> (grad_x, grad_w [E, out, in]) of the grouped STE
 GroupedBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
-# (x, fc1 qweight [E, 2F, in], fc2 qweight [E, out, F], tokens_per_expert, probs [T])
-# -> fc2(silu(gate) * up * probs) [T, out]
+# (x, fc1 qweight [E, 2F, in], fc2 qweight [E, out, F], tokens_per_expert, probs [T],
+#  routed_rows=None) -> fc2(silu(gate) * up * probs) [T, out]; routed_rows: where x is padded
+# past the rows routing is expected to fill, the kernels choose their tiles for those
 SwigluExpertsOp = Callable[..., torch.Tensor]
 # tokens [T, hidden] -> the scheme's quantized tokens in one tensor the dispatcher can move
 DispatchQuantizer = Callable[[torch.Tensor], torch.Tensor]
@@ -105,20 +106,23 @@ def gated_activation(h: torch.Tensor, probs: torch.Tensor, activation=F.silu) ->
 
 
 def composed_swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: QuantizedWeight,
-                            tokens_per_expert: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
+                            tokens_per_expert: torch.Tensor, probs: torch.Tensor,
+                            routed_rows: int = None) -> torch.Tensor:
     """The experts' MLP from the grouped op and gated_activation: what every fused version
-    reproduces."""
+    reproduces. The grouped ops take no tile hint, so routed_rows changes nothing here."""
     h = gated_activation(grouped_linear(x, fc1, tokens_per_expert), probs)
     return grouped_linear(h, fc2, tokens_per_expert)
 
 
 def swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: QuantizedWeight,
-                   tokens_per_expert: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
+                   tokens_per_expert: torch.Tensor, probs: torch.Tensor,
+                   routed_rows: int = None) -> torch.Tensor:
     """SwiGLU experts with router probs (fc1 = [gate; up]) for forwards without autograd
     (rollout, old logprobs), fused where a kernel is registered: the learner's forward keeps
-    fc1's output for its backward and calls the grouped op per projection."""
+    fc1's output for its backward and calls the grouped op per projection. routed_rows: see
+    SwigluExpertsOp."""
     op = _SWIGLU_EXPERTS.get(_key(type(fc1.scheme), x.device.type), composed_swiglu_experts)
-    return op(x, fc1, fc2, tokens_per_expert, probs)
+    return op(x, fc1, fc2, tokens_per_expert, probs, routed_rows=routed_rows)
 
 
 def registered_ops() -> dict:

@@ -59,7 +59,7 @@ def test_registered_op_fuses_only_up_to_its_batch_limit(device, monkeypatch):
     want = gated_activation(w4a16_grouped_linear(x, qweight, tokens), probs)
     fused = []
     monkeypatch.setattr(w4a16_gemm, "w4a16_grouped_swiglu",
-                        lambda *a: fused.append(a) or w4a16_grouped_swiglu(*a))
+                        lambda *a, **kw: fused.append(a) or w4a16_grouped_swiglu(*a, **kw))
     _assert_same(w4a16_grouped_swiglu_op(x, qweight, tokens, probs), want, device)
     assert len(fused) == 1  # 8 rows <= 3 experts x the limit
     monkeypatch.setattr(w4a16_gemm, "FUSED_SWIGLU_ROWS_PER_EXPERT", 2)

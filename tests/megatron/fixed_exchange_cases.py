@@ -1,9 +1,12 @@
 """Workers of the fixed-size exchange tests (spawned processes import them by name)."""
+import contextlib
+
 import torch
 from megatron.core import parallel_state as ps
 
 from megatron_qarl.compat.cpu_testing import init_parallel
 from megatron_qarl.layers.fixed_size_dispatch import fixed_size_exchange
+from megatron_qarl.quant import get_scheme, ops
 from megatron_qarl.rollout.base import SamplingParams
 from megatron_qarl.rollout.embedded import EmbeddedEngine
 from megatron_qarl.rollout.embedded.decode_graph import CachedForward
@@ -31,7 +34,8 @@ SPLIT_SCHEME = "w4a16-g64"  # expert TP=2 splits the tiny experts' 128 columns o
 
 def exchange_losses(rank, world_size, layouts):
     """Per layout: this rank's no-grad loss through Megatron's all-to-all and through the
-    fixed-size exchange, and how many rows the experts saw in each."""
+    fixed-size exchange; how many rows the first MoE layer's experts saw in each, how many were
+    routed, and their routed_share; and the routed_rows each layer gave the experts op."""
     tokens, positions = batch(seed=3, batch_size=2)
     _, state = _reference_state(SPLIT_SCHEME)
     results = {}
@@ -40,18 +44,33 @@ def exchange_losses(rank, world_size, layouts):
         dp = ps.get_data_parallel_world_size()
         rows = slice(None) if dp == 1 else slice(ps.get_data_parallel_rank(),
                                                  ps.get_data_parallel_rank() + 1)
-        seen = []
+        seen, hints = [], []
         experts = next(m for m in model.modules() if type(m).__name__ == "MoELayer").experts
-        hook = experts.register_forward_hook(lambda _m, args, _out: seen.append(
-            (args[0].shape[0], int(args[1].sum()))))
-        with torch.no_grad():
+        hook = experts.register_forward_hook(lambda m, args, _out: seen.append(
+            (args[0].shape[0], int(args[1].sum()), m.routed_share)))
+        with torch.no_grad(), _recording_routed_rows(hints):
             plain = loss_of(model, tokens[rows], positions[rows]).item()
             with fixed_size_exchange(model):
                 fixed = loss_of(model, tokens[rows], positions[rows]).item()
             again = loss_of(model, tokens[rows], positions[rows]).item()  # dispatchers restored
         hook.remove()
-        results[layout] = (plain, fixed, again, seen)
+        results[layout] = (plain, fixed, again, seen, hints)
     return results
+
+
+@contextlib.contextmanager
+def _recording_routed_rows(hints):
+    """The experts op of SPLIT_SCHEME on CPU, appending the routed_rows each call is given."""
+    def recorder(*args, routed_rows):
+        hints.append(routed_rows)
+        return ops.composed_swiglu_experts(*args, routed_rows=routed_rows)
+
+    key = (type(get_scheme(SPLIT_SCHEME)).__name__, "cpu")
+    ops._SWIGLU_EXPERTS[key] = recorder
+    try:
+        yield
+    finally:
+        del ops._SWIGLU_EXPERTS[key]
 
 
 PROMPTS = {0: [[5, 9, 11], [7, 3, 3, 8, 20, 4, 4], [6, 1, 2, 2, 9]],  # rank: its prompts

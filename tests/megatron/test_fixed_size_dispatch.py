@@ -27,15 +27,24 @@ def test_padded_permutation_puts_megatrons_rows_first():
 def test_fixed_size_exchange_gives_the_all_to_all_outputs():
     layouts = ["ep2", "tp2", "tp2-ep2-etp1"]  # the last: the 8-GPU layout's pattern
     for rank, results in enumerate(run_distributed(exchange_losses, 2, layouts)):
-        for layout, (plain, fixed, again, seen) in results.items():
+        for layout, (plain, fixed, again, seen, hints) in results.items():
             assert abs(fixed - plain) <= 1e-5 * abs(plain), (rank, layout)
             assert again == plain, (rank, layout)
-            (a2a_rows, a2a_routed), (fixed_rows, fixed_routed), _ = seen
+            (a2a_rows, a2a_routed, a2a_share), fixed_seen, (_, _, again_share) = seen
             assert a2a_rows == a2a_routed  # the all-to-all hands over routed rows only
+            assert a2a_share == again_share == 1  # the experts' share restored
             # the gathered tokens of both ranks, padded to every top-k choice being local;
             # under TP alone every expert is local, so every choice is
+            fixed_rows, fixed_routed, share = fixed_seen
             padded = fixed_routed < fixed_rows
             assert padded == (layout != "tp2"), (rank, layout, fixed_rows, fixed_routed)
+            # the tiny model: top-2 of 4 experts, 2 of them local under EP2: half the capacity;
+            # every layer's experts op is told so inside the exchange only
+            assert share == (1.0 if layout == "tp2" else 0.5), (rank, layout)
+            layers = len(hints) // 3
+            assert layers >= 1 and len(hints) == 3 * layers
+            hint = None if layout == "tp2" else fixed_rows // 2
+            assert hints == [None] * layers + [hint] * layers + [None] * layers, (rank, layout)
 
 
 def test_lockstep_decoding_under_expert_parallelism():

@@ -22,9 +22,10 @@ def test_no_grad_forward_runs_the_fused_experts(scheme, single_process, monkeypa
     name, grouped, experts = KERNELS[scheme]
     calls = []
 
-    def counting(x, fc1, fc2, tokens_per_expert, probs):
+    def counting(x, fc1, fc2, tokens_per_expert, probs, routed_rows):
+        assert routed_rows is None  # the all-to-all hands over routed rows only: no padding
         calls.append(x.shape[0])
-        return experts(x, fc1, fc2, tokens_per_expert, probs)
+        return experts(x, fc1, fc2, tokens_per_expert, probs, routed_rows)
 
     # the CUDA registration, on CPU (the kernels run under Triton's interpreter)
     monkeypatch.setitem(ops._GROUPED, (name, "cpu"), grouped)

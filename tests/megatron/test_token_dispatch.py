@@ -24,9 +24,9 @@ def test_tokens_are_quantized_once_before_dispatch(single_process, monkeypatch):
         quantized.append(tokens.shape[0])
         return fp8_quantize_packed_rows(tokens)
 
-    def experts(x, *args):
+    def experts(x, *args, **kwargs):
         seen.append(x.dtype)
-        return fp8_swiglu_experts(x, *args)
+        return fp8_swiglu_experts(x, *args, **kwargs)
 
     monkeypatch.setitem(ops._SWIGLU_EXPERTS, KEY, experts)
     model = build_tiny("fp8-block", targets="experts", params_dtype=torch.bfloat16)

@@ -1,0 +1,88 @@
+"""Grouped kernels fed rows padded past the counts (a fixed-size token exchange's capacity)
+with routed_rows, the rows routing is expected to fill: they choose their tiles for those rows,
+the padding changes no routed row, and a routing that fills more rows than expected stays
+exact (the grid covers x)."""
+import pytest
+import torch
+
+from megatron_qarl.quant import get_scheme
+from qarl_kernels import fp8_gemm, w4a16_gemm
+from qarl_kernels.fp8_quantize import fp8_block_quantize
+from qarl_kernels.w4a16_gemm import w4a16_grouped_matmul, w4a16_swiglu_experts
+
+COUNTS = [3, 0, 6, 1]  # 10 routed rows
+CAPACITY = 40  # e.g. 20 gathered tokens x top-2
+
+
+def _padded(k, device, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(CAPACITY, k, generator=g).bfloat16().to(device)
+    probs = torch.rand(CAPACITY, generator=g).to(device)
+    return x, probs
+
+
+def _spy(monkeypatch, module, name, seen):
+    rule = getattr(module, name)
+
+    def spying(rows, *args):
+        seen.append(rows)
+        return rule(rows, *args)
+    monkeypatch.setattr(module, name, spying)
+
+
+def _w4a16_experts(device):
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16-g32")
+    fc1 = scheme.quantize_weight(torch.randn(4, 2 * 64, 64, device=device))
+    fc2 = scheme.quantize_weight(torch.randn(4, 64, 64, device=device))
+    return fc1, fc2
+
+
+def test_w4a16_tiles_for_the_routed_rows(device, monkeypatch):
+    fc1, fc2 = _w4a16_experts(device)
+    tokens = torch.tensor(COUNTS)
+    x, probs = _padded(64, device)
+    routed = sum(COUNTS)
+    exact = w4a16_swiglu_experts(x[:routed], fc1, fc2, tokens, probs[:routed])
+    seen = []
+    _spy(monkeypatch, w4a16_gemm, "default_config", seen)
+    padded = w4a16_swiglu_experts(x, fc1, fc2, tokens, probs, routed_rows=routed)
+    assert seen and set(seen) == {routed}  # fc1 + SwiGLU's and fc2's tiles
+    assert padded.shape[0] == CAPACITY
+    assert torch.equal(padded[:routed], exact)  # the same tiles: the same bits
+
+
+@pytest.mark.parametrize("routed_rows", [4, 10, CAPACITY])
+def test_w4a16_more_routed_rows_than_expected(routed_rows, device, assert_gemm_close):
+    """Every row of x routed (the most a skewed routing can fill) under any estimate: at 4,
+    the 16-row tiles of 4 rows need 6 row tiles, 2 more than 4 rows could."""
+    fc1, _ = _w4a16_experts(device)
+    tokens = torch.tensor([17, 17, 3, 3])
+    x, _ = _padded(64, device, seed=1)
+    got = w4a16_grouped_matmul(x, fc1, tokens, routed_rows=routed_rows)
+    assert_gemm_close(got, fc1.scheme.reference_grouped_matmul(x, fc1, tokens))
+
+
+def test_fp8_tiles_for_the_routed_rows(device, monkeypatch, assert_gemm_close):
+    scheme = get_scheme("fp8-block")
+    torch.manual_seed(0)
+    fc1 = fp8_block_quantize(torch.randn(4, 2 * 128, 128, device=device), scheme)
+    fc2 = fp8_block_quantize(torch.randn(4, 128, 128, device=device), scheme)
+    tokens = torch.tensor(COUNTS)
+    x, probs = _padded(128, device)
+    routed = sum(COUNTS)
+    exact = fp8_gemm.fp8_swiglu_experts(x[:routed], fc1, fc2, tokens, probs[:routed])
+    seen = []
+    monkeypatch.setattr(fp8_gemm, "_tiles", lambda per_expert, k, rule=fp8_gemm._tiles:
+                        seen.append(per_expert) or rule(per_expert, k))
+    padded = fp8_gemm.fp8_swiglu_experts(x, fc1, fc2, tokens, probs, routed_rows=routed)
+    assert seen == [routed // 4] * 2
+    assert torch.equal(padded[:routed], exact)
+
+
+@pytest.mark.parametrize("bad", [0, CAPACITY + 1, 2.5, True])
+def test_bad_routed_rows_is_named(bad, device):
+    fc1, _ = _w4a16_experts(device)
+    x, _ = _padded(64, device)
+    with pytest.raises(ValueError, match="routed_rows="):
+        w4a16_grouped_matmul(x, fc1, torch.tensor(COUNTS), routed_rows=bad)

@@ -50,3 +50,14 @@ def program_tile(counts_ptr, num_experts, total_rows, N,
     offs_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     return expert, rows, rows < row_end, offs_n, offs_n < N, row_start < row_end
 
+
+
+@triton.jit
+def routed_row_end(counts_ptr, num_experts, rows, E_PAD: tl.constexpr, ROUTED: tl.constexpr):
+    """The end of the rows elementwise kernels compute: `rows`, or with ROUTED the routed rows
+    (the counts' sum) where a fixed-size exchange padded the batch past them."""
+    if ROUTED:
+        idx = tl.arange(0, E_PAD)
+        counts = tl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
+        rows = tl.minimum(rows, tl.sum(counts.to(tl.int32), 0))
+    return rows

@@ -131,10 +131,12 @@ def fp8_block_grouped_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight,
 
 def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
                              tiles=None, routed_rows: int = None) -> torch.Tensor:
-    """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out]."""
+    """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out].
+    routed_rows: as fp8_block_grouped_matmul's; the quantizer then skips the padding too."""
     check_activation(x, qweight.in_features)
-    return fp8_block_grouped_matmul(*fp8_quantize_activation(x), qweight, tokens_per_expert,
-                                    tiles, routed_rows)
+    padded = None if routed_rows is None else tokens_per_expert  # quantize the routed rows
+    return fp8_block_grouped_matmul(*fp8_quantize_activation(x, counts=padded), qweight,
+                                    tokens_per_expert, tiles, routed_rows)
 
 
 def fp8_block_grouped_packed(packed: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
@@ -149,13 +151,15 @@ def fp8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tenso
                        probs: torch.Tensor, routed_rows: int = None) -> torch.Tensor:
     """The op registered for the experts' no-grad forward: fc1 (on bf16 tokens, or on uint8
     rows the dispatcher moved quantized), then the SwiGLU writing fc2's FP8 input directly
-    (fp8_quantize_swiglu), then fc2; tiles for routed_rows where x is padded past them."""
+    (fp8_quantize_swiglu), then fc2. Where x is padded past routed_rows the tiles are chosen
+    for those, and the quantizers skip the rows past the counts."""
     if x.dtype == torch.uint8:
         h = fp8_block_grouped_packed(x, fc1, tokens_per_expert, routed_rows)
     else:
         h = fp8_block_grouped_linear(x, fc1, tokens_per_expert, routed_rows=routed_rows)
-    return fp8_block_grouped_matmul(*fp8_quantize_swiglu(h, probs), fc2, tokens_per_expert,
-                                    routed_rows=routed_rows)
+    padded = None if routed_rows is None else tokens_per_expert  # quantize the routed rows
+    return fp8_block_grouped_matmul(*fp8_quantize_swiglu(h, probs, counts=padded), fc2,
+                                    tokens_per_expert, routed_rows=routed_rows)
 
 
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:

@@ -14,6 +14,8 @@ from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX,
                                           packed_row_bytes, unpack_activation_rows)
 
+from .checks import counts_on
+from .expert_tiles import routed_row_end
 from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu, to_e4m3
 
 _EPS = tl.constexpr(AMAX_EPS)
@@ -58,10 +60,14 @@ def _store_activation_block(q_ptr, s_ptr, x, offs_r, offs_k, kb, rows_out, K, st
 
 
 @triton.jit
-def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, rows, rows_out, K, stride_xm, stride_qm,
-                           stride_sm, stride_sk,
-                           BLOCK_R: tl.constexpr, BLOCK: tl.constexpr):
+def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, rows_out, K,
+                           stride_xm, stride_qm, stride_sm, stride_sk,
+                           BLOCK_R: tl.constexpr, BLOCK: tl.constexpr, E_PAD: tl.constexpr,
+                           ROUTED: tl.constexpr):
+    """ROUTED: rows past the counts' sum are padding the grouped GEMM skips: left unwritten."""
     pid_r, kb = tl.program_id(0), tl.program_id(1)
+    rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD, ROUTED)
+    rows_out = routed_row_end(counts_ptr, num_experts, rows_out, E_PAD, ROUTED)
     offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_k = kb * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs_r[:, None].to(tl.int64) * stride_xm + offs_k[None, :],
@@ -71,11 +77,14 @@ def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, rows, rows_out, K, stride_xm, st
 
 
 @triton.jit
-def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, rows, F, stride_hm, stride_sm, stride_sk,
-                       HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK: tl.constexpr,
+def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, F, stride_hm,
+                       stride_sm, stride_sk, HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr,
+                       BLOCK: tl.constexpr, E_PAD: tl.constexpr, ROUTED: tl.constexpr,
                        SOFTWARE: tl.constexpr):
-    """h = [gate | up] [rows, 2F] -> the FP8 codes and scales of silu(gate) * up [* prob]."""
+    """h = [gate | up] [rows, 2F] -> the FP8 codes and scales of silu(gate) * up [* prob];
+    ROUTED: only the rows up to the counts' sum (the rest is padding, left unwritten)."""
     pid_r, kb = tl.program_id(0), tl.program_id(1)
+    rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD, ROUTED)
     offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_k = kb * BLOCK + tl.arange(0, BLOCK)
     mask = (offs_r[:, None] < rows) & (offs_k[None, :] < F)
@@ -108,13 +117,24 @@ def fp8_block_quantize(weight: torch.Tensor, scheme, name: str = "weight",
     return QuantizedWeight(q, scale, tuple(weight.shape), scheme)
 
 
+def _routed(counts: torch.Tensor, x: torch.Tensor) -> dict:
+    """The kernels' arguments for counts (rows past their sum left unwritten), or for none
+    (x stands in for the unread pointer)."""
+    if counts is None:
+        return dict(counts_ptr=x, num_experts=0, E_PAD=1, ROUTED=False)
+    return dict(counts_ptr=counts_on(x.device, counts), num_experts=counts.numel(),
+                E_PAD=triton.next_power_of_2(counts.numel()), ROUTED=True)
+
+
 def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to: int = 1,
-                            block_rows: int = 16):
+                            block_rows: int = 16, counts: torch.Tensor = None):
     """x [M, K] -> (e4m3 [M', K], fp32 scales [M', KB'] as a token-major view).
 
     M' = M rounded up to pad_rows_to (extra rows are zeros), KB' = ceil(K/128) rounded up to
     pad_blocks_to (extra scale columns are zeros); rows < M equal
-    megatron_qarl.quant.fp8_block.quantize_activation bit for bit.
+    megatron_qarl.quant.fp8_block.quantize_activation bit for bit. counts: a grouped GEMM's
+    tokens per expert where x is padded past their sum (a fixed-size exchange): the rows past
+    it are left unwritten, since the GEMM skips them.
     """
     if x.dim() != 2:
         raise ValueError(f"x: shape {tuple(x.shape)}; flatten the activations to [tokens, in]")
@@ -129,8 +149,9 @@ def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to
         x = x if x.stride(-1) == 1 else x.contiguous()
         grid = (triton.cdiv(rows_out, block_rows), kb)
         _fp8_activation_kernel[grid](
-            x, q, scale_t, rows, rows_out, k, x.stride(0), k, scale_t.stride(1),
-            scale_t.stride(0), BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=4)
+            x, q, scale_t, rows=rows, rows_out=rows_out, K=k, stride_xm=x.stride(0),
+            stride_qm=k, stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
+            BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=4, **_routed(counts, x))
     return q, scale_t.t()
 
 
@@ -146,16 +167,20 @@ def fp8_quantize_packed_rows(x: torch.Tensor, block_rows: int = 16) -> torch.Ten
     if rows and k:
         x = x if x.stride(-1) == 1 else x.contiguous()
         _fp8_activation_kernel[(triton.cdiv(rows, block_rows), triton.cdiv(k, BLOCK))](
-            x, packed.view(FP8_DTYPE), scale, rows, rows, k, x.stride(0), packed.stride(0),
-            scale.stride(0), scale.stride(1), BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=4)
+            x, packed.view(FP8_DTYPE), scale, rows=rows, rows_out=rows, K=k,
+            stride_xm=x.stride(0), stride_qm=packed.stride(0), stride_sm=scale.stride(0),
+            stride_sk=scale.stride(1), BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=4,
+            **_routed(None, x))
     return packed
 
 
-def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows: int = 16):
+def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows: int = 16,
+                        counts: torch.Tensor = None):
     """MoE experts' activation straight to fc2's FP8 input: h = [gate | up] [T, 2F] bf16
     (fc1's output), probs [T] -> (e4m3 [T, F], fp32 scales [T, ceil(F/128)] token-major),
     bit for bit fp8_quantize_activation(quant.ops.gated_activation(h, probs)) on the GPU. One
-    pass instead of torch's silu, two products, the cast and the quantizer's re-read."""
+    pass instead of torch's silu, two products, the cast and the quantizer's re-read. counts:
+    as fp8_quantize_activation's (rows past their sum left unwritten)."""
     if h.dim() != 2 or h.shape[1] % 2:
         raise ValueError(f"h: shape {tuple(h.shape)}; the experts' fc1 output [tokens, 2 * ffn] "
                          f"= [gate | up] is expected")
@@ -172,7 +197,8 @@ def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows:
     if rows and ffn:
         h = h if h.stride(-1) == 1 else h.contiguous()
         _fp8_swiglu_kernel[(triton.cdiv(rows, block_rows), kb)](
-            h, h if probs is None else probs.contiguous(), q, scale_t, rows, ffn, h.stride(0),
-            scale_t.stride(1), scale_t.stride(0), HAS_PROBS=probs is not None,
-            BLOCK_R=block_rows, BLOCK=BLOCK, SOFTWARE=INTERPRETED, num_warps=4)
+            h, h if probs is None else probs.contiguous(), q, scale_t, rows=rows, F=ffn,
+            stride_hm=h.stride(0), stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
+            HAS_PROBS=probs is not None, BLOCK_R=block_rows, BLOCK=BLOCK,
+            SOFTWARE=INTERPRETED, num_warps=4, **_routed(counts, h))
     return q, scale_t.t()

@@ -7,7 +7,8 @@ import torch
 
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import fp8_gemm, w4a16_gemm
-from qarl_kernels.fp8_quantize import fp8_block_quantize
+from qarl_kernels.fp8_quantize import fp8_block_quantize, fp8_quantize_activation, \
+    fp8_quantize_swiglu
 from qarl_kernels.w4a16_gemm import w4a16_grouped_matmul, w4a16_swiglu_experts
 
 COUNTS = [3, 0, 6, 1]  # 10 routed rows
@@ -78,6 +79,19 @@ def test_fp8_tiles_for_the_routed_rows(device, monkeypatch, assert_gemm_close):
     padded = fp8_gemm.fp8_swiglu_experts(x, fc1, fc2, tokens, probs, routed_rows=routed)
     assert seen == [routed // 4] * 2
     assert torch.equal(padded[:routed], exact)
+
+
+def test_fp8_quantizers_of_padded_rows(device):
+    """With the counts, the quantizers write the routed rows as without them (and skip the
+    rest: the GEMM never reads it)."""
+    tokens = torch.tensor(COUNTS)
+    routed = sum(COUNTS)
+    x, probs = _padded(256, device)
+    for got, want in [(fp8_quantize_activation(x, counts=tokens), fp8_quantize_activation(x)),
+                      (fp8_quantize_swiglu(x, probs, counts=tokens),
+                       fp8_quantize_swiglu(x, probs))]:
+        assert torch.equal(got[0][:routed].view(torch.uint8), want[0][:routed].view(torch.uint8))
+        assert torch.equal(got[1][:routed], want[1][:routed])
 
 
 @pytest.mark.parametrize("bad", [0, CAPACITY + 1, 2.5, True])

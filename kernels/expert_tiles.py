@@ -12,6 +12,21 @@ def tile_bound(rows: int, num_experts: int, block_m: int) -> int:
     return min(num_experts, rows) + rows // block_m
 
 
+#: the rows a padded batch's grid is sized for, in multiples of the rows routing is expected
+#: to fill: a routing up to this much heavier than expected runs in one pass of the grid
+PADDED_GRID_SLACK = 2
+
+
+def row_tile_grid(rows: int, routed_rows: int, num_experts: int, block_m: int) -> tuple:
+    """(row tiles of the grid, whether its programs walk the row tiles). A grid of x's bound
+    where x holds routed rows only; where a fixed-size exchange padded x past routed_rows, the
+    bound of PADDED_GRID_SLACK x routed_rows and programs that walk on, since thousands of
+    programs finding no rows cost more than the GEMM (FP8 at EP8, 128 tokens a rank: 2x)."""
+    bound = tile_bound(rows, num_experts, block_m)
+    capped = tile_bound(min(rows, PADDED_GRID_SLACK * routed_rows), num_experts, block_m)
+    return (capped, True) if capped < bound else (bound, False)
+
+
 @triton.jit
 def expert_tile(counts_ptr, num_experts, total_rows, tile,
                 BLOCK_M: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr):
@@ -38,14 +53,22 @@ def expert_tile(counts_ptr, num_experts, total_rows, tile,
 
 
 @triton.jit
-def program_tile(counts_ptr, num_experts, total_rows, N,
+def row_tile_count(counts_ptr, num_experts, BLOCK_M: tl.constexpr, E_PAD: tl.constexpr):
+    """BLOCK_M row tiles of all experts: sum_e ceil(c_e / BLOCK_M)."""
+    idx = tl.arange(0, E_PAD)
+    counts = tl.load(counts_ptr + idx, mask=idx < num_experts, other=0).to(tl.int32)
+    return tl.sum((counts + BLOCK_M - 1) // BLOCK_M, 0)
+
+
+@triton.jit
+def program_tile(counts_ptr, num_experts, total_rows, N, tile,
                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, E_PAD: tl.constexpr,
                  DENSE: tl.constexpr):
-    """The grouped GEMMs' grid: axis 0 walks BLOCK_N weight rows, axis 1 BLOCK_M token rows.
-    Returns (expert, token rows, their mask, weight rows, their mask, whether any token row
-    is this program's)."""
+    """The grouped GEMMs' grid: axis 0 walks BLOCK_N weight rows, axis 1 BLOCK_M token rows
+    (`tile`: program_id(1), or each row tile a program walks to). Returns (expert, token
+    rows, their mask, weight rows, their mask, whether any token row is this program's)."""
     expert, row_start, row_end = expert_tile(
-        counts_ptr, num_experts, total_rows, tl.program_id(1), BLOCK_M, E_PAD, DENSE)
+        counts_ptr, num_experts, total_rows, tile, BLOCK_M, E_PAD, DENSE)
     rows = row_start + tl.arange(0, BLOCK_M)
     offs_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     return expert, rows, rows < row_end, offs_n, offs_n < N, row_start < row_end

@@ -15,7 +15,7 @@ import triton.language as tl
 from megatron_qarl.quant.fp8_block import BLOCK, unpack_activation_rows
 
 from .checks import check_activation, check_tokens_per_expert, counts_on, tile_rows
-from .expert_tiles import program_tile, tile_bound
+from .expert_tiles import program_tile, row_tile_count, row_tile_grid
 from .fp8_grouped_ws import applies as ws_applies, default_tiles as ws_tiles, \
     fp8_grouped_ws
 from .gluon_hopper import is_hopper
@@ -30,10 +30,32 @@ def _fp8_grouped_kernel(
     xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
     stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn,
     stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    E_PAD: tl.constexpr, DENSE: tl.constexpr, ROW_LOOP: tl.constexpr, SOFTWARE: tl.constexpr,
+):
+    """ROW_LOOP: as w4a16_gemm's kernel (programs walk the row tiles of a capped grid)."""
+    if ROW_LOOP:
+        tiles = row_tile_count(counts_ptr, num_experts, BLOCK_M, E_PAD)
+        for tile in range(tl.program_id(1), tiles, tl.num_programs(1)):
+            _fp8_tile(tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts,
+                      total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn,
+                      stride_wse, stride_wsn, stride_ym, BLOCK_M, BLOCK_N, BLOCK_K, E_PAD,
+                      DENSE, SOFTWARE)
+    else:
+        _fp8_tile(tl.program_id(1), xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr,
+                  num_experts, total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we,
+                  stride_wn, stride_wse, stride_wsn, stride_ym, BLOCK_M, BLOCK_N, BLOCK_K, E_PAD,
+                  DENSE, SOFTWARE)
+
+
+@triton.jit
+def _fp8_tile(
+    tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
+    stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn,
+    stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
-        counts_ptr, num_experts, total_rows, N, BLOCK_M, BLOCK_N, E_PAD, DENSE)
+        counts_ptr, num_experts, total_rows, N, tile, BLOCK_M, BLOCK_N, E_PAD, DENSE)
     offs_k = tl.arange(0, BLOCK_K)
     e = expert.to(tl.int64)
     k_blocks = tl.where(has_rows, tl.cdiv(K, BLOCK_K), 0)
@@ -77,7 +99,8 @@ def _fp8_grouped_kernel(
 
 
 def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_warps,
-            num_stages):
+            num_stages, routed_rows=None):
+    """routed_rows: the rows the grid is sized for (expert_tiles.row_tile_grid)."""
     wq, ws = qweight.data, qweight.scale
     if wq.dim() == 2:
         wq, ws = wq.unsqueeze(0), ws.unsqueeze(0)
@@ -86,14 +109,17 @@ def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_w
     y = torch.empty(rows, n, device=xq.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
-    tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
+    if dense:
+        tiles, row_loop = triton.cdiv(rows, block_m), False
+    else:
+        tiles, row_loop = row_tile_grid(rows, tile_rows(rows, routed_rows), num_experts, block_m)
     _fp8_grouped_kernel[(triton.cdiv(n, block_n), tiles)](
         xq, xs, wq, ws, y, counts, num_experts, rows, n, k,
         xq.stride(0), xs.stride(0), xs.stride(1), wq.stride(0), wq.stride(1),
         ws.stride(0), ws.stride(1), y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=BLOCK,
-        E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SOFTWARE=INTERPRETED,
-        num_warps=num_warps, num_stages=num_stages)
+        E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, ROW_LOOP=row_loop,
+        SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages)
     return y
 
 
@@ -126,7 +152,7 @@ def fp8_block_grouped_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight,
         xs = xs if xs.stride(0) == 1 else xs.t().contiguous().t()
         return fp8_grouped_ws(xq, xs, qweight, counts, ws_tiles(rows))
     tiles = tiles or _tiles(rows // max(1, num_experts), qweight.in_features)
-    return _launch(xq, xs, qweight, counts, num_experts, False, *tiles)
+    return _launch(xq, xs, qweight, counts, num_experts, False, *tiles, routed_rows=rows)
 
 
 def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,

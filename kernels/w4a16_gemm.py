@@ -40,7 +40,7 @@ from megatron_qarl.quant.ops import gated_activation
 
 from .checks import check_activation, check_tokens_per_expert, counts_on, scale_words_fit, \
     tile_rows
-from .expert_tiles import program_tile, tile_bound
+from .expert_tiles import program_tile, row_tile_count, row_tile_grid
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
 from .w4a16_gluon import GROUP as GLUON_GROUP, applies as gluon_applies, w4a16_grouped_gluon
@@ -94,13 +94,39 @@ def _w4a16_gemm_kernel(
     GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
     SCALE_PAIRS: tl.constexpr, SWIGLU: tl.constexpr, HAS_PROBS: tl.constexpr,
-    SOFTWARE: tl.constexpr,
+    ROW_LOOP: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """N: output columns; with SWIGLU the weight has 2N rows [gate; up] and each program
-    accumulates the gate and the up rows of its columns."""
+    accumulates the gate and the up rows of its columns. ROW_LOOP: the grid's row axis is
+    capped below the bound of x's rows (expert_tiles.row_tile_grid), so programs walk the row
+    tiles; else one row tile a program."""
+    if ROW_LOOP:
+        tiles = row_tile_count(counts_ptr, num_experts, BLOCK_M, E_PAD)
+        for tile in range(tl.program_id(1), tiles, tl.num_programs(1)):
+            _w4a16_tile(tile, x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr, num_experts,
+                        total_rows, N, K, stride_xm, stride_we, stride_wn, stride_se,
+                        stride_sn, stride_ym, GROUP, BLOCK_M, BLOCK_N, BLOCK_K, E_PAD, DENSE,
+                        SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU, HAS_PROBS, SOFTWARE)
+    else:
+        _w4a16_tile(tl.program_id(1), x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr,
+                    num_experts, total_rows, N, K, stride_xm, stride_we, stride_wn, stride_se,
+                    stride_sn, stride_ym, GROUP, BLOCK_M, BLOCK_N, BLOCK_K, E_PAD, DENSE,
+                    SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU, HAS_PROBS, SOFTWARE)
+
+
+@triton.jit
+def _w4a16_tile(
+    tile, x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr, num_experts, total_rows, N, K,
+    stride_xm, stride_we, stride_wn, stride_se, stride_sn, stride_ym,
+    GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
+    SCALE_PAIRS: tl.constexpr, SWIGLU: tl.constexpr, HAS_PROBS: tl.constexpr,
+    SOFTWARE: tl.constexpr,
+):
+    """One row tile of the program's columns and K slice."""
     pid_k = tl.program_id(2)
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
-        counts_ptr, num_experts, total_rows, N, BLOCK_M, BLOCK_N, E_PAD, DENSE)
+        counts_ptr, num_experts, total_rows, N, tile, BLOCK_M, BLOCK_N, E_PAD, DENSE)
 
     steps = tl.cdiv(K, BLOCK_K)
     per_split = tl.cdiv(steps, SPLIT_K)
@@ -194,7 +220,8 @@ def block_k_for(k: int, wanted: int) -> int:
 
 def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs=None,
             routed_rows=None):
-    """routed_rows: the rows the default tiles are chosen for (tile_rows); the grid covers x."""
+    """routed_rows: the rows the default tiles and the grid are sized for (tile_rows); rows
+    past them still run (expert_tiles.row_tile_grid)."""
     data, scale = qweight.data, qweight.scale
     group = qweight.scheme.group_size
     n, k = qweight.shape[-2], qweight.shape[-1]
@@ -211,7 +238,11 @@ def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs
     y = alloc(rows, n_out, device=x2.device, dtype=out_dtype)
     if rows == 0:
         return y.to(x2.dtype)
-    tiles = triton.cdiv(rows, cfg.block_m) if dense else tile_bound(rows, num_experts, cfg.block_m)
+    if dense:
+        tiles, row_loop = triton.cdiv(rows, cfg.block_m), False
+    else:
+        tiles, row_loop = row_tile_grid(rows, tile_rows(rows, routed_rows), num_experts,
+                                        cfg.block_m)
     grid = (triton.cdiv(n_out, cfg.block_n), tiles, cfg.split_k)
     block_k = block_k_for(k, cfg.block_k)
     even_k = k % block_k == 0
@@ -225,7 +256,8 @@ def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs
         GROUP=group, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=block_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SPLIT_K=cfg.split_k,
         EVEN_K=even_k, SCALE_PAIRS=pairs, SWIGLU=swiglu, HAS_PROBS=probs is not None,
-        SOFTWARE=INTERPRETED, num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+        ROW_LOOP=row_loop, SOFTWARE=INTERPRETED, num_warps=cfg.num_warps,
+        num_stages=cfg.num_stages,
     )
     return y.to(x2.dtype)
 

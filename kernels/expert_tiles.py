@@ -76,11 +76,9 @@ def program_tile(counts_ptr, num_experts, total_rows, N, tile,
 
 
 @triton.jit
-def routed_row_end(counts_ptr, num_experts, rows, E_PAD: tl.constexpr, ROUTED: tl.constexpr):
-    """The end of the rows elementwise kernels compute: `rows`, or with ROUTED the routed rows
-    (the counts' sum) where a fixed-size exchange padded the batch past them."""
-    if ROUTED:
-        idx = tl.arange(0, E_PAD)
-        counts = tl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
-        rows = tl.minimum(rows, tl.sum(counts.to(tl.int32), 0))
-    return rows
+def routed_row_end(counts_ptr, num_experts, rows, E_PAD: tl.constexpr):
+    """The end of the routed rows (the counts' sum, at most `rows`) where a fixed-size exchange
+    padded a batch past them: elementwise kernels skip the rest."""
+    idx = tl.arange(0, E_PAD)
+    counts = tl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
+    return tl.minimum(rows, tl.sum(counts.to(tl.int32), 0))

@@ -66,8 +66,11 @@ def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, r
                            ROUTED: tl.constexpr):
     """ROUTED: rows past the counts' sum are padding the grouped GEMM skips: left unwritten."""
     pid_r, kb = tl.program_id(0), tl.program_id(1)
-    rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD, ROUTED)
-    rows_out = routed_row_end(counts_ptr, num_experts, rows_out, E_PAD, ROUTED)
+    if ROUTED:
+        rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
+        rows_out = rows
+        if pid_r * BLOCK_R >= rows:  # a block of padding: masked, it cost the whole pass
+            return
     offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_k = kb * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs_r[:, None].to(tl.int64) * stride_xm + offs_k[None, :],
@@ -84,7 +87,10 @@ def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows
     """h = [gate | up] [rows, 2F] -> the FP8 codes and scales of silu(gate) * up [* prob];
     ROUTED: only the rows up to the counts' sum (the rest is padding, left unwritten)."""
     pid_r, kb = tl.program_id(0), tl.program_id(1)
-    rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD, ROUTED)
+    if ROUTED:
+        rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
+        if pid_r * BLOCK_R >= rows:
+            return
     offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_k = kb * BLOCK + tl.arange(0, BLOCK)
     mask = (offs_r[:, None] < rows) & (offs_k[None, :] < F)

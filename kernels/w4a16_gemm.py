@@ -563,17 +563,35 @@ def gluon_pdl(rows: int) -> bool:
     return rows <= GLUON_PDL_MAX_ROWS
 
 
-def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False) -> dict:
+def gluon_walk(shape: tuple, tiles: tuple, x_rows: int, swiglu: bool = False):
+    """The grid cap (max_programs) of a Gluon call whose x a fixed-size exchange padded past
+    shape's rows (routing's expected rows), or None for one tile a program over x's bound.
+    W2 at EP8 (K < 2048) walks a grid capped at twice the expected rows' bound: 1.00-1.10x of
+    the call on exact rows, where the full bound's programs that find no rows cost 1.08-1.21x
+    (H100, session 28). W13 lost walking (1.15-1.41x): its one-tile grids need early words
+    and refills first, which persistent grids do without."""
+    rows, num_experts, n, k = shape
+    if tiles[4] or k >= 2048 or x_rows <= rows:
+        return None
+    row_tiles, walk = row_tile_grid(x_rows, rows, num_experts, tiles[0])
+    return triton.cdiv(n // 2 if swiglu else n, tiles[1]) * row_tiles if walk else None
+
+
+def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False, x_rows: int = None) -> dict:
     """The Gluon kernel's launch options besides its tiles for a grouped call of shape (rows,
-    experts, n, k): x by cp.async, tail, groups a stage, PDL, release, early words and refills
-    first, as this file's rules give them."""
+    experts, n, k): x by cp.async, tail, groups a stage, PDL, release, early words, refills
+    first and, for x of x_rows padded past those rows, the grid's cap, as this file's rules
+    give them."""
     rows, num_experts, _, k = shape
     tail, groups = gluon_tail(*shape, swiglu=swiglu), gluon_groups(*shape, swiglu=swiglu)
     release = gluon_release(rows, num_experts, tiles[4])
+    max_programs = gluon_walk(shape, tiles, x_rows or rows, swiglu)
+    walks = max_programs is not None
     return dict(swiglu=swiglu, x_async=gluon_x_async(*shape, swiglu=swiglu), tail=tail,
                 groups=groups, pdl=gluon_pdl(rows), release=release,
-                early_words=gluon_early_words(rows, num_experts, k, tiles, tail),
-                refill_first=gluon_refill_first(tiles, groups))
+                early_words=not walks and gluon_early_words(rows, num_experts, k, tiles, tail),
+                refill_first=not walks and gluon_refill_first(tiles, groups),
+                max_programs=max_programs)
 
 
 def _gluon_route(x: torch.Tensor, qweight, config, rows: int):
@@ -617,7 +635,8 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     tiles = _gluon_route(x, qweight, config, rows)
     if tiles:
         shape = (rows, num_experts, qweight.out_features, x.shape[1])
-        return w4a16_grouped_gluon(x, qweight, counts, *tiles, **gluon_launch(shape, tiles))
+        return w4a16_grouped_gluon(x, qweight, counts, *tiles,
+                                   **gluon_launch(shape, tiles, x_rows=x.shape[0]))
     return _launch(x, qweight, counts, num_experts, False, config, routed_rows=rows)
 
 
@@ -648,7 +667,8 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
         shape = (rows, num_experts, qweight.out_features, x.shape[1])
         tiles = gluon_swiglu_tiles(*shape)
         return w4a16_grouped_gluon(x, qweight, counts, *tiles, probs=probs,
-                                   **gluon_launch(shape, tiles, swiglu=True))
+                                   **gluon_launch(shape, tiles, swiglu=True,
+                                                  x_rows=x.shape[0]))
     return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs,
                    routed_rows=rows)
 

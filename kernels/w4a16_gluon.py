@@ -572,7 +572,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                         probs: torch.Tensor = None, x_async: bool = False,
                         pdl: bool = False, tail: int = 0, groups: int = 1,
                         release: bool = False, early_words: bool = False,
-                        refill_first: bool = False) -> torch.Tensor:
+                        refill_first: bool = False, max_programs: int = None) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
@@ -595,7 +595,9 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     wrong (w4a16_gemm.gluon_early_words): the kernel launched just before must not write
     qweight. refill_first: each K step refills the previous step's stage before it waits for
     its own, not after its first half (w4a16_gemm.gluon_refill_first; the same bits): stages
-    of 2 or 4 groups, one tile a program."""
+    of 2 or 4 groups, one tile a program. max_programs: a cap on the grid of one tile a
+    program, whose programs then walk the tiles as a persistent grid's (w4a16_gemm.gluon_walk:
+    x padded past the rows routing fills)."""
     data, scale = qweight.data, qweight.scale
     num_experts, n, words = data.shape
     n_out = n // 2 if swiglu else n
@@ -605,17 +607,20 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         return y
     if groups not in (1, 2, 4) or k % (GROUP * groups):
         raise ValueError(f"groups={groups}: 1, 2 or 4 scale groups per stage, dividing K={k}")
-    if refill_first and (groups == 1 or ctas_per_sm):
+    grid = triton.cdiv(n_out, block_n) * tile_bound(rows, num_experts, block_m)
+    if ctas_per_sm:
+        grid = min(grid, ctas_per_sm * sm_count(x.device))
+    persistent = bool(ctas_per_sm) or (max_programs is not None and max_programs < grid)
+    grid = min(grid, max_programs or grid)
+    if refill_first and (groups == 1 or persistent):
         raise ValueError(f"refill_first: stages of 2 or 4 groups (groups={groups}) and one "
-                         f"tile a program (ctas_per_sm={ctas_per_sm} must be None)")
+                         f"tile a program (ctas_per_sm={ctas_per_sm} must be None, and "
+                         f"max_programs={max_programs} not below the grid's bound)")
     w_desc = _weight_descriptor(qweight, block_n, groups)
     if tail and (x_async or tail not in (8, 16, 32, 64)):
         raise ValueError(f"tail={tail}: 8, 16, 32 or 64 token rows, with x by TMA (x_async off)")
     x_desc = x_descriptor(x, block_m, groups)
     xt_desc = x_descriptor(x, tail, groups) if tail else x_desc
-    grid = triton.cdiv(n_out, block_n) * tile_bound(rows, num_experts, block_m)
-    if ctas_per_sm:
-        grid = min(grid, ctas_per_sm * sm_count(x.device))
     words = scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
     acc, word_layout, operand = _layouts(block_n, block_m)
     _w4a16_gluon_kernel[(grid, )](
@@ -623,8 +628,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         num_experts, n_out, k, x.stride(0), words.stride(0), words.stride(1), y.stride(0), acc,
         _acc_layout(tail or block_m), word_layout, operand,
         E_PAD=triton.next_power_of_2(num_experts), STAGES=min(stages, k // (GROUP * groups) + 1),
-        SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=bool(ctas_per_sm),
-        X_ASYNC=x_async, TAIL=tail, RELEASE=release, EARLY_WORDS=early_words and not ctas_per_sm,
+        SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=persistent,
+        X_ASYNC=x_async, TAIL=tail, RELEASE=release, EARLY_WORDS=early_words and not persistent,
         REFILL_FIRST=refill_first, num_warps=4, launch_pdl=pdl,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y

@@ -22,9 +22,10 @@ from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
+from qarl_kernels.expert_tiles import tile_bound
 from qarl_kernels.w4a16_gemm import gluon_early_words, gluon_groups, gluon_launch, gluon_pdl, \
-    gluon_refill_first, gluon_release, gluon_swiglu_tiles, gluon_tail, gluon_tiles, gluon_x_async, \
-    w4a16_grouped_matmul
+    gluon_refill_first, gluon_release, gluon_swiglu_tiles, gluon_tail, gluon_tiles, gluon_walk, \
+    gluon_x_async, w4a16_grouped_matmul
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -410,6 +411,24 @@ def test_refill_first_rule():
     assert not gluon_refill_first((64, 64, 3, None, None), 1)
 
 
+def test_walk_rule():
+    """x padded past the expected rows (a fixed-size exchange): W2 at EP8 walks a grid capped at
+    the bound of twice those rows, with early words and refills first off; W13, and x with no
+    padding, keep one tile a program (session 28)."""
+    for tokens in (64, 256, 1024):  # gathered tokens of EP8: 8 x 8-128 a rank
+        s = (tokens, 16) + W2
+        tiles = gluon_tiles(*s)
+        want = 2048 // tiles[1] * tile_bound(2 * tokens, 16, tiles[0])
+        launch = gluon_launch(s, tiles, x_rows=8 * tokens)
+        assert gluon_walk(s, tiles, 8 * tokens) == launch["max_programs"] == want
+        assert not launch["early_words"] and not launch["refill_first"]
+        assert gluon_walk(s, tiles, tokens) is None  # no padding
+        w13 = (tokens, 16) + W13
+        assert gluon_walk(w13, gluon_tiles(*w13), 8 * tokens) is None
+        assert gluon_walk(w13, gluon_swiglu_tiles(*w13), 8 * tokens, swiglu=True) is None
+    assert gluon_launch((64, 16) + W2, gluon_tiles(64, 16, *W2))["max_programs"] is None
+
+
 def test_release_rule():
     # round 19: EP8 grids of a tile a program, from 32 rows to 64 per expert; not the other
     # persistent grids, not E128
@@ -516,6 +535,24 @@ def test_x_async_is_the_tma_bits(tiles, swiglu, counts):
     got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, x_async=a)
                  for a in (True, False))
     assert torch.equal(got, want)
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+@pytest.mark.parametrize("tiles,swiglu", [((16, 128, 3, None, None), False),
+                                          ((32, 64, 3, None, None), True)])
+def test_capped_grid_is_the_full_grids_bits(tiles, swiglu):
+    """max_programs below the grid's bound: programs walk on over the tiles (here more tiles
+    than programs) and give the one-tile-a-program grid's bits."""
+    torch.manual_seed(0)
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(6, 384, 768, device="cuda"))
+    counts = [0, 37, 0, 130, 1, 64]
+    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    x = torch.randn(4 * sum(counts), 768, device="cuda").bfloat16()  # padded past the counts
+    probs = torch.rand(x.shape[0], device="cuda") if swiglu else None
+    got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, probs=probs,
+                                        max_programs=cap) for cap in (5, None))
+    rows = sum(counts)
+    assert torch.equal(got[:rows], want[:rows])
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

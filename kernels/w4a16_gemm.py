@@ -409,7 +409,11 @@ def _swiglu_tile_shape(rows: int, num_experts: int, n: int, k: int) -> tuple:
         # 128-token tiles from 80 to 111 per expert, then 64-token ones, which no routing
         # pushes past a wave (round 13)
         return (128, 64, 2, None) if per_expert < 112 else (64, 64, 3, None)
-    if few_rows and 2 <= per_expert <= 4:  # TP2 M=32 and 64: 96 registers, two stages
+    # TP2 at M=32 and 64, and EP2's 64 experts at 2-4 rows an expert: 96 registers, two
+    # stages (EP2, session 28: 1.06-1.11x the E128 rules' tiles, uniform and skewed routing;
+    # from 5 rows the E128 rules' persistent tiles won, 1.04-1.15x)
+    ep2 = 64 <= num_experts < 128 and k >= 2048
+    if (few_rows or ep2) and 2 <= per_expert <= 4:
         return 8, 64, 2, 96
     block_m, _, stages, maxnreg = _gluon_tile_shape(rows, num_experts, n, k, capturing=True)
     return block_m, 64, 2 if block_m >= 128 else max(3, stages), maxnreg

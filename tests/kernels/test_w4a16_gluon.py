@@ -411,6 +411,16 @@ def test_refill_first_rule():
     assert not gluon_refill_first((64, 64, 3, None, None), 1)
 
 
+def test_ep2_swiglu_rule():
+    """EP2's 64 experts: the fused fc1 takes TP2's 96-register tiles at 2-4 rows an expert
+    (1.06-1.11x, session 28) and the E128 rules' tiles elsewhere."""
+    def tiles(tokens):
+        return gluon_swiglu_tiles(8 * tokens, 64, *W13)
+    assert [tiles(m) for m in (16, 24, 32)] == [(8, 64, 2, 96, None)] * 3
+    assert tiles(8) == (8, 64, 3, None, None)
+    assert tiles(64) == (16, 64, 2, None, 2)  # the persistent tiles of 5-12 rows an expert
+
+
 def test_walk_rule():
     """x padded past the expected rows (a fixed-size exchange): W2 at EP8 walks a grid capped at
     the bound of twice those rows, with early words and refills first off; W13, and x with no

@@ -174,7 +174,7 @@ def _w4a16_sweep(cases):
 def _gluon_sweep(cases):
     """The Gluon W4A16 kernel's tiles in CUDA graphs, against the Triton kernel's default tiles;
     the three best GEMM tiles again as persistent grids of 2-4 CTAs per SM; for fc1 (W13) also
-    the fused SwiGLU epilogue's (64-row gate and up halves). The three best of each again with
+    the fused SwiGLU epilogue's (64-row gate and up halves), its three best persistent too. The three best of each again with
     x by cp.async of the tiles' own rows ("xa": w4a16_gemm.gluon_x_async), with a tail of 16
     rows in an expert's last row tile ("t16": w4a16_gemm.gluon_tail), and with stages of 2 and 4
     scale groups in rings of 2 and 3 ("g2", "g4": w4a16_gemm.gluon_groups). Each launch as the op
@@ -227,6 +227,9 @@ def _gluon_sweep(cases):
             for st in (2, 3, 4) for reg in (None, 96, 128)
             if (reg is None or bm <= 32) and (st < 4 or bm <= 16))
             if label.startswith("W13") else []))
+        fused = sorted(fused + list(filter(None, (  # persistent grids (round 26: they won
+            timed(tiles[:4] + (per_sm, ), swiglu=True)  # at EP2 once with 4-group stages)
+            for _, _, tiles in fused[:3] for per_sm in (2, 3, 4)))))
         fused += filter(None, (timed(tiles, swiglu=True, x_async=x_async, tail=tail)
                                for _, _, tiles in fused[:3]
                                for x_async, tail in ((True, 0), (False, 16))))

@@ -74,7 +74,6 @@ def program_tile(counts_ptr, num_experts, total_rows, N, tile,
     return expert, rows, rows < row_end, offs_n, offs_n < N, row_start < row_end
 
 
-
 @triton.jit
 def routed_row_end(counts_ptr, num_experts, rows, E_PAD: tl.constexpr):
     """The end of the routed rows (the counts' sum, at most `rows`) where a fixed-size exchange

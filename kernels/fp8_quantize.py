@@ -69,7 +69,7 @@ def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, r
     if ROUTED:
         rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
         rows_out = rows
-        if pid_r * BLOCK_R >= rows:  # a block of padding: masked, it cost the whole pass
+        if pid_r * BLOCK_R >= rows:  # padding: masking it cost more than quantizing it
             return
     offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_k = kb * BLOCK + tl.arange(0, BLOCK)

@@ -9,7 +9,7 @@ from megatron_qarl.quant import get_scheme
 from qarl_kernels import fp8_gemm, w4a16_gemm
 from qarl_kernels.fp8_quantize import fp8_block_quantize, fp8_quantize_activation, \
     fp8_quantize_swiglu
-from qarl_kernels.w4a16_gemm import w4a16_grouped_matmul, w4a16_swiglu_experts
+from qarl_kernels.w4a16_gemm import W4A16Config, w4a16_grouped_matmul, w4a16_swiglu_experts
 
 COUNTS = [3, 0, 6, 1]  # 10 routed rows
 CAPACITY = 40  # e.g. 20 gathered tokens x top-2
@@ -54,13 +54,15 @@ def test_w4a16_tiles_for_the_routed_rows(device, monkeypatch):
 
 
 @pytest.mark.parametrize("routed_rows", [4, 10, CAPACITY])
-def test_w4a16_more_routed_rows_than_expected(routed_rows, device, assert_gemm_close):
+@pytest.mark.parametrize("config", [None, W4A16Config(16, 16, split_k=2)])
+def test_w4a16_more_routed_rows_than_expected(routed_rows, config, device, assert_gemm_close):
     """Every row of x routed (the most a skewed routing can fill) under any estimate: at 4,
-    the 16-row tiles of 4 rows need 6 row tiles, 2 more than 4 rows could."""
+    the 16-row tiles of 4 rows need 6 row tiles, 2 more than 4 rows could (with split K too,
+    whose slices add into the rows with atomics)."""
     fc1, _ = _w4a16_experts(device)
     tokens = torch.tensor([17, 17, 3, 3])
     x, _ = _padded(64, device, seed=1)
-    got = w4a16_grouped_matmul(x, fc1, tokens, routed_rows=routed_rows)
+    got = w4a16_grouped_matmul(x, fc1, tokens, config, routed_rows=routed_rows)
     assert_gemm_close(got, fc1.scheme.reference_grouped_matmul(x, fc1, tokens))
 
 

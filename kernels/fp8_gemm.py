@@ -160,9 +160,8 @@ def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.
     """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out].
     routed_rows: as fp8_block_grouped_matmul's; the quantizer then skips the padding too."""
     check_activation(x, qweight.in_features)
-    padded = None if routed_rows is None else tokens_per_expert  # quantize the routed rows
-    return fp8_block_grouped_matmul(*fp8_quantize_activation(x, counts=padded), qweight,
-                                    tokens_per_expert, tiles, routed_rows)
+    xq, xs = fp8_quantize_activation(x, **_routed_only(tokens_per_expert, routed_rows))
+    return fp8_block_grouped_matmul(xq, xs, qweight, tokens_per_expert, tiles, routed_rows)
 
 
 def fp8_block_grouped_packed(packed: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
@@ -183,9 +182,16 @@ def fp8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tenso
         h = fp8_block_grouped_packed(x, fc1, tokens_per_expert, routed_rows)
     else:
         h = fp8_block_grouped_linear(x, fc1, tokens_per_expert, routed_rows=routed_rows)
-    padded = None if routed_rows is None else tokens_per_expert  # quantize the routed rows
-    return fp8_block_grouped_matmul(*fp8_quantize_swiglu(h, probs, counts=padded), fc2,
-                                    tokens_per_expert, routed_rows=routed_rows)
+    return fp8_block_grouped_matmul(
+        *fp8_quantize_swiglu(h, probs, **_routed_only(tokens_per_expert, routed_rows)), fc2,
+        tokens_per_expert, routed_rows=routed_rows)
+
+
+def _routed_only(tokens_per_expert: torch.Tensor, routed_rows) -> dict:
+    """The quantizers' arguments: where x is padded past routed_rows, the routed rows only."""
+    if routed_rows is None:
+        return {}
+    return dict(counts=tokens_per_expert, routed_rows=routed_rows)
 
 
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:

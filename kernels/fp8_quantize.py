@@ -14,8 +14,8 @@ from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX,
                                           packed_row_bytes, unpack_activation_rows)
 
-from .checks import counts_on
-from .expert_tiles import routed_row_end
+from .checks import counts_on, tile_rows
+from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
 from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu, to_e4m3
 
 _EPS = tl.constexpr(AMAX_EPS)
@@ -60,18 +60,9 @@ def _store_activation_block(q_ptr, s_ptr, x, offs_r, offs_k, kb, rows_out, K, st
 
 
 @triton.jit
-def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, rows_out, K,
-                           stride_xm, stride_qm, stride_sm, stride_sk,
-                           BLOCK_R: tl.constexpr, BLOCK: tl.constexpr, E_PAD: tl.constexpr,
-                           ROUTED: tl.constexpr):
-    """ROUTED: rows past the counts' sum are padding the grouped GEMM skips: left unwritten."""
-    pid_r, kb = tl.program_id(0), tl.program_id(1)
-    if ROUTED:
-        rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
-        rows_out = rows
-        if pid_r * BLOCK_R >= rows:  # padding: masking it cost more than quantizing it
-            return
-    offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
+def _activation_rows(x_ptr, q_ptr, s_ptr, blk, kb, rows, rows_out, K, stride_xm, stride_qm,
+                     stride_sm, stride_sk, BLOCK_R: tl.constexpr, BLOCK: tl.constexpr):
+    offs_r = blk * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_k = kb * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs_r[:, None].to(tl.int64) * stride_xm + offs_k[None, :],
                 mask=(offs_r[:, None] < rows) & (offs_k[None, :] < K), other=0.0)
@@ -80,18 +71,29 @@ def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, r
 
 
 @triton.jit
-def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, F, stride_hm,
-                       stride_sm, stride_sk, HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr,
-                       BLOCK: tl.constexpr, E_PAD: tl.constexpr, ROUTED: tl.constexpr,
-                       SOFTWARE: tl.constexpr):
-    """h = [gate | up] [rows, 2F] -> the FP8 codes and scales of silu(gate) * up [* prob];
-    ROUTED: only the rows up to the counts' sum (the rest is padding, left unwritten)."""
+def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, rows_out, K,
+                           stride_xm, stride_qm, stride_sm, stride_sk,
+                           BLOCK_R: tl.constexpr, BLOCK: tl.constexpr, E_PAD: tl.constexpr,
+                           ROUTED: tl.constexpr):
+    """ROUTED: rows past the counts' sum are padding the grouped GEMM skips: left unwritten.
+    The row programs walk on over the routed row blocks (the grid may cover fewer, see
+    _row_programs): masking the padding instead cost more than quantizing it."""
     pid_r, kb = tl.program_id(0), tl.program_id(1)
     if ROUTED:
         rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
-        if pid_r * BLOCK_R >= rows:
-            return
-    offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
+        for blk in range(pid_r, tl.cdiv(rows, BLOCK_R), tl.num_programs(0)):
+            _activation_rows(x_ptr, q_ptr, s_ptr, blk, kb, rows, rows, K, stride_xm, stride_qm,
+                             stride_sm, stride_sk, BLOCK_R, BLOCK)
+    else:
+        _activation_rows(x_ptr, q_ptr, s_ptr, pid_r, kb, rows, rows_out, K, stride_xm,
+                         stride_qm, stride_sm, stride_sk, BLOCK_R, BLOCK)
+
+
+@triton.jit
+def _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, kb, rows, F, stride_hm, stride_sm, stride_sk,
+                 HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK: tl.constexpr,
+                 SOFTWARE: tl.constexpr):
+    offs_r = blk * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_k = kb * BLOCK + tl.arange(0, BLOCK)
     mask = (offs_r[:, None] < rows) & (offs_k[None, :] < F)
     gate_ptrs = h_ptr + offs_r[:, None].to(tl.int64) * stride_hm + offs_k[None, :]
@@ -103,6 +105,25 @@ def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows
     act = round_to_bf16(swiglu(gate, up, prob[:, None], HAS_PROBS, SOFTWARE), SOFTWARE)
     _store_activation_block(q_ptr, s_ptr, act, offs_r, offs_k, kb, rows, F, F, stride_sm,
                             stride_sk)
+
+
+@triton.jit
+def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, F, stride_hm,
+                       stride_sm, stride_sk, HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr,
+                       BLOCK: tl.constexpr, E_PAD: tl.constexpr, ROUTED: tl.constexpr,
+                       SOFTWARE: tl.constexpr):
+    """h = [gate | up] [rows, 2F] -> the FP8 codes and scales of silu(gate) * up [* prob];
+    ROUTED: only the rows up to the counts' sum (the rest is padding, left unwritten), walked
+    as _fp8_activation_kernel walks them."""
+    pid_r, kb = tl.program_id(0), tl.program_id(1)
+    if ROUTED:
+        rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
+        for blk in range(pid_r, tl.cdiv(rows, BLOCK_R), tl.num_programs(0)):
+            _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, kb, rows, F, stride_hm, stride_sm,
+                         stride_sk, HAS_PROBS, BLOCK_R, BLOCK, SOFTWARE)
+    else:
+        _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, pid_r, kb, rows, F, stride_hm, stride_sm,
+                     stride_sk, HAS_PROBS, BLOCK_R, BLOCK, SOFTWARE)
 
 
 def fp8_block_quantize(weight: torch.Tensor, scheme, name: str = "weight",
@@ -132,8 +153,22 @@ def _routed(counts: torch.Tensor, x: torch.Tensor) -> dict:
                 E_PAD=triton.next_power_of_2(counts.numel()), ROUTED=True)
 
 
+def _row_programs(rows: int, block_rows: int, counts, routed_rows) -> int:
+    """A quantizer grid's row programs: one a row block, or, where x is padded past
+    routed_rows, enough for PADDED_GRID_SLACK x routed_rows, walking on over any further
+    routed blocks (thousands of programs that find no rows cost as much as the quantizer)."""
+    if routed_rows is None:
+        return triton.cdiv(rows, block_rows)
+    if counts is None:
+        raise ValueError("routed_rows needs counts: the kernels walk the rows up to the counts' "
+                         "sum; pass the grouped GEMM's tokens per expert as counts=")
+    bound = PADDED_GRID_SLACK * tile_rows(rows, routed_rows)
+    return triton.cdiv(min(rows, bound), block_rows)
+
+
 def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to: int = 1,
-                            block_rows: int = 16, counts: torch.Tensor = None):
+                            block_rows: int = 16, counts: torch.Tensor = None,
+                            routed_rows: int = None):
     """x [M, K] -> (e4m3 [M', K], fp32 scales [M', KB'] as a token-major view).
 
     M' = M rounded up to pad_rows_to (extra rows are zeros), KB' = ceil(K/128) rounded up to
@@ -153,7 +188,7 @@ def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to
     scale_t = alloc(kb_out, rows_out, device=x.device, dtype=torch.float32)
     if rows_out and k:
         x = x if x.stride(-1) == 1 else x.contiguous()
-        grid = (triton.cdiv(rows_out, block_rows), kb)
+        grid = (_row_programs(rows_out, block_rows, counts, routed_rows), kb)
         _fp8_activation_kernel[grid](
             x, q, scale_t, rows=rows, rows_out=rows_out, K=k, stride_xm=x.stride(0),
             stride_qm=k, stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
@@ -181,12 +216,12 @@ def fp8_quantize_packed_rows(x: torch.Tensor, block_rows: int = 16) -> torch.Ten
 
 
 def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows: int = 16,
-                        counts: torch.Tensor = None):
+                        counts: torch.Tensor = None, routed_rows: int = None):
     """MoE experts' activation straight to fc2's FP8 input: h = [gate | up] [T, 2F] bf16
     (fc1's output), probs [T] -> (e4m3 [T, F], fp32 scales [T, ceil(F/128)] token-major),
     bit for bit fp8_quantize_activation(quant.ops.gated_activation(h, probs)) on the GPU. One
-    pass instead of torch's silu, two products, the cast and the quantizer's re-read. counts:
-    as fp8_quantize_activation's (rows past their sum left unwritten)."""
+    pass instead of torch's silu, two products, the cast and the quantizer's re-read. counts,
+    routed_rows: as fp8_quantize_activation's (rows past the counts' sum left unwritten)."""
     if h.dim() != 2 or h.shape[1] % 2:
         raise ValueError(f"h: shape {tuple(h.shape)}; the experts' fc1 output [tokens, 2 * ffn] "
                          f"= [gate | up] is expected")
@@ -202,7 +237,7 @@ def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows:
     scale_t = torch.empty(kb, rows, device=h.device, dtype=torch.float32)
     if rows and ffn:
         h = h if h.stride(-1) == 1 else h.contiguous()
-        _fp8_swiglu_kernel[(triton.cdiv(rows, block_rows), kb)](
+        _fp8_swiglu_kernel[(_row_programs(rows, block_rows, counts, routed_rows), kb)](
             h, h if probs is None else probs.contiguous(), q, scale_t, rows=rows, F=ffn,
             stride_hm=h.stride(0), stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
             HAS_PROBS=probs is not None, BLOCK_R=block_rows, BLOCK=BLOCK,

@@ -97,17 +97,26 @@ def test_fp8_tiles_for_the_routed_rows(device, monkeypatch, assert_gemm_close):
     assert torch.equal(padded[:routed], exact)
 
 
-def test_fp8_quantizers_of_padded_rows(device):
+@pytest.mark.parametrize("counts, routed_rows", [(COUNTS, None), (COUNTS, 2),
+                                                 ([17, 17, 3, 3], 4)])
+def test_fp8_quantizers_of_padded_rows(counts, routed_rows, device):
     """With the counts, the quantizers write the routed rows as without them (and skip the
-    rest: the GEMM never reads it)."""
-    tokens = torch.tensor(COUNTS)
-    routed = sum(COUNTS)
+    rest: the GEMM never reads it). With routed_rows too, the grid covers twice those rows in
+    blocks of 4: one or two programs, which walk on over the 3 and 10 routed blocks."""
+    tokens = torch.tensor(counts)
+    routed = sum(counts)
     x, probs = _padded(256, device)
-    for got, want in [(fp8_quantize_activation(x, counts=tokens), fp8_quantize_activation(x)),
-                      (fp8_quantize_swiglu(x, probs, counts=tokens),
-                       fp8_quantize_swiglu(x, probs))]:
+    padded = dict(counts=tokens, routed_rows=routed_rows, block_rows=4)
+    for got, want in [(fp8_quantize_activation(x, **padded), fp8_quantize_activation(x)),
+                      (fp8_quantize_swiglu(x, probs, **padded), fp8_quantize_swiglu(x, probs))]:
         assert torch.equal(got[0][:routed].view(torch.uint8), want[0][:routed].view(torch.uint8))
         assert torch.equal(got[1][:routed], want[1][:routed])
+
+
+def test_fp8_quantizer_routed_rows_needs_counts(device):
+    x, _ = _padded(128, device)
+    with pytest.raises(ValueError, match="routed_rows needs counts"):
+        fp8_quantize_activation(x, routed_rows=10)
 
 
 @pytest.mark.parametrize("bad", [0, CAPACITY + 1, 2.5, True])

@@ -2,6 +2,8 @@
 per-expert loop elsewhere (it needs the counts on the host: one sync)."""
 import torch
 
+from .checks import check_activation, check_tokens_per_expert
+
 
 def torch_grouped_mm_available(device: torch.device) -> bool:
     """torch._grouped_mm exists (torch >= 2.8) and runs on this device (CPU, or SM90+)."""
@@ -39,3 +41,15 @@ def grouped_weight_grad(grad_out: torch.Tensor, x: torch.Tensor,
     counts = [int(c) for c in tokens_per_expert.tolist()]
     return torch.stack([g.t() @ xe for g, xe in zip(torch.split(grad_out, counts),
                                                     torch.split(x, counts))])
+
+
+def bf16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor) -> torch.Tensor:
+    """The op registered for scheme 'none' grouped experts (the bf16 baseline with
+    --moe-grouped-gemm) on CUDA: x [T, in] sorted by expert -> [T, out], one torch._grouped_mm
+    on the counts as they are on the device, so a decode step can be captured in a CUDA graph
+    (Megatron's SequentialMLP splits the rows by host-side counts). Rows past the counts'
+    sum (a fixed-size exchange's padding) are left as the GEMM leaves them."""
+    check_activation(x, qweight.in_features)
+    check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
+    return grouped_mm(x.to(torch.bfloat16), qweight.data.transpose(1, 2),
+                      tokens_per_expert).to(x.dtype)

@@ -33,6 +33,13 @@ def grouped_grad_weight(grad_out: torch.Tensor, x: torch.Tensor,
                                tokens_per_expert)
 
 
+def bf16_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,
+                          tokens_per_expert: torch.Tensor) -> tuple:
+    """(grad_x, grad_W) of scheme 'none' grouped experts (bf16 weights: the true gradient)."""
+    return (grouped_mm(grad_out.to(torch.bfloat16), qweight.data, tokens_per_expert),
+            grouped_grad_weight(grad_out, x, tokens_per_expert))
+
+
 def fp8_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,
                          tokens_per_expert: torch.Tensor) -> tuple:
     """(grad_x, grad_W) of the aligned FP8 block grouped GEMM: the quant.ops grouped-backward

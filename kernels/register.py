@@ -1,10 +1,12 @@
 """Plug the CUDA kernels into megatron_qarl.quant.ops, replacing the pure-torch reference for
-CUDA tensors of the W4A16 and FP8 block schemes (CPU tensors keep the reference)."""
-from megatron_qarl.quant import FP8Block, W4A16, ops
+CUDA tensors of the W4A16 and FP8 block schemes, and of scheme 'none' grouped experts
+(torch._grouped_mm; CPU tensors keep the reference)."""
+from megatron_qarl.quant import FP8Block, NoQuant, W4A16, ops
 
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear, fp8_swiglu_experts
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_packed_rows
-from .moe_backward import fp8_grouped_backward, w4a16_grouped_backward
+from .grouped_mm import bf16_grouped_linear
+from .moe_backward import bf16_grouped_backward, fp8_grouped_backward, w4a16_grouped_backward
 from .w4a16_gemm import w4a16_grouped_linear, w4a16_linear, w4a16_swiglu_experts
 from .w4a16_quantize import w4a16_quantize
 
@@ -23,3 +25,5 @@ def register_cuda_kernels() -> None:
     ops.register_swiglu_experts(W4A16, "cuda", w4a16_swiglu_experts)
     ops.register_swiglu_experts(FP8Block, "cuda", fp8_swiglu_experts)
     ops.register_dispatch_quantizer(FP8Block, "cuda", fp8_quantize_packed_rows)
+    ops.register_grouped(NoQuant, "cuda", bf16_grouped_linear)
+    ops.register_grouped_backward(NoQuant, "cuda", bf16_grouped_backward)

@@ -14,6 +14,12 @@ forward or backward; each expert's grad_weight is written to its own parameter) 
 quantized [E, out, in] stack is cached (keep_operand: with its dequantized bf16 operand, for
 the W4A16 kernels; see weight_cache.py).
 
+Scheme 'none' (`build_model(..., grouped_experts=True)`, the trainer's --moe-grouped-gemm):
+bf16 experts through the same module, one torch._grouped_mm per projection on a stacked bf16
+copy of the masters made once per optimizer step (2 B/param of the experts). The bf16
+baseline then runs grouped GEMMs like the quantized models, and its decode steps can be
+captured in a CUDA graph: Megatron's SequentialMLP loops over the experts on host-side counts.
+
 Under expert parallelism the token dispatcher does all communication, so the forward is
 local. Expert-TP needs no communication here either: fc1 is column-split, fc2 row-split, and
 the dispatcher reduces fc2's partial sums.
@@ -26,7 +32,7 @@ from megatron.core.transformer.moe.experts import SequentialMLP
 
 from ..quant import QuantScheme, aligned_grouped_linear, ops
 from ..quant.ops import gated_activation
-from .layout import ETP_FLAG, check_layout, column_layout, require_quantizing_scheme, row_layout
+from .layout import ETP_FLAG, check_layout, column_layout, row_layout
 from .weight_cache import QuantizedWeightCache
 
 
@@ -40,7 +46,6 @@ class QuantizedGroupedExperts(SequentialMLP):
 
     def __init__(self, num_local_experts, config, submodules, scheme: QuantScheme,
                  pg_collection=None, keep_operand: bool = False):
-        require_quantizing_scheme(scheme, "mlp.experts")
         if config.moe_apply_probs_on_input or config.add_bias_linear:
             raise ValueError(
                 "quantized experts support neither --moe-apply-probs-on-input nor expert "

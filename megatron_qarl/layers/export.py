@@ -8,7 +8,7 @@ from typing import Iterator, Optional
 from megatron.core import parallel_state
 
 from ..quant import QuantizedWeight
-from .hooks import Model, quantized_modules
+from .hooks import Model, low_bit_modules
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def iter_quantized_weights(model: Model) -> Iterator[QuantizedTensor]:
     """Read through the caches (re-quantizing only what an optimizer step invalidated)."""
     ep_rank = parallel_state.get_expert_model_parallel_rank()
     ep_size = parallel_state.get_expert_model_parallel_world_size()
-    for module_name, module in quantized_modules(model):
+    for module_name, module in low_bit_modules(model):
         for attr, cache in module.quant_caches().items():
             qweight = cache.get()
             if cache.stacked:  # local experts of a QuantizedGroupedExperts

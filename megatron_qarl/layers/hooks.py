@@ -25,6 +25,17 @@ def quantized_modules(model: Model) -> Iterator[Tuple[str, torch.nn.Module]]:
                 yield name, module
 
 
+def low_bit_modules(model: Model) -> Iterator[Tuple[str, torch.nn.Module]]:
+    """quantized_modules whose caches hold low-bit weights: publishing and export read those
+    instead of the masters. Scheme 'none' grouped experts (--moe-grouped-gemm) are left out:
+    their cache is a bf16 copy of the masters, which publish as they are."""
+    from ..quant import NoQuant
+
+    for name, module in quantized_modules(model):
+        if not any(isinstance(c.scheme, NoQuant) for c in module.quant_caches().values()):
+            yield name, module
+
+
 def invalidate_quantized_weights(model: Model) -> None:
     for _name, module in quantized_modules(model):
         for cache in module.quant_caches().values():

@@ -14,7 +14,7 @@ from megatron.core.transformer.spec_utils import ModuleSpec
 from megatron.core.transformer.transformer_block import TransformerBlockSubmodules
 
 from ..compat import TorchNorm
-from ..quant import QuantScheme
+from ..quant import NoQuant, QuantScheme
 from .experts import QuantizedGroupedExperts
 from .kv_cache import PositionedCacheSelfAttention
 from .layout import TARGETS_FLAG
@@ -41,11 +41,13 @@ def _quantized(module: type, scheme: QuantScheme, submodules=None, **params) -> 
 
 
 def qarl_block_spec(config, scheme: QuantScheme, targets: frozenset,
-                    keep_operand: bool = False,
-                    attention_backend: str = "local") -> TransformerBlockSubmodules:
+                    keep_operand: bool = False, attention_backend: str = "local",
+                    grouped_experts: bool = False) -> TransformerBlockSubmodules:
     """One spec for every layer (Megatron shares it: a swap applies to all layers).
     keep_operand: the experts keep their dequantized operand per step (QuantizedWeight).
-    attention_backend: 'local' (Megatron's DotProductAttention) or 'sdpa' (SDPAttention)."""
+    attention_backend: 'local' (Megatron's DotProductAttention) or 'sdpa' (SDPAttention).
+    grouped_experts: experts that `targets` leaves in bf16 run as grouped GEMMs (scheme
+    'none' QuantizedGroupedExperts) instead of Megatron's SequentialMLP."""
     if attention_backend not in ATTENTION_BACKENDS:
         raise ValueError(f"{BACKEND_FLAG} must be one of {', '.join(ATTENTION_BACKENDS)}, got "
                          f"{attention_backend!r}")
@@ -65,9 +67,10 @@ def qarl_block_spec(config, scheme: QuantScheme, targets: frozenset,
         attention.linear_qkv = _quantized(QuantColumnParallelLinear, scheme)
         attention.linear_proj = _quantized(QuantRowParallelLinear, scheme)
     mlp = sub.mlp.submodules
-    if config.num_moe_experts and "experts" in targets:
-        mlp.experts = _quantized(QuantizedGroupedExperts, scheme, mlp.experts.submodules,
-                                 keep_operand=keep_operand)
+    if config.num_moe_experts and ("experts" in targets or grouped_experts):
+        mlp.experts = _quantized(QuantizedGroupedExperts,
+                                 scheme if "experts" in targets else NoQuant(),
+                                 mlp.experts.submodules, keep_operand=keep_operand)
     if not config.num_moe_experts and "mlp" in targets:
         mlp.linear_fc1 = _quantized(QuantColumnParallelLinear, scheme)
         mlp.linear_fc2 = _quantized(QuantRowParallelLinear, scheme)

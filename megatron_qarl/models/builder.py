@@ -29,7 +29,8 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
                 vocab_size: int, max_sequence_length: int, rotary_base: float = 1e6,
                 targets: str = "experts", quantize: bool = True, pre_process: bool = True,
                 post_process: bool = True, cuda_kernels: bool = True,
-                keep_operand: bool = False, attention_backend: str = "local") -> GPTModel:
+                keep_operand: bool = False, attention_backend: str = "local",
+                grouped_experts: bool = False) -> GPTModel:
     """A Megatron GPTModel (local spec, RoPE, untied embeddings) whose `targets` run the
     aligned forward of `scheme`. Scheme 'none' or quantize=False gives the plain model with
     Megatron's own layers. Layout errors (groups straddling shards, experts vs EP) are raised
@@ -38,7 +39,9 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
     keep_operand: W4A16 experts keep their dequantized bf16 operand for the optimizer step
     (2 B/param of the quantized experts; the kernels then dequantize once per step).
     attention_backend: 'local' (Megatron's DotProductAttention) or 'sdpa' (torch's
-    scaled_dot_product_attention: memory linear in the sequence, layers/sdpa_attention.py)."""
+    scaled_dot_product_attention: memory linear in the sequence, layers/sdpa_attention.py).
+    grouped_experts: bf16 experts (scheme 'none', or not among the targets) run one grouped
+    GEMM per projection (layers/experts.py) instead of Megatron's SequentialMLP loop."""
     apply_megatron_fixes()
     if cuda_kernels and torch.cuda.is_available() and not config.use_cpu_initialization:
         enable_cuda_kernels()
@@ -55,7 +58,7 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
     model = GPTModel(
         config=config,
         transformer_layer_spec=qarl_block_spec(config, scheme, chosen, keep_operand,
-                                               attention_backend),
+                                               attention_backend, grouped_experts),
         vocab_size=vocab_size,
         max_sequence_length=max_sequence_length,
         pre_process=pre_process,

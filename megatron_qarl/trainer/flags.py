@@ -36,6 +36,12 @@ def _model(p):
                    help="local: Megatron's DotProductAttention (the [heads, sq, sk] scores in "
                         "memory); sdpa: torch's scaled_dot_product_attention, memory linear in "
                         "the sequence, for long responses without TransformerEngine")
+    g.add_argument("--moe-grouped-gemm", action="store_true",
+                   help="bf16 experts (--rollout-quant none, or the learner under "
+                        "--no-aligned-learner) run one torch._grouped_mm per projection instead "
+                        "of Megatron's SequentialMLP loop over the experts, and their decode "
+                        "steps can be CUDA-graphed; costs a bf16 copy of the experts' weights. "
+                        "Quantized experts are always grouped")
     g.add_argument("--quant-keep-operand", action="store_true",
                    help="W4A16 learner: keep each expert weight's dequantized bf16 GEMM operand "
                         "for the optimizer step, so the CUDA kernels dequantize once per step "

@@ -67,8 +67,8 @@ def build_policy(args, scheme: str, vocab_size: int, device, keep_operand: bool 
     model = build_model(config, scheme, vocab_size=vocab_size,
                         max_sequence_length=max(args.seq_length, 1),
                         rotary_base=preset.rope_theta, targets=args.quant_targets,
-                        keep_operand=keep_operand,
-                        attention_backend=args.attention_backend).to(device)
+                        keep_operand=keep_operand, attention_backend=args.attention_backend,
+                        grouped_experts=args.moe_grouped_gemm).to(device)
     if args.bf16:
         model = Float16Module(config, model)
     return model, config

@@ -202,6 +202,9 @@ def _engine_and_device(args):
     if args.device == "cpu" and args.use_distributed_optimizer:
         raise FlagError("--use-distributed-optimizer needs CUDA (megatron-core's distributed "
                         "optimizer only wraps torch.cuda tensors); drop it for --device cpu")
+    if args.device == "cpu" and args.bf16:
+        raise FlagError("--bf16 needs CUDA (megatron-core's mixed-precision optimizer only wraps "
+                        "torch.cuda tensors); drop it for --device cpu, which trains in fp32")
 
 
 def _model(args):

@@ -2,10 +2,10 @@ import pytest
 import torch
 
 from megatron_qarl.quant import aligned_grouped_linear, get_scheme
-from qarl_kernels.grouped_mm import grouped_mm, grouped_weight_grad
+from qarl_kernels.grouped_mm import bf16_grouped_linear, grouped_mm, grouped_weight_grad
 from qarl_kernels.fp8_dequantize import fp8_dequantize
-from qarl_kernels.moe_backward import (fp8_grouped_backward, grouped_grad_weight,
-                                      w4a16_grouped_grad_input)
+from qarl_kernels.moe_backward import (bf16_grouped_backward, fp8_grouped_backward,
+                                      grouped_grad_weight, w4a16_grouped_grad_input)
 
 
 def _case(device):
@@ -69,3 +69,29 @@ def test_fp8_grads_match_the_ste_reference(device, assert_gemm_close):
     assert err < 2**-7, err  # 2.6e-3 on the CPU; a wrong scale or block would give O(1)
     assert grad_w.dtype == torch.bfloat16 and not grad_w[1].any()
     assert_gemm_close(grad_w, master.grad)
+
+
+def test_bf16_grouped_ops_match_the_none_schemes_reference(device, assert_gemm_close):
+    """Scheme 'none' grouped experts (--moe-grouped-gemm): the forward op against the
+    reference, with padding rows past the counts (a fixed-size exchange), and the backward
+    against the reference STE, which for bf16 weights is the true gradient."""
+    torch.manual_seed(0)
+    scheme = get_scheme("none")
+    master = torch.randn(3, 24, 64, device=device).bfloat16().requires_grad_()
+    qweight = scheme.quantize_weight(master.detach())
+    tokens = torch.tensor([4, 0, 3])
+    x = torch.randn(9, 64, device=device).bfloat16()  # 2 padding rows
+    want = scheme.reference_grouped_matmul(x, qweight, tokens)
+    got = bf16_grouped_linear(x, qweight, tokens)
+    assert got.dtype == torch.bfloat16
+    assert_gemm_close(got[:7], want[:7])
+
+    x = x[:7].clone().requires_grad_()
+    grad_out = torch.randn(7, 24, device=device).bfloat16()
+    aligned_grouped_linear(x, master, qweight, tokens).backward(grad_out)
+    grad_x, grad_w = bf16_grouped_backward(grad_out, x.detach(), qweight, tokens)
+    assert_gemm_close(grad_x, x.grad)
+    assert not grad_w[1].any()
+    assert_gemm_close(grad_w, master.grad)
+    with pytest.raises(ValueError, match="tokens_per_expert"):
+        bf16_grouped_linear(x, qweight, torch.tensor([4, 3]))

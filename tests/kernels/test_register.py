@@ -17,6 +17,8 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
     assert ("W4A16", "cuda") in registered["swiglu_experts"]
     assert ("FP8Block", "cuda") in registered["swiglu_experts"]
     assert registered["dispatch_quantizer"] == [("FP8Block", "cuda")]
+    assert ("NoQuant", "cuda") in registered["grouped"]  # --moe-grouped-gemm's bf16 experts
+    assert ("NoQuant", "cuda") in registered["grouped_backward"]
 
 
 def test_weight_cache_quantizes_through_the_registry(device):

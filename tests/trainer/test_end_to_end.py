@@ -45,6 +45,21 @@ def test_smoke_run_trains_and_writes_metrics(tmp_path):
     assert any("experts" in k for k in changed)  # the W4A16 experts' masters trained by STE
 
 
+def test_bf16_baseline_with_grouped_experts_trains(tmp_path):
+    """--moe-grouped-gemm: the bf16 learner's experts as grouped GEMMs (tests/megatron/
+    test_grouped_bf16_experts.py checks them against SequentialMLP); the engine decodes with
+    the same model, so sampler and learner agree."""
+    save = tmp_path / "run"
+    train("--save", str(save), "--train-iters", "1", "--save-interval", "1",
+          "--rollout-quant", "none", "--loss", "grpo", "--moe-grouped-gemm")
+    (step,) = records(save / "metrics.jsonl")
+    assert math.isfinite(step["pg_loss"]) and step["grad_norm"] > 0
+    assert step["mismatch_abs_log_w_token"] < 1e-5
+    before = checkpoint_tensors(str(save / "iter_0000000"), tmp_path)
+    after = checkpoint_tensors(str(save / "iter_0000001"), tmp_path)
+    assert any(not torch.equal(v, after[k]) for k, v in before.items() if "experts" in k)
+
+
 def _run_until_checkpoint_then_kill(save, step: int) -> None:
     """SIGKILL the trainer as soon as checkpoint `step` is committed (its tracker file names
     it), i.e. in the middle of step + 1: nothing after the commit may leak into the resume."""
@@ -191,6 +206,7 @@ def test_help_does_not_import_megatron_core():
     (["--eval-samples-per-prompt", "4"], "--eval-samples-per-prompt 4 with greedy decoding"),
     (["--eval-temperature", "0.6", "--eval-top-p", "1.5"], "--eval-top-p must be in (0, 1]"),
     (["--use-distributed-optimizer"], "--use-distributed-optimizer needs CUDA"),
+    (["--bf16"], "--bf16 needs CUDA"),
     (["--quant-keep-operand", "--rollout-quant", "fp8-block"],
      "--quant-keep-operand keeps the W4A16 experts' dequantized operand, but the learner runs "
      "'fp8-block'"),

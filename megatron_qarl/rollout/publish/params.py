@@ -60,10 +60,10 @@ def model_params(model) -> Iterator[ShardedParam]:
     """Every tensor of a local-spec Megatron GPTModel (or list of chunks) on this rank, in
     `named_parameters` order (the same on every rank of a TP/EP group, which the gathers
     rely on), with quantized modules' masters replaced by their cached quantized weights."""
-    from ...layers.hooks import model_chunks, quantized_modules
+    from ...layers.hooks import low_bit_modules, model_chunks
 
     cached = {}
-    for mod_name, module in quantized_modules(model):
+    for mod_name, module in low_bit_modules(model):
         caches = module.quant_caches()
         if hasattr(module, "local_experts"):
             for linear, cache in caches.items():

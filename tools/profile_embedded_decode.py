@@ -58,6 +58,8 @@ def main():
     p.add_argument("--tensor-model-parallel-size", type=int, default=1)
     p.add_argument("--expert-model-parallel-size", type=int, default=1)
     p.add_argument("--expert-tensor-parallel-size", type=int, default=1)
+    p.add_argument("--moe-grouped-gemm", action="store_true",
+                   help="--scheme none: bf16 experts as grouped GEMMs (the trainer's flag)")
     args = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("profile_embedded_decode needs a CUDA GPU")
@@ -76,7 +78,7 @@ def main():
     preset = get_preset("qwen3-30b-a3b").replace(num_layers=args.layers)
     model = build_model(preset.transformer_config(params_dtype=torch.bfloat16), args.scheme,
                         targets="experts", attention_backend=args.attention_backend,
-                        **preset.model_kwargs()).eval()
+                        grouped_experts=args.moe_grouped_gemm, **preset.model_kwargs()).eval()
     blocker = graph_blocker(model, "cuda")
     if args.cuda_graph and blocker is not None:
         raise SystemExit(f"--cuda-graph: {blocker}; pass --no-cuda-graph")

@@ -205,7 +205,7 @@ def test_replay_makes_the_learner_route_like_the_sampler(replay_config):
 NEW_TOKENS = 300  # for the GPU test: two key buckets (decode_graph.KEY_BUCKET)
 
 
-def _graph_and_eager_samples(scheme: str, results) -> None:
+def _graph_and_eager_samples(scheme: str, grouped: bool, results) -> None:
     """In a fresh process (the CPU tests patch Megatron to allocate on the CPU): the same
     generation with the decode graph and without, and how often a graph replayed."""
     import torch.distributed as dist
@@ -220,7 +220,8 @@ def _graph_and_eager_samples(scheme: str, results) -> None:
     config = QWEN3_MOE_TINY.transformer_config(tp=1, ep=1, etp=1, params_dtype=torch.bfloat16,
                                                moe_enable_routing_replay=True)
     torch.manual_seed(0)
-    model = build_model(config, scheme, vocab_size=VOCAB, max_sequence_length=64).eval()
+    model = build_model(config, scheme, vocab_size=VOCAB, max_sequence_length=64,
+                        grouped_experts=grouped).eval()
     replays, replay = [], torch.cuda.CUDAGraph.replay
     torch.cuda.CUDAGraph.replay = lambda graph: replays.append(1) or replay(graph)
     prompts = [[5, 9, 11], [7, 3, 3, 8, 20], [6]]
@@ -241,16 +242,17 @@ def _graph_and_eager_samples(scheme: str, results) -> None:
 
 @pytest.mark.skipif(not torch.cuda.is_available(),
                     reason="CUDA graphs need a GPU (run on the GPU machine)")
-@pytest.mark.parametrize("scheme", ["w4a16", "fp8-block"])
-def test_cuda_graph_decoding_equals_eager_decoding(scheme):
+@pytest.mark.parametrize("scheme, grouped", [("w4a16", False), ("fp8-block", False),
+                                             ("none", True)])
+def test_cuda_graph_decoding_equals_eager_decoding(scheme, grouped):
     """Same seed, graph on and off: the same tokens, logprobs and recorded routes, bit for
     bit; the graph really replayed the decode steps, and a later batch's graph leaves no
-    memory behind."""
+    memory behind. ("none", grouped): the bf16 baseline with --moe-grouped-gemm."""
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    child = context.Process(target=_graph_and_eager_samples, args=(scheme, results))
+    child = context.Process(target=_graph_and_eager_samples, args=(scheme, grouped, results))
     child.start()
     (eager_on, eager_replays, eager), (graph_on, graph_replays, graphed), growth = (
         results.get(timeout=300), results.get(timeout=300), results.get(timeout=300))

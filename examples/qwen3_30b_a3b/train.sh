@@ -21,6 +21,8 @@
 # (expert-TP 1), and attention is not quantized (--quant-targets experts).
 # Attention runs through torch's SDPA (--attention-backend sdpa): Megatron's local attention
 # would hold [micro-batch, 16 heads, 8k, 8k] scores per layer for backward at these lengths.
+# The bf16 learners run their experts as grouped GEMMs (--moe-grouped-gemm), as the quantized
+# ones do: Megatron's SequentialMLP loop would make the baselines slower than bf16 needs to be.
 # Hyperparameters follow the paper's Table 2 (lr 1e-6, TBPO band from the objective's
 # defaults; the paper's Muon with OPTIMIZER=muon); DATA rows: {"prompt": ..., "answer": ...}.
 set -euo pipefail
@@ -32,8 +34,9 @@ ENGINE_DEFAULT=sglang
 case "$VARIANT" in
   w4a16-qarl-tbpo)    RL=(--rollout-quant w4a16 --aligned-learner --loss tbpo) ;;
   fp8-qarl-tbpo)      RL=(--rollout-quant fp8-block --aligned-learner --loss tbpo) ;;
-  bf16-grpo)          RL=(--rollout-quant none --loss grpo) ;;
-  w4a16-rollout-grpo) RL=(--rollout-quant w4a16 --no-aligned-learner --loss grpo)
+  bf16-grpo)          RL=(--rollout-quant none --loss grpo --moe-grouped-gemm) ;;
+  w4a16-rollout-grpo) RL=(--rollout-quant w4a16 --no-aligned-learner --loss grpo
+                          --moe-grouped-gemm)
                       ENGINE_DEFAULT=embedded ;;
   *) echo "unknown variant $VARIANT" >&2; exit 2 ;;
 esac

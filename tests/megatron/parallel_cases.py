@@ -46,11 +46,12 @@ def load_full_state(model, full_state) -> None:
         p.copy_(_shard(full_state[_full_name(n, num_local)], p, _split_group(n)))
 
 
-def compare_layouts(rank, world_size, scheme, layouts):
-    """Max |loss diff| and max |grad diff| of each layout against TP=1 EP=1, same weights."""
+def compare_layouts(rank, world_size, scheme, layouts, grouped_experts=False):
+    """Max |loss diff| and max |grad diff| of each layout against TP=1 EP=1, same weights.
+    grouped_experts: scheme 'none' with bf16 grouped experts (--moe-grouped-gemm)."""
     tokens, positions = batch(seed=3, batch_size=2)
     init_parallel(1, 1, 1, seed=7)
-    ref = build_tiny(scheme, moe_aux_loss_coeff=0.0)
+    ref = build_tiny(scheme, grouped_experts=grouped_experts, moe_aux_loss_coeff=0.0)
     ref_loss = loss_of(ref, tokens, positions)
     ref_loss.backward()
     ref_state = {n: p.detach().clone() for n, p in ref.named_parameters()}
@@ -59,7 +60,7 @@ def compare_layouts(rank, world_size, scheme, layouts):
     for name in layouts:
         tp, ep, etp = LAYOUTS[name]
         init_parallel(tp, ep, etp, seed=11)
-        model = build_tiny(scheme, moe_aux_loss_coeff=0.0)
+        model = build_tiny(scheme, grouped_experts=grouped_experts, moe_aux_loss_coeff=0.0)
         num_local = model.config.num_moe_experts // ep
         load_full_state(model, ref_state)
         dp = ps.get_data_parallel_world_size()

@@ -10,12 +10,14 @@ from parallel_cases import compare_layouts, ddp_expert_grads
 CASES = {  # scheme: layouts it can take (FP8 128-row blocks forbid splitting 128-wide experts)
     "w4a16-g32": ["tp2", "ep2", "tp2-ep2-etp1"],
     "fp8-block": ["ep2", "tp2-ep2-etp1"],
+    "none+grouped": ["tp2", "ep2", "tp2-ep2-etp1"],  # bf16 grouped experts (--moe-grouped-gemm)
 }
 
 
-@pytest.mark.parametrize("scheme", list(CASES))
-def test_parallel_layouts_match_single_rank(scheme):
-    per_rank = run_distributed(compare_layouts, 2, scheme, CASES[scheme])
+@pytest.mark.parametrize("case", list(CASES))
+def test_parallel_layouts_match_single_rank(case):
+    scheme, _, grouped = case.partition("+")
+    per_rank = run_distributed(compare_layouts, 2, scheme, CASES[case], grouped == "grouped")
     for rank, results in enumerate(per_rank):
         for layout, (loss_rel, grad_rel) in results.items():
             assert loss_rel < 1e-5, (rank, layout, loss_rel)

@@ -20,9 +20,9 @@ def tiny_config(**overrides):
     return QWEN3_MOE_TINY.transformer_config(**kwargs)
 
 
-def build_tiny(scheme="none", targets="experts+attention", **overrides):
+def build_tiny(scheme="none", targets="experts+attention", grouped_experts=False, **overrides):
     return build_model(tiny_config(**overrides), scheme, targets=targets,
-                       **QWEN3_MOE_TINY.model_kwargs())
+                       grouped_experts=grouped_experts, **QWEN3_MOE_TINY.model_kwargs())
 
 
 def batch(seed=0, batch_size=BATCH):

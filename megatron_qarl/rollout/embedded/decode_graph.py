@@ -15,8 +15,8 @@ What capture needs:
   for the quantized grouped experts: at TP = EP = 1 it permutes without a sync while capturing
   (layers/token_dispatch.py); under tensor or expert parallelism the decode steps exchange
   tokens in fixed sizes (layers/fixed_size_dispatch.py). Megatron's SequentialMLP (bf16
-  experts) splits tokens on the host: those engines decode eagerly, on the same cache
-  (`graph_blocker` says why).
+  experts without --moe-grouped-gemm) splits tokens on the host: those engines decode eagerly,
+  on the same cache (`graph_blocker` says why).
 - Under parallelism, every rank issuing the same collectives in the same order, while ranks
   enter key buckets at different steps: every step runs one forward's collectives, eager (a
   bucket's first step, the warm-up before its capture) or replayed (the capture itself runs
@@ -46,7 +46,8 @@ def graph_blocker(model, device) -> Optional[str]:
             continue
         if not getattr(module.token_dispatcher, "counts_stay_on_device", False):
             return (f"the MoE experts ({type(module.experts).__name__}) split tokens by "
-                    f"host-side counts; only quantized grouped experts keep them on the GPU")
+                    f"host-side counts; only grouped experts keep them on the GPU (quantized "
+                    f"ones, or bf16 ones with --moe-grouped-gemm)")
         if module.config.moe_expert_capacity_factor is not None:
             return ("token dropping (--moe-expert-capacity-factor) leaves a number of routed "
                     "rows the host must read")

@@ -2,7 +2,8 @@
 module cannot take."""
 import pytest
 
-from megatron_qarl.layers import QuantizedGroupedExperts, parse_targets
+from megatron_qarl.layers import parse_targets
+from megatron_qarl.layers.linear import QuantColumnParallelLinear
 from megatron_qarl.models import QWEN3_30B_A3B, build_model
 from megatron_qarl.quant import QuantizationError, get_scheme
 
@@ -42,10 +43,14 @@ def test_fp8_attention_needs_whole_head_blocks(single_process):
         build_tiny("fp8-block", targets="experts+attention", kv_channels=64)
 
 
-def test_quantized_module_refuses_scheme_none(single_process):
+def test_quantized_linear_refuses_scheme_none(single_process):
+    """(Grouped experts take it: bf16 experts with --moe-grouped-gemm.)"""
+    config = tiny_config()
     with pytest.raises(QuantizationError,
                        match=r"scheme 'none'.*--no-aligned-learner or --rollout-quant none"):
-        QuantizedGroupedExperts(4, tiny_config(), None, get_scheme("none"))
+        QuantColumnParallelLinear(config.hidden_size, 64, scheme=get_scheme("none"),
+                                  config=config, init_method=config.init_method,
+                                  tp_comm_buffer_name="qkv")
 
 
 def test_unknown_target_names_the_flag():

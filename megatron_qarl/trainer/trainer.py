@@ -232,14 +232,14 @@ class RLTrainer:
 
     # ---------------------------------------------------------------- evaluation
     def evaluate(self) -> float:
-        """Mean reward on the held-out prompts (`eval_sampling`), averaged over DP ranks.
+        """Mean reward over every sample of the held-out prompts (`eval_sampling`), whose rows
+        the DP ranks share out.
 
         Restores the engine's sampler state so evaluating never shifts the training samples."""
         if not self.eval_rows:
             return float("nan")
         dp_rank, dp = dp_rank_and_size()
-        usable = len(self.eval_rows) - len(self.eval_rows) % dp  # equal shares (EP lockstep)
-        rows = self.eval_rows[:usable][dp_rank::dp]
+        rows = self.eval_rows[dp_rank::dp]  # shares may differ: EP ranks still decode in step
         saved = self.engine.state_dict()
         try:
             groups = self.engine.generate([r.prompt_ids for r in rows],
@@ -248,7 +248,8 @@ class RLTrainer:
             self.engine.load_state_dict(saved)
         rewards = [self.reward_fn(self.tokenizer.decode(s.response_ids), r.answer)
                    for g, r in zip(groups, rows) for s in g]
-        return all_reduce_mean({"r": sum(rewards) / max(len(rewards), 1)}, self.device)["r"]
+        mean = all_reduce_mean({"sum": sum(rewards), "count": len(rewards)}, self.device)
+        return mean["sum"] / mean["count"]
 
     # ---------------------------------------------------------------- checkpoints
     def save(self) -> None:

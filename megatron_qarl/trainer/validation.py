@@ -87,10 +87,9 @@ def _batches(args, dp: int):
         raise FlagError(f"--global-batch-size {args.global_batch_size} must divide the "
                         f"{responses} responses per step (--rollout-batch-size x "
                         f"--n-samples-per-prompt); each divides into optimizer steps")
-    for flag in ("sft_batch_size", "eval_num_prompts"):
-        if getattr(args, flag) % dp:
-            raise FlagError(f"--{flag.replace('_', '-')} {getattr(args, flag)} must be a multiple "
-                            f"of the data-parallel size {dp} (ranks take equal shares)")
+    if args.sft_batch_size % dp:
+        raise FlagError(f"--sft-batch-size {args.sft_batch_size} must be a multiple of the "
+                        f"data-parallel size {dp} (ranks take equal shares)")
     if args.global_batch_size % dp:
         raise FlagError(f"--global-batch-size {args.global_batch_size} must be a multiple of "
                         f"the data-parallel size {dp}")

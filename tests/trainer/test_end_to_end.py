@@ -101,10 +101,20 @@ def test_expert_parallel_ranks_decode_in_lockstep(tmp_path):
     """EP=2 over 2 processes: ranks sample different prompts, finish decoding at different
     steps, and must still meet in every all-to-all (this hung before the lockstep). With
     routing replay on, so each rank records its own samples' routes while the rank that
-    finished first keeps decoding its finished rows, and its learner replays them."""
+    finished first keeps decoding its finished rows, and its learner replays them. 3 held-out
+    prompts: one rank evaluates 2, the other 1 (every prompt is scored, counted by the
+    reward's calls: 2 steps of 4 x 4 rollouts, 2 evaluations of 3)."""
+    calls = tmp_path / "calls.txt"
+    (tmp_path / "counted_reward.py").write_text(
+        "def score(response, answer):\n"
+        f"    open({str(calls)!r}, 'a').write('.')\n"
+        "    return float(len(response) % 2)\n")
     save = tmp_path / "ep2"
     train("--save", str(save), "--train-iters", "2", "--expert-model-parallel-size", "2",
-          "--max-tokens-per-micro-batch", "64", "--rollout-routing-replay", nproc=2)
+          "--max-tokens-per-micro-batch", "64", "--rollout-routing-replay",
+          "--reward", "counted_reward:score", "--eval-num-prompts", "3", nproc=2,
+          pythonpath=str(tmp_path))
+    assert len(calls.read_text()) == 2 * 4 * 4 + 2 * 3
     steps = records(save / "metrics.jsonl")
     assert [r["step"] for r in steps] == [1, 2]
     assert all(math.isfinite(r["pg_loss"]) and r["mismatch_abs_log_w_token"] < 1e-3

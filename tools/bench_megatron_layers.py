@@ -4,6 +4,7 @@ scheme. Results go to docs/megatron_layers.md.
 
     python tools/bench_megatron_layers.py --preset qwen3-moe-200m --batch 4 --seq 1024
     --keep-operand: also time W4A16 through the kernels with the operand kept per step
+    --grouped-bf16: also time scheme none with grouped bf16 experts (--moe-grouped-gemm)
 """
 from __future__ import annotations
 
@@ -22,13 +23,15 @@ from megatron.core import parallel_state, tensor_parallel
 from megatron.core.transformer.moe.moe_utils import get_moe_layer_wise_logging_tracker
 
 
-def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_operand=False):
+def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_operand=False,
+          grouped_experts=False):
     """Losses and per-step seconds of `steps` AdamW steps on one fixed random batch (bf16)."""
     torch.manual_seed(0)
     get_moe_layer_wise_logging_tracker().clear()  # sized by the first model's layer count
     config = preset.transformer_config(params_dtype=torch.bfloat16)
     model = build_model(config, scheme, targets=targets, cuda_kernels=cuda_kernels,
-                        keep_operand=keep_operand, **preset.model_kwargs())
+                        keep_operand=keep_operand, grouped_experts=grouped_experts,
+                        **preset.model_kwargs())
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
     install_quant_refresh_hook(opt, model)
     tokens = torch.randint(0, preset.vocab_size, (batch, seq), device="cuda")
@@ -68,6 +71,9 @@ def main():
                         help="also time each w4a16 scheme on the Triton ops with the experts' "
                              "dequantized operand kept for the step (--quant-keep-operand; "
                              "row '<scheme>+keep-operand')")
+    parser.add_argument("--grouped-bf16", action="store_true",
+                        help="also time scheme none with its experts as bf16 grouped GEMMs "
+                             "(--moe-grouped-gemm; row 'none+grouped-experts')")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("tools/bench_megatron_layers.py needs a CUDA GPU: it times training "
@@ -97,17 +103,20 @@ def main():
         # the ops registry is process-wide: the reference pass must run before registration
         if ops_name == "triton" and not enable_cuda_kernels():
             break
-        runs = [(scheme, False) for scheme in schemes]
+        runs = [(scheme, "", {}) for scheme in schemes]
         if ops_name == "triton" and args.keep_operand:
-            runs += [(scheme, True) for scheme in schemes if scheme.startswith("w4a16")]
-        for scheme, keep in runs:
-            if ops_name == "triton" and scheme == "none":
+            runs += [(scheme, "+keep-operand", dict(keep_operand=True)) for scheme in schemes
+                     if scheme.startswith("w4a16")]
+        if ops_name == "triton" and args.grouped_bf16:
+            runs += [("none", "+grouped-experts", dict(grouped_experts=True))]
+        for scheme, suffix, options in runs:
+            if ops_name == "triton" and scheme == "none" and not suffix:
                 continue
-            name = f"{scheme}+keep-operand" if keep else scheme
+            name = scheme + suffix
             try:
                 losses, seconds, peak, n = train(preset, scheme, args.targets, args.batch,
                                                  args.seq, args.warmup + args.steps, 1e-4,
-                                                 ops_name == "triton", keep)
+                                                 ops_name == "triton", **options)
             except Exception as err:  # noqa: BLE001 - record a failing scheme, bench the rest
                 results["bench"][f"{name}/{ops_name}"] = f"failed: {err}"
                 print(f"{name} [{ops_name}]: failed: {err}", flush=True)

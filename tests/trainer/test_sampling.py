@@ -23,3 +23,19 @@ def test_top_p_never_samples_outside_the_nucleus():
     assert drawn == {0, 1}
     drawn_k = {int(sample_next(probs.log(), SamplingParams(top_k=3), gen)[0]) for _ in range(300)}
     assert drawn_k == {0, 1, 2}
+
+
+def test_tokens_are_drawn_from_the_temperature_scaled_distribution():
+    """20000 rows of the same logits: each token's frequency within 4 standard deviations of
+    softmax(logits / T); with top-k 2, the kept tokens renormalized."""
+    logits = torch.tensor([2.0, 1.0, 0.5, -1.0]).expand(20000, 4)
+    gen = torch.Generator().manual_seed(0)
+    for params, want in [
+        (SamplingParams(temperature=0.8), torch.softmax(logits[0] / 0.8, -1)),
+        (SamplingParams(top_k=2), torch.softmax(torch.tensor([2.0, 1.0]), -1)),
+    ]:
+        tokens, _ = sample_next(logits, params, gen)
+        freq = torch.bincount(tokens, minlength=4).double() / len(tokens)
+        want = torch.cat([want, torch.zeros(4 - len(want))]).double()
+        std = (want * (1 - want) / len(tokens)).sqrt()
+        assert ((freq - want).abs() <= 4 * std + 1e-12).all(), (freq, want)

@@ -24,11 +24,21 @@ def _truncate(logprobs: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
     return logprobs
 
 
+#: the smallest race time drawn: log(0) would make a token win whatever its probability
+_TINY = torch.finfo(torch.float32).tiny
+
+
 def sample_next(logits: torch.Tensor, params: SamplingParams,
                 generator: torch.Generator) -> Tuple[torch.Tensor, torch.Tensor]:
-    """logits [B, V] -> (token ids [B], their temperature-scaled logprobs [B], fp32)."""
+    """logits [B, V] -> (token ids [B], their temperature-scaled logprobs [B], fp32).
+
+    Drawn by an exponential race: with E_v ~ Exp(1) i.i.d., argmax_v(logprob_v - log E_v) is
+    token v with probability softmax(logprob)_v (the Gumbel-max trick), truncated tokens
+    (-inf) never win. A few elementwise kernels and an argmax, where softmax + torch.multinomial
+    took 300-700 us of host time a decode step on the H100 machines
+    (docs/results/grouped_bf16_experts_h100_2026-11-24/profiles.txt)."""
     logprobs = torch.log_softmax(logits.float() / params.temperature, dim=-1)
     truncated = _truncate(logprobs, params.top_k, params.top_p)
-    probs = torch.softmax(truncated, dim=-1)
-    tokens = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    race = torch.empty_like(truncated).exponential_(generator=generator).clamp_(min=_TINY)
+    tokens = (truncated - race.log_()).argmax(dim=-1)
     return tokens, logprobs.gather(-1, tokens[:, None]).squeeze(-1)

@@ -6,6 +6,8 @@ from typing import Iterator, List, Tuple, Union
 
 import torch
 
+from ..quant import NoQuant
+
 Model = Union[torch.nn.Module, List[torch.nn.Module]]
 
 
@@ -29,8 +31,6 @@ def low_bit_modules(model: Model) -> Iterator[Tuple[str, torch.nn.Module]]:
     """quantized_modules whose caches hold low-bit weights: publishing and export read those
     instead of the masters. Scheme 'none' grouped experts (--moe-grouped-gemm) are left out:
     their cache is a bf16 copy of the masters, which publish as they are."""
-    from ..quant import NoQuant
-
     for name, module in quantized_modules(model):
         if not any(isinstance(c.scheme, NoQuant) for c in module.quant_caches().values()):
             yield name, module

@@ -81,16 +81,15 @@ def _side_stream(device: torch.device) -> torch.cuda.Stream:
 
 class CachedForward:
     """model(ids at positions start..) -> logits [batch, window, vocab], over a
-    PositionedKVCache of `room` positions, each followed by `after(logits)` (the engine's
-    sampling and bookkeeping, device work only); with `graph`, the decode steps (every window
-    after the first, at start 0) replay the CUDA graph of their key bucket, forward and
-    `after` together, captured at its second step. `generator`: the one `after` draws from,
-    registered with each graph so that a replay draws as an eager step would."""
+    PositionedKVCache of `room` positions; with `graph`, the decode steps (every window after
+    the first, at start 0) replay the CUDA graph of their key bucket, captured at its second
+    step (the returned logits are then that graph's buffer, overwritten by its next
+    replay)."""
 
     def __init__(self, model, batch: int, room: int, device, graph: bool,
-                 key_bucket: int = KEY_BUCKET, generator: Optional[torch.Generator] = None):
+                 key_bucket: int = KEY_BUCKET):
         self.model, self.device, self.use_graph = model, device, graph
-        self.room, self.key_bucket, self.generator = room, key_bucket, generator
+        self.room, self.key_bucket = room, key_bucket
         self.cache = PositionedKVCache(batch, room)
         self.key_positions = torch.arange(room, device=device)
         self.graph: Optional[torch.cuda.CUDAGraph] = None
@@ -106,36 +105,37 @@ class CachedForward:
         return self.model(ids, positions.expand(ids.shape[0], -1), mask,
                           inference_context=self.cache, runtime_gather_output=True)
 
-    def __call__(self, ids: torch.Tensor, start: int, after) -> None:
+    def __call__(self, ids: torch.Tensor, start: int) -> torch.Tensor:
         visible = self._visible(start + ids.shape[1])
         if not self.use_graph or start == 0:
             positions = torch.arange(start, start + ids.shape[1], device=self.device)
-            after(self._forward(ids, positions, visible))
-        elif visible != self.graph_visible:
-            self._enter_bucket(ids, start, visible, after)
-        else:
-            if self.graph is None:
-                self._capture(ids, after)
-            self.ids.copy_(ids)
-            self.start.fill_(start)
-            self.graph.replay()
+            return self._forward(ids, positions, visible)
+        if visible != self.graph_visible:
+            return self._enter_bucket(ids, start, visible)
+        if self.graph is None:
+            self._capture(ids)
+        self.ids.copy_(ids)
+        self.start.fill_(start)
+        self.graph.replay()
+        return self.logits
 
-    def _enter_bucket(self, ids: torch.Tensor, start: int, visible: int, after) -> None:
+    def _enter_bucket(self, ids: torch.Tensor, start: int, visible: int) -> torch.Tensor:
         """A key bucket's first step runs eagerly: it is the warm-up torch's recipe runs before
         a capture (on the capture's side stream; it compiles and tunes the step's kernels),
         and, under parallelism, this step's collectives. The next step captures."""
         if self.graph is not None:  # the last bucket's graph and its memory go first, once
             torch.cuda.current_stream(self.device).synchronize()  # its replays are done
-            self.graph = None
+            self.graph = self.logits = None
         self.graph_visible = visible
         side = _side_stream(torch.device(self.device))
         side.wait_stream(torch.cuda.current_stream(self.device))
         with fixed_size_exchange(self.model), torch.cuda.stream(side):
             positions = torch.arange(start, start + ids.shape[1], device=self.device)
-            after(self._forward(ids, positions, visible))
+            logits = self._forward(ids, positions, visible)
         torch.cuda.current_stream(self.device).wait_stream(side)
+        return logits
 
-    def _capture(self, ids: torch.Tensor, after) -> None:
+    def _capture(self, ids: torch.Tensor) -> None:
         """Record the step (running nothing); its first replay is this step's result, so that
         every step, capturing or not, runs one forward's collectives."""
         # the graph's inputs: they must outlive it (a replay reads their memory)
@@ -144,11 +144,9 @@ class CachedForward:
         self.offsets = torch.arange(ids.shape[1], device=self.device)
         side = _side_stream(torch.device(self.device))
         self.graph = torch.cuda.CUDAGraph()
-        if self.generator is not None:
-            self.graph.register_generator_state(self.generator)
         with fixed_size_exchange(self.model), _identity_rng_forks(), torch.cuda.graph(
                 self.graph, stream=side, capture_error_mode="thread_local"):
-            after(self._forward(self.ids, self.start + self.offsets, self.graph_visible))
+            self.logits = self._forward(self.ids, self.start + self.offsets, self.graph_visible)
 
 
 class LaggedAll:

@@ -80,29 +80,8 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
     finished = torch.arange(batch, device=device) >= own_rows  # the added rows are done
     stopped = torch.zeros(batch, dtype=torch.bool, device=device)
 
-    forward = CachedForward(model, batch, room, device, cuda_graph, generator=generator)
+    forward = CachedForward(model, batch, room, device, cuda_graph)
     all_finished = LaggedAll(device, sync_group)
-    end_t = torch.tensor(shortest, device=device)  # the position sampled next, on the device
-
-    def advance(last_logits: torch.Tensor) -> None:
-        """Sample position end_t of every row and book it: device work only, so that a decode
-        step's graph holds it with the forward (no host index, no host read)."""
-        next_tokens, next_logprobs = sample_next(last_logits, params, generator)
-        active = (lengths <= end_t) & ~finished
-        column = end_t.expand(batch, 1)
-        kept_token = tokens.gather(1, column).squeeze(1)
-        tokens.scatter_(1, column, torch.where(active, next_tokens, kept_token).unsqueeze(1))
-        # logprobs[row, generated[row]] = next_logprobs[row] for active rows; inactive rows
-        # write their current value back
-        slot = generated.clamp(max=params.max_new_tokens - 1).unsqueeze(1)
-        kept = logprobs.gather(1, slot).squeeze(1)
-        logprobs.scatter_(1, slot, torch.where(active, next_logprobs, kept).unsqueeze(1))
-        generated.add_(active.long())
-        hit_stop = active & torch.isin(next_tokens, stop)
-        stopped.logical_or_(hit_stop)
-        finished.logical_or_(hit_stop | (generated >= params.max_new_tokens))
-        end_t.add_(1)
-
     recording = contextlib.nullcontext()
     if record_routes:
         tp_group = (parallel_state.get_tensor_model_parallel_group()
@@ -112,10 +91,22 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
         start, end = 0, shortest
         while end < total and not all_finished.read():
             stop_at = end + (-(end - start)) % window_multiple
-            last = end - start - 1  # the window's last real position
-            forward(tokens[:, start:stop_at], start, lambda logits: advance(logits[:, last, :]))
+            logits = forward(tokens[:, start:stop_at], start)
             if recorder is not None:
                 recorder.keep(start, end - start)
+            next_tokens, next_logprobs = sample_next(logits[:, end - start - 1, :], params,
+                                                     generator)
+            active = (lengths <= end) & ~finished
+            tokens[:, end] = torch.where(active, next_tokens, tokens[:, end])
+            # logprobs[row, generated[row]] = next_logprobs[row] for active rows, without the
+            # host sync of nonzero(): inactive rows write their current value back
+            slot = generated.clamp(max=params.max_new_tokens - 1).unsqueeze(1)
+            kept = logprobs.gather(1, slot).squeeze(1)
+            logprobs.scatter_(1, slot, torch.where(active, next_logprobs, kept).unsqueeze(1))
+            generated += active.long()
+            hit_stop = active & torch.isin(next_tokens, stop)
+            stopped |= hit_stop
+            finished |= hit_stop | (generated >= params.max_new_tokens)
             all_finished.push(finished)
             start, end = end, end + 1
         routes = recorder.routes() if recorder is not None else None

@@ -8,8 +8,10 @@ tensor or expert parallelism (rank 0 prints; each data-parallel rank decodes its
     torchrun --nproc-per-node 2 tools/profile_embedded_decode.py --layers 3 \
         --expert-model-parallel-size 2
 
-The first `--warmup-tokens` decode steps (compilation, allocator) are excluded by timing a
-second generation; the profile covers one whole generation of the timed size.
+A first generation of `--warmup-tokens` compiles and allocates. Generations of
+`--warmup-tokens` and `--new-tokens` are then timed: the slope between them is the steady
+decode step, the intercept a batch's fixed cost (prompt window, the warm-up step before the
+first capture, the captures). The profile covers one whole generation of `--new-tokens`.
 """
 from __future__ import annotations
 
@@ -41,6 +43,14 @@ def _generate(model, args, generator, new_tokens):
                           sync_group=sync_group, cuda_graph=args.cuda_graph)
 
 
+def _timed_ms(fn) -> float:
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1e3
+
+
 def main():
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -61,6 +71,9 @@ def main():
     p.add_argument("--moe-grouped-gemm", action="store_true",
                    help="--scheme none: bf16 experts as grouped GEMMs (the trainer's flag)")
     args = p.parse_args()
+    if args.new_tokens <= args.warmup_tokens:
+        p.error(f"--new-tokens ({args.new_tokens}) must exceed --warmup-tokens "
+                f"({args.warmup_tokens}): the steady step is the slope between the two")
     if not torch.cuda.is_available():
         raise SystemExit("profile_embedded_decode needs a CUDA GPU")
 
@@ -85,12 +98,12 @@ def main():
     lead = dist.get_rank() == 0
     generator = torch.Generator(device="cuda").manual_seed(0)
 
-    _generate(model, args, generator, args.warmup_tokens)
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    _generate(model, args, generator, args.new_tokens)
-    torch.cuda.synchronize()
-    step_ms = (time.perf_counter() - start) * 1e3 / args.new_tokens
+    _generate(model, args, generator, args.warmup_tokens)  # compiles, tunes, allocates
+    short_ms = _timed_ms(lambda: _generate(model, args, generator, args.warmup_tokens))
+    long_ms = _timed_ms(lambda: _generate(model, args, generator, args.new_tokens))
+    step_ms = long_ms / args.new_tokens
+    steady_ms = (long_ms - short_ms) / (args.new_tokens - args.warmup_tokens)
+    fixed_ms = short_ms - args.warmup_tokens * steady_ms
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         _generate(model, args, generator, args.new_tokens)
@@ -116,9 +129,11 @@ def main():
               f"ETP{args.expert_tensor_parallel_size}, {dist.get_world_size()} GPUs")
     print(f"{args.layers} layers, {args.scheme}, {layout}, batch {args.batch}, {graph}, "
           f"{args.attention_backend} attention: {step_ms:.2f} ms per decode "
-          f"step (wall, unprofiled); per step under the profiler: GPU busy "
-          f"{gpu_us / n / 1e3:.2f} ms, {launches / n:.0f} kernel launches, "
-          f"{syncs / n:.1f} stream syncs, {copies / n:.1f} memcpy calls")
+          f"step (wall, unprofiled) = a steady step of {steady_ms:.2f} ms + a batch's fixed "
+          f"{fixed_ms:.1f} ms / {n} (the slope and intercept between {args.warmup_tokens} and "
+          f"{n} tokens; fixed: the prompt window, a warm-up step and the graph captures); per "
+          f"step under the profiler: GPU busy {gpu_us / n / 1e3:.2f} ms, {launches / n:.0f} "
+          f"kernel launches, {syncs / n:.1f} stream syncs, {copies / n:.1f} memcpy calls")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+set -uo pipefail
+export PYTHONPATH=/tmp/pp:$PWD:/tmp/site PYTHONUNBUFFERED=1
+ls /tmp/site/megatron >/dev/null 2>&1 || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+mkdir -p /tmp/pp && ln -sfn $PWD/kernels /tmp/pp/qarl_kernels
+for c in "3 w4a16" "12 w4a16"; do
+  timeout 250 python3 .gpu/graph_setup.py $c 2>&1 | grep -v -i warn | tail -8 | tee -a $OUT/graph_setup.txt
+done

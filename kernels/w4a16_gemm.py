@@ -231,6 +231,10 @@ def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs
         data, scale = data.unsqueeze(0), scale.unsqueeze(0)
     rule = swiglu_config if swiglu else default_config
     cfg = config or rule(tile_rows(rows, routed_rows), num_experts, n, k, group)
+    if cfg.split_k > 1 and torch.are_deterministic_algorithms_enabled():
+        raise ValueError("split_k > 1 sums K slices with fp32 atomics, in no fixed order; "
+                         "deterministic mode (torch.use_deterministic_algorithms) needs "
+                         "split_k=1")
     if swiglu and cfg.split_k > 1:
         raise ValueError("the fused SwiGLU epilogue needs whole K per program: split_k=1")
     out_dtype = torch.float32 if cfg.split_k > 1 else x2.dtype

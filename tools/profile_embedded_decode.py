@@ -27,6 +27,7 @@ from megatron_qarl.models import build_model, get_preset
 from megatron_qarl.rollout.base import SamplingParams
 from megatron_qarl.rollout.embedded.decode_graph import graph_blocker
 from megatron_qarl.rollout.embedded.generate import generate_batch
+from megatron_qarl.trainer.distributed import use_deterministic_algorithms
 # after megatron_qarl, which quiets megatron-core's import warnings about TE and Apex
 from megatron.core import parallel_state, tensor_parallel
 
@@ -68,6 +69,8 @@ def main():
     p.add_argument("--tensor-model-parallel-size", type=int, default=1)
     p.add_argument("--expert-model-parallel-size", type=int, default=1)
     p.add_argument("--expert-tensor-parallel-size", type=int, default=1)
+    p.add_argument("--deterministic-mode", action="store_true",
+                   help="the trainer's flag: torch's deterministic algorithms (its cost here)")
     p.add_argument("--moe-grouped-gemm", action="store_true",
                    help="--scheme none: bf16 experts as grouped GEMMs (the trainer's flag)")
     args = p.parse_args()
@@ -77,6 +80,8 @@ def main():
     if not torch.cuda.is_available():
         raise SystemExit("profile_embedded_decode needs a CUDA GPU")
 
+    if args.deterministic_mode:
+        use_deterministic_algorithms()
     if "WORLD_SIZE" in os.environ:  # torchrun
         dist.init_process_group("nccl")
     else:
@@ -128,7 +133,8 @@ def main():
     layout = (f"TP{args.tensor_model_parallel_size} EP{args.expert_model_parallel_size} "
               f"ETP{args.expert_tensor_parallel_size}, {dist.get_world_size()} GPUs")
     print(f"{args.layers} layers, {args.scheme}, {layout}, batch {args.batch}, {graph}, "
-          f"{args.attention_backend} attention: {step_ms:.2f} ms per decode "
+          f"{args.attention_backend} attention"
+          f"{', deterministic' if args.deterministic_mode else ''}: {step_ms:.2f} ms per decode "
           f"step (wall, unprofiled) = a steady step of {steady_ms:.2f} ms + a batch's fixed "
           f"{fixed_ms:.1f} ms / {n} (the slope and intercept between {args.warmup_tokens} and "
           f"{n} tokens; fixed: the prompt window, a warm-up step and the graph captures); per "

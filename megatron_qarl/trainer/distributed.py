@@ -26,7 +26,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def use_deterministic_algorithms() -> None:
+    """--deterministic-mode, set up as Megatron-LM and slime do. Megatron's MoE combine then
+    sums each token's expert outputs with index_add_ instead of scatter_add_'s atomics. cuBLAS
+    needs a fixed workspace configuration for it, read when its first handle is created."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+
+
 def init_distributed(args) -> torch.device:
+    if args.deterministic_mode:
+        use_deterministic_algorithms()
     if args.device == "cpu":
         from ..compat.cpu_testing import patch_megatron_for_cpu
 

@@ -47,6 +47,7 @@ def model_config(args, *, use_cpu_initialization: bool):
         params_dtype=torch.bfloat16 if args.bf16 else torch.float32,
         use_cpu_initialization=use_cpu_initialization,
         sequence_parallel=args.sequence_parallel,
+        deterministic_mode=args.deterministic_mode,
         # RouterReplay in every router, so the forwards can take the engine's routes
         moe_enable_routing_replay=args.rollout_routing_replay,
     )

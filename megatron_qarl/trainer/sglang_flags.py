@@ -66,7 +66,8 @@ def sglang_config(args, dims: Optional[Qwen3MoeDims], top_k: int = 8) -> SGLangC
                             port=args.sglang_port,
                             mem_fraction_static=args.sglang_mem_fraction_static,
                             colocated=args.sglang_colocated,
-                            routed_experts=args.rollout_routing_replay)
+                            routed_experts=args.rollout_routing_replay,
+                            deterministic=args.deterministic_mode)
     if args.rollout_weight_transfer == NCCL and not (args.rollout_nccl_master_address
                                                      and args.rollout_nccl_master_port):
         raise ValueError("--rollout-weight-transfer nccl needs --rollout-nccl-master-address "

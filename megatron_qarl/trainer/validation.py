@@ -217,9 +217,24 @@ def _model(args):
         raise FlagError(str(err)) from None
 
 
+#: Megatron-LM's choices for --deterministic-mode: reductions whose order NCCL fixes
+DETERMINISTIC_NCCL_ALGOS = ("Tree", "Ring", "CollnetDirect", "CollnetChain", "^NVLS")
+
+
+def _determinism(args, world_size: int):
+    if not args.deterministic_mode or args.device != "cuda" or world_size == 1:
+        return
+    algo = os.environ.get("NCCL_ALGO")
+    if algo not in DETERMINISTIC_NCCL_ALGOS:
+        raise FlagError(f"--deterministic-mode under torchrun needs NCCL_ALGO set to one of "
+                        f"{', '.join(DETERMINISTIC_NCCL_ALGOS)} (got {algo!r}): NVLS reductions "
+                        f"do not fix the order of the sum. Export NCCL_ALGO=Ring and relaunch")
+
+
 def validate(args: argparse.Namespace, world_size: int) -> argparse.Namespace:
     """Check and complete `args` in place (derived values: data_parallel_size, device)."""
     _engine_and_device(args)
+    _determinism(args, world_size)
     args.data_parallel_size = _parallel(args, world_size)
     _batches(args, args.data_parallel_size)
     _numbers(args)

@@ -88,3 +88,15 @@ def test_operand_is_the_engine_weight_bit_for_bit(k, group, device):
     _, qweight = _setup(1, 48, k, group, device)
     eye = torch.eye(k, device=device).bfloat16()
     assert torch.equal(w4a16_linear(eye, qweight[0]), qweight[0].dequantize().bfloat16().t())
+
+
+def test_split_k_is_refused_in_deterministic_mode(device):
+    """Its K slices meet in fp32 atomics, whose order no run repeats."""
+    _, qweight = _setup(2, 16, 64, 32, device)
+    x = torch.randn(3, 64, device=device).bfloat16()
+    torch.use_deterministic_algorithms(True)
+    try:
+        with pytest.raises(ValueError, match="deterministic mode.*split_k=1"):
+            w4a16_grouped_matmul(x, qweight, torch.tensor([1, 2]), W4A16Config(16, 16, split_k=2))
+    finally:
+        torch.use_deterministic_algorithms(False)

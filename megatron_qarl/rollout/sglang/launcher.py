@@ -25,6 +25,7 @@ class LaunchSpec:
     host: str = "127.0.0.1"
     port: int = 30000  # engine e listens on port + e
     routed_experts: bool = False
+    deterministic: bool = False  # --deterministic-mode: SGLang's batch-invariant kernels
     extra_args: Sequence[str] = field(default_factory=tuple)
 
     def __post_init__(self):
@@ -56,6 +57,8 @@ def server_command(spec: LaunchSpec, engine: int) -> List[str]:
         cmd.append("--enable-memory-saver")
     if spec.routed_experts:
         cmd.append("--enable-return-routed-experts")
+    if spec.deterministic:
+        cmd.append("--enable-deterministic-inference")
     return cmd + list(spec.extra_args)
 
 

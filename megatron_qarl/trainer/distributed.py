@@ -29,9 +29,13 @@ def _free_port() -> int:
 def use_deterministic_algorithms() -> None:
     """--deterministic-mode, set up as Megatron-LM and slime do. Megatron's MoE combine then
     sums each token's expert outputs with index_add_ instead of scatter_add_'s atomics. cuBLAS
-    needs a fixed workspace configuration for it, read when its first handle is created."""
+    needs a fixed workspace configuration for it, read when its first handle is created.
+    torch would also fill every new tensor with NaN, a check for reads of uninitialized memory
+    that its docs let valid programs turn off: it was 4.9 of the 5.6 ms the flag added to a
+    3-layer Qwen3-30B-A3B forward + backward (docs/training.md)."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True)
+    torch.utils.deterministic.fill_uninitialized_memory = False
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
 

@@ -3,6 +3,7 @@ a torchrun job whose NCCL_ALGO leaves the reduction order open, and (on a GPU) m
 top-8 MoE model repeat its gradients and its CUDA-graphed generations bit for bit."""
 import argparse
 import multiprocessing
+import os
 
 import pytest
 import torch
@@ -49,16 +50,18 @@ def test_turns_on_torchs_deterministic_algorithms_with_a_cublas_workspace(monkey
         use_deterministic_algorithms()
         assert torch.are_deterministic_algorithms_enabled()
         assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
-        import os
         assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+        assert not torch.utils.deterministic.fill_uninitialized_memory
     finally:
         torch.use_deterministic_algorithms(False)
+        torch.utils.deterministic.fill_uninitialized_memory = True
         torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = False, benchmark
 
 
 def _repeat_on_gpu(results) -> None:
     """In a fresh process (the flag is process-wide): gradients of one batch and a graphed
-    generation, twice each."""
+    generation, twice each, without torch's fill of new tensors (so nothing reads memory that
+    differs between the two)."""
     import torch.distributed as dist
     from megatron.core import parallel_state, tensor_parallel
 

@@ -120,7 +120,9 @@ class CachedForward:
         kernels), and, under parallelism, this step's collectives. The next step captures.
         A later bucket changes only attention's key count, which needs no warm-up: it captures
         at once (an eager step of 3 Qwen3-30B-A3B layers took 17 ms on an H100, the capture
-        21 ms)."""
+        21 ms). A new batch still warms up: the weights may have changed since the last, and
+        what kernels build from them on first use (the Hopper W4A16 kernel's lane-order codes)
+        must not be allocated inside a capture, in memory the graph's pool takes back."""
         if self.graph is not None:  # the last bucket's graph and its memory go first, once
             torch.cuda.current_stream(self.device).synchronize()  # its replays are done
             self.graph = self.logits = None

@@ -87,7 +87,7 @@ def _repeat_on_gpu(results) -> None:
     positions = torch.arange(128, device="cuda").expand(8, -1)
     runs = []
     for _ in range(2):
-        model.zero_grad_buffer() if hasattr(model, "zero_grad_buffer") else model.zero_grad()
+        model.zero_grad()
         logits = model(tokens, positions, None)
         logits.float().square().mean().backward()
         runs.append([logits.detach().clone()] +

@@ -17,7 +17,7 @@ import torch
 import triton
 
 from megatron_qarl.quant import get_scheme
-from megatron_qarl.quant.ops import gated_activation
+from megatron_qarl.quant.ops import gated_activation, reference_routed_sum
 
 from .bench_setup import (DECODE_MAX_TOKENS, STEP_CALLS, ceilings, copies_for, graph_us,
                           median_us, route)
@@ -28,6 +28,7 @@ from .fp8_grouped_ws import applies as ws_applies
 from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
                            fp8_quantize_swiglu)
 from .gluon_hopper import is_hopper
+from .routed_sum import routed_sum
 from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
@@ -469,6 +470,41 @@ def bench_fp8_dispatch(check):
     return [table]
 
 
+def bench_combine(peak, check):
+    """The MoE combine (each token's top-8 expert rows summed, hidden 2048, E=128), in CUDA
+    graphs: Megatron's unfused combine (scatter_add_ of bf16 atomics; index_add_'s sort under
+    torch's deterministic algorithms) against routed_sum, which finds the rows from the
+    routing map (its cumsum included) and needs neither."""
+    table = Table("MoE combine: Megatron's scatter_add_ vs routed_sum (CUDA graphs)",
+                  ["M tokens", "scatter_add_ us", "index_add_ (deterministic) us",
+                   "routed_sum us", "%BW", "vs scatter_add_", "vs index_add_"])
+    hidden, experts = 2048, 128
+    for m in (64, 256, 1024, 4096, 16384):
+        scores = torch.rand(m, experts, device="cuda")
+        routing_map = torch.zeros(m, experts, dtype=torch.bool, device="cuda").scatter_(
+            1, scores.topk(TOP_K, dim=1).indices, True)
+        token_of_row = torch.arange(m, device="cuda").expand(experts, m).masked_select(
+            routing_map.T.contiguous())  # Megatron's permutation
+        rows = torch.randn(m * TOP_K, hidden, device="cuda", dtype=torch.bfloat16)
+        check.equal(f"routed_sum M={m}", routed_sum(rows, routing_map, TOP_K),
+                    reference_routed_sum(rows, routing_map, TOP_K))
+        index = token_of_row[:, None].expand(-1, hidden)
+        t_scatter = graph_us([lambda: torch.zeros(m, hidden, dtype=rows.dtype, device="cuda")
+                              .scatter_add_(0, index, rows)])
+        torch.use_deterministic_algorithms(True)
+        try:
+            t_index_add = graph_us([lambda: torch.zeros(m, hidden, dtype=rows.dtype,
+                                                        device="cuda")
+                                    .index_add_(0, token_of_row, rows)])
+        finally:
+            torch.use_deterministic_algorithms(False)
+        t_ours = graph_us([lambda: routed_sum(rows, routing_map, TOP_K)])
+        nbytes = (rows.numel() + m * hidden) * rows.element_size()
+        table.add(str(m), t_scatter, t_index_add, t_ours, _pct_copy(nbytes, t_ours, peak),
+                  _fmt(t_scatter / t_ours, ".2f"), _fmt(t_index_add / t_ours, ".2f"))
+    return [table]
+
+
 def _header(peak, floor_us, command):
     props = torch.cuda.get_device_properties(0)
     return (f"GPU {props.name} ({props.multi_processor_count} SMs), torch {torch.__version__}, "
@@ -511,7 +547,7 @@ def main(argv=None):
     p.add_argument("--doc", default="docs/benchmarks.md", help="markdown file to update")
     p.add_argument("--sweep", action="store_true",
                    help="also time quantize block sizes (GEMM tiles: python -m qarl_kernels.tune)")
-    p.add_argument("--only", choices=["w4a16", "quantize", "fp8"], action="append")
+    p.add_argument("--only", choices=["w4a16", "quantize", "fp8", "combine"], action="append")
     p.add_argument("--decode-only", action="store_true",
                    help="only the W4A16 decode tables (M=1..256: the GEMMs, fc1 + SwiGLU "
                         "fused, the GEMMs under skewed routing), into their own doc section")
@@ -525,7 +561,7 @@ def main(argv=None):
     check = Checker()
     peak = ceilings()
     floor_us = bench_launch_floor()
-    parts = [] if args.decode_only else args.only or ["w4a16", "quantize", "fp8"]
+    parts = [] if args.decode_only else args.only or ["w4a16", "quantize", "fp8", "combine"]
     tables = (bench_w4a16_decode(peak, check, args.compare) + bench_swiglu(check)
               + bench_w4a16_decode(peak, check, args.compare, DECODE_SKEW)
               if args.decode_only else [])
@@ -535,6 +571,8 @@ def main(argv=None):
         tables += bench_quantize(peak, check, args.sweep)
     if "fp8" in parts:
         tables += bench_fp8(peak, check) + bench_fp8_swiglu(check) + bench_fp8_dispatch(check)
+    if "combine" in parts:
+        tables += bench_combine(peak, check)
     command = "python -m qarl_kernels.bench" + "".join(
         f" {a}" for a in (argv if argv is not None else __import__("sys").argv[1:]))
     body = _header(peak, floor_us, command) + "\n" + "\n".join(t.markdown() for t in tables)
@@ -543,6 +581,9 @@ def main(argv=None):
     print(body)
     if args.decode_only:
         write_section(args.doc, body, "qarl_kernels.bench --decode-only", "W4A16 decode")
+    elif args.only:  # a section of its own: a partial run keeps the full run's tables
+        write_section(args.doc, body, "qarl_kernels.bench " + " ".join(
+            f"--only {part}" for part in args.only), "Kernels: " + ", ".join(args.only))
     else:
         write_section(args.doc, body)
 

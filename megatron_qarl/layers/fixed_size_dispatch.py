@@ -22,9 +22,9 @@ from types import SimpleNamespace
 
 import torch
 from megatron.core.transformer.moe.moe_layer import MoELayer
-from megatron.core.transformer.moe.moe_utils import unpermute
 from megatron.core.transformer.moe.token_dispatcher import MoEAllGatherTokenDispatcher
 
+from ..quant import ops
 from .token_dispatch import permute_to_capacity
 
 
@@ -47,19 +47,18 @@ class FixedSizeTokenDispatcher(MoEAllGatherTokenDispatcher):
         return topk * local / (self.config.num_moe_experts * min(topk, local))
 
     def dispatch_postprocess(self, hidden_states, probs):
-        self.hidden_shape_before_permute = hidden_states.shape
         first, last = self.local_expert_indices[0], self.local_expert_indices[-1] + 1
         local_map = self.routing_map[:, first:last]
         capacity = local_map.shape[0] * min(self.router_topk, local_map.shape[1])
-        tokens, self.local_probs, self.rows, self.routed = permute_to_capacity(
+        tokens, self.local_probs = permute_to_capacity(
             hidden_states, local_map, probs[:, first:last], capacity)
-        self.routing_map = None
+        self.routing_map, self.local_map = None, local_map
         return tokens, local_map.sum(dim=0), self.local_probs
 
     def combine_preprocess(self, hidden_states):
-        # padding rows hold whatever the kernels left there (they skip them): add exact zeros
-        routed = torch.where(self.routed[:, None], hidden_states, 0)
-        return unpermute(routed, self.rows, restore_shape=self.hidden_shape_before_permute)
+        # the routed rows come first, in the order routed_sum reads them; it skips the padding
+        routes = min(self.router_topk, self.local_map.shape[1])
+        return ops.routed_sum(hidden_states, self.local_map, routes)
 
 
 def exchanges_tokens(layer: MoELayer) -> bool:

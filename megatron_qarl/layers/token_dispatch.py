@@ -1,6 +1,6 @@
 """How Megatron's all-to-all token dispatcher feeds our quantized experts.
 
-Two per-instance settings, made by `configure_token_dispatchers` for the MoE layers whose
+Three per-instance settings, made by `configure_token_dispatchers` for the MoE layers whose
 experts are QuantizedGroupedExperts, and read by methods installed once on the class
 (`install_dispatcher_hooks`, idempotent):
 
@@ -18,6 +18,8 @@ experts are QuantizedGroupedExperts, and read by methods installed once on the c
   (quant.fp8_block.pack_activation_rows): the dispatcher moves rows without looking at
   them. With autograd on the dispatcher moves bf16 tokens, whose gradients its backward
   returns.
+- `routes_per_token`: for dropless top-k routing, the combine and the permutation's backward
+  sum each token's rows without atomics (token_combine.py): repeatable bits, less time.
 
 One class-wide change for every dispatcher: while a CUDA graph is being captured (the embedded
 engine's decode step, rollout/embedded/decode_graph.py), the permutation takes
@@ -31,6 +33,15 @@ from megatron.core.transformer.moe.moe_layer import MoELayer
 
 from ..quant import ops
 from .experts import QuantizedGroupedExperts
+from .token_combine import CombineRows, PermutedRows, routes_per_token
+
+
+def _marked(method, wrapped, flag: str):
+    """method, carrying the wrapped method's flags and its own: each flag says one wrapper is
+    installed, whatever wraps it later (install_dispatcher_hooks runs once per model)."""
+    method.__dict__.update(getattr(wrapped, "__dict__", {}))
+    setattr(method, flag, True)
+    return method
 
 
 def _keep_device_counts(maybe_dtoh_and_synchronize):
@@ -39,8 +50,7 @@ def _keep_device_counts(maybe_dtoh_and_synchronize):
             return tokens_per_expert
         return maybe_dtoh_and_synchronize(self, point, tokens_per_expert)
 
-    method.keeps_device_counts = True
-    return method
+    return _marked(method, maybe_dtoh_and_synchronize, "keeps_device_counts")
 
 
 def _quantizing_dispatch_preprocess(dispatch_preprocess):
@@ -57,8 +67,31 @@ def _quantizing_dispatch_preprocess(dispatch_preprocess):
         self.hidden_shape_before_permute = tokens.shape
         return out
 
-    method.quantizes_tokens = True
-    return method
+    return _marked(method, dispatch_preprocess, "quantizes_tokens")
+
+
+def _summing_dispatch_preprocess(dispatch_preprocess):
+    def method(self, hidden_states, routing_map, probs):
+        routes = getattr(self, "routes_per_token", None)
+        if routes is None or not (torch.is_grad_enabled() and hidden_states.requires_grad):
+            return dispatch_preprocess(self, hidden_states, routing_map, probs)
+        rows, row_probs = dispatch_preprocess(self, hidden_states.detach(), routing_map, probs)
+        tokens = hidden_states.reshape(-1, hidden_states.shape[-1])
+        return PermutedRows.apply(tokens, rows, self.routing_map, routes), row_probs
+
+    return _marked(method, dispatch_preprocess, "sums_routes")
+
+
+def _summing_combine_postprocess(combine_postprocess):
+    def method(self, rows):
+        routes = getattr(self, "routes_per_token", None)
+        if routes is None:
+            return combine_postprocess(self, rows)
+        out = CombineRows.apply(rows, self.routing_map,
+                                self.reversed_local_input_permutation_mapping, routes)
+        return out.view(self.hidden_shape)
+
+    return _marked(method, combine_postprocess, "sums_routes")
 
 
 def _expert_major_order(flat_map: torch.Tensor, count: int) -> torch.Tensor:
@@ -83,15 +116,13 @@ def permute_known_count(tokens: torch.Tensor, routing_map: torch.Tensor, probs: 
 def permute_to_capacity(tokens: torch.Tensor, routing_map: torch.Tensor, probs: torch.Tensor,
                         capacity: int):
     """permute_known_count for a map with at most `capacity` entries, padded to `capacity`
-    rows: (tokens, probs, token index of each row, whether the row is routed). The routed rows
-    come first, in Megatron's order; padding rows carry probability 0 and follow every
-    expert's rows, so counts taken from the map leave them out."""
+    rows: (tokens, probs). The routed rows come first, in Megatron's order; padding rows carry
+    probability 0 and follow every expert's rows, so counts taken from the map, and the
+    routed sum of the map, leave them out."""
     flat_map = routing_map.T.contiguous().view(-1)
     chosen = _expert_major_order(flat_map, capacity)
-    rows = chosen % routing_map.shape[0]
-    routed = flat_map[chosen]
-    routed_probs = torch.where(routed, probs.T.contiguous().view(-1)[chosen], 0)
-    return tokens.index_select(0, rows), routed_probs, rows, routed
+    routed_probs = torch.where(flat_map[chosen], probs.T.contiguous().view(-1)[chosen], 0)
+    return tokens.index_select(0, chosen % routing_map.shape[0]), routed_probs
 
 
 def _capturable_permute(permute):
@@ -104,8 +135,7 @@ def _capturable_permute(permute):
         return permute(tokens, routing_map, probs=probs, num_out_tokens=num_out_tokens,
                        fused=fused, drop_and_pad=drop_and_pad)
 
-    method.capturable = True
-    return method
+    return _marked(method, permute, "capturable")
 
 
 def install_dispatcher_hooks() -> None:
@@ -118,13 +148,19 @@ def install_dispatcher_hooks() -> None:
     if not getattr(dispatcher.dispatch_preprocess, "quantizes_tokens", False):
         dispatcher.dispatch_preprocess = _quantizing_dispatch_preprocess(
             dispatcher.dispatch_preprocess)
+    if not getattr(dispatcher.dispatch_preprocess, "sums_routes", False):
+        dispatcher.dispatch_preprocess = _summing_dispatch_preprocess(
+            dispatcher.dispatch_preprocess)
+    if not getattr(dispatcher.combine_postprocess, "sums_routes", False):
+        dispatcher.combine_postprocess = _summing_combine_postprocess(
+            dispatcher.combine_postprocess)
 
 
 def configure_token_dispatchers(model: torch.nn.Module) -> None:
     """Mark the all-to-all dispatchers that feed QuantizedGroupedExperts (see the module
-    docstring). Token quantization before dispatch needs Megatron's unfused permutation (TE's
-    fused permute takes float tokens) and no shared experts (they read the dispatcher's
-    input)."""
+    docstring). Token quantization before dispatch and the routed sums need Megatron's unfused
+    permutation (TE's fused permute takes float tokens) and no shared experts (they read the
+    dispatcher's input)."""
     install_dispatcher_hooks()
     for module in model.modules():
         if not (isinstance(module, MoELayer)
@@ -132,8 +168,10 @@ def configure_token_dispatchers(model: torch.nn.Module) -> None:
             continue
         dispatcher = module.token_dispatcher
         dispatcher.counts_stay_on_device = True
-        if (isinstance(dispatcher, token_dispatcher.MoEAlltoAllTokenDispatcher)
+        if not (isinstance(dispatcher, token_dispatcher.MoEAlltoAllTokenDispatcher)
                 and not module.config.moe_permute_fusion
-                and getattr(dispatcher, "shared_experts", None) is None
-                and module.experts.config.activation_func is torch.nn.functional.silu):
+                and getattr(dispatcher, "shared_experts", None) is None):
+            continue
+        dispatcher.routes_per_token = routes_per_token(module.config)
+        if module.experts.config.activation_func is torch.nn.functional.silu:
             dispatcher.token_scheme = module.experts.scheme

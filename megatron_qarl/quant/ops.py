@@ -25,6 +25,8 @@ GroupedBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 SwigluExpertsOp = Callable[..., torch.Tensor]
 # tokens [T, hidden] -> the scheme's quantized tokens in one tensor the dispatcher can move
 DispatchQuantizer = Callable[[torch.Tensor], torch.Tensor]
+# (rows [R, hidden] in Megatron's permutation of routing_map [T, E], routes per token) -> [T, hidden]
+RoutedSumOp = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
 
 _LINEAR: Dict[Tuple[str, str], LinearOp] = {}
 _GROUPED: Dict[Tuple[str, str], GroupedOp] = {}
@@ -32,6 +34,7 @@ _QUANTIZE: Dict[Tuple[str, str], QuantizeOp] = {}
 _GROUPED_BACKWARD: Dict[Tuple[str, str], GroupedBackwardOp] = {}
 _SWIGLU_EXPERTS: Dict[Tuple[str, str], SwigluExpertsOp] = {}
 _DISPATCH_QUANTIZER: Dict[Tuple[str, str], DispatchQuantizer] = {}
+_ROUTED_SUM: Dict[str, RoutedSumOp] = {}
 
 
 def _key(scheme_type: type, device_type: str) -> Tuple[str, str]:
@@ -125,9 +128,45 @@ def swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: QuantizedWeight,
     return op(x, fc1, fc2, tokens_per_expert, probs, routed_rows=routed_rows)
 
 
+def register_routed_sum(device_type: str, op: RoutedSumOp) -> None:
+    _ROUTED_SUM[device_type] = op
+
+
+def routes_through(routing_map: torch.Tensor) -> torch.Tensor:
+    """[T, E] int32: how many routed entries Megatron's permutation puts up to and including
+    entry (t, e) (expert by expert, ascending token within one). Where routing_map is set, one
+    less is the entry's row in the permuted tokens."""
+    experts_major = routing_map.T.contiguous().view(-1)
+    return experts_major.cumsum(0, dtype=torch.int32).view(routing_map.shape[1], -1).T
+
+
+def reference_routed_sum(rows: torch.Tensor, routing_map: torch.Tensor,
+                         routes: int) -> torch.Tensor:
+    """Each token's rows summed in ascending expert order, in fp32, rounded once: the MoE
+    combine that a kernel reproduces bit for bit. Every token has at most `routes` entries."""
+    tokens, hidden = routing_map.shape[0], rows.shape[-1]
+    out = torch.zeros(tokens, hidden, dtype=torch.float32, device=rows.device)
+    if rows.shape[0] == 0:
+        return out.to(rows.dtype)
+    row_of = routes_through(routing_map) - 1
+    taken = routing_map.to(torch.int32)
+    rank = taken.cumsum(1) - taken  # a token's routes, numbered in ascending expert order
+    for r in range(routes):
+        chosen = routing_map & (rank == r)
+        row = torch.where(chosen, row_of, 0).sum(1)
+        out += torch.where(chosen.any(1, keepdim=True), rows.index_select(0, row).float(), 0.0)
+    return out.to(rows.dtype)
+
+
+def routed_sum(rows: torch.Tensor, routing_map: torch.Tensor, routes: int) -> torch.Tensor:
+    """reference_routed_sum, by a kernel where one is registered for the rows' device."""
+    op = _ROUTED_SUM.get(rows.device.type, reference_routed_sum)
+    return op(rows, routing_map, routes)
+
+
 def registered_ops() -> dict:
     """Which kernels replace the reference, for logs and benchmarks."""
     return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED),
             "quantize": sorted(_QUANTIZE), "grouped_backward": sorted(_GROUPED_BACKWARD),
             "swiglu_experts": sorted(_SWIGLU_EXPERTS),
-            "dispatch_quantizer": sorted(_DISPATCH_QUANTIZER)}
+            "dispatch_quantizer": sorted(_DISPATCH_QUANTIZER), "routed_sum": sorted(_ROUTED_SUM)}

@@ -58,10 +58,10 @@ def test_turns_on_torchs_deterministic_algorithms_with_a_cublas_workspace(monkey
         torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = False, benchmark
 
 
-def _repeat_on_gpu(results) -> None:
+def _repeat_on_gpu(results, deterministic: bool) -> None:
     """In a fresh process (the flag is process-wide): gradients of one batch and a graphed
-    generation, twice each, without torch's fill of new tensors (so nothing reads memory that
-    differs between the two)."""
+    generation, twice each; with the flag, without torch's fill of new tensors (so nothing
+    reads memory that differs between the two)."""
     import torch.distributed as dist
     from megatron.core import parallel_state, tensor_parallel
 
@@ -71,16 +71,16 @@ def _repeat_on_gpu(results) -> None:
     from megatron_qarl.rollout.embedded import EmbeddedEngine
     from megatron_qarl.trainer.distributed import use_deterministic_algorithms
 
-    use_deterministic_algorithms()
+    if deterministic:
+        use_deterministic_algorithms()
     dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
                             world_size=1)
     parallel_state.initialize_model_parallel()
     tensor_parallel.model_parallel_cuda_manual_seed(5)
-    # top-8 of 16 experts: Megatron's combine adds 8 outputs a token, in atomic order unless
-    # deterministic
+    # top-8 of 16 experts: Megatron's combine would add 8 outputs a token in atomic order
     preset = QWEN3_MOE_TINY.replace(num_experts=16, num_experts_per_tok=8)
     config = preset.transformer_config(tp=1, ep=1, etp=1, params_dtype=torch.bfloat16,
-                                       deterministic_mode=True)
+                                       deterministic_mode=deterministic)
     torch.manual_seed(0)
     model = build_model(config, "w4a16", vocab_size=256, max_sequence_length=160)
     tokens = torch.randint(0, 256, (8, 128), device="cuda")
@@ -108,12 +108,16 @@ def _repeat_on_gpu(results) -> None:
 
 @pytest.mark.skipif(not torch.cuda.is_available(),
                     reason="atomics' order varies on a GPU only (run on the GPU machine)")
-def test_top8_moe_repeats_gradients_and_graphed_generations_on_gpu():
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_top8_moe_repeats_graphed_generations_on_gpu_and_gradients_with_the_flag(deterministic):
+    """Without the flag too the generations repeat: the MoE combine sums without atomics
+    (layers/token_combine.py), and nothing else in a decode step adds in a varying order."""
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    child = context.Process(target=_repeat_on_gpu, args=(results,))
+    child = context.Process(target=_repeat_on_gpu, args=(results, deterministic))
     child.start()
     same_grads, graphed, same_samples = results.get(timeout=300)
     child.join(timeout=60)
     assert child.exitcode == 0
-    assert same_grads and graphed and same_samples
+    assert graphed and same_samples
+    assert same_grads or not deterministic

@@ -1,0 +1,59 @@
+"""The MoE combine kernel adds each token's expert rows in the reference's order and rounding
+(bit for bit), and the reference is Megatron's combine where that one is exact (fp32 rows on
+the CPU, whose scatter_add_ adds in row order)."""
+import pytest
+import torch
+from megatron.core.transformer.moe.moe_utils import permute, unpermute
+
+from megatron_qarl.quant.ops import reference_routed_sum
+from qarl_kernels.routed_sum import routed_sum
+
+
+def _routing(tokens, experts, top_k, seed, experts_used=None, fewer=0):
+    """A top-k routing map; experts past experts_used get no token, and the first `fewer`
+    tokens drop their last choice (fewer routes than top-k)."""
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(tokens, experts, generator=g)
+    logits[:, experts_used or experts:] = float("-inf")
+    chosen = logits.topk(top_k, dim=-1).indices
+    routing_map = torch.zeros(tokens, experts, dtype=torch.bool).scatter_(1, chosen, True)
+    routing_map[:fewer, chosen[:fewer, -1]] = False
+    return routing_map
+
+
+CASES = [(1, 8, 2, None, 0), (7, 16, 4, None, 3), (33, 128, 8, 40, 0), (5, 6, 6, None, 0),
+         (9, 12, 3, 3, 2)]
+
+
+@pytest.mark.parametrize("tokens,experts,top_k,experts_used,fewer", CASES)
+def test_reference_is_megatrons_combine_in_fp32(tokens, experts, top_k, experts_used, fewer):
+    routing_map = _routing(tokens, experts, top_k, seed=tokens, experts_used=experts_used,
+                           fewer=fewer)
+    x = torch.randn(tokens, 24, generator=torch.Generator().manual_seed(1))
+    rows, _, sorted_indices = permute(x, routing_map, num_out_tokens=int(routing_map.sum()))
+    rows = rows * torch.randn(rows.shape[0], 1, generator=torch.Generator().manual_seed(2))
+    megatron = unpermute(rows, sorted_indices, restore_shape=x.shape)
+    assert torch.equal(reference_routed_sum(rows, routing_map, top_k), megatron)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("tokens,experts,top_k,experts_used,fewer", CASES)
+def test_kernel_equals_reference(device, dtype, tokens, experts, top_k, experts_used, fewer):
+    routing_map = _routing(tokens, experts, top_k, seed=tokens, experts_used=experts_used,
+                           fewer=fewer).to(device)
+    hidden = 40 if device.type == "cpu" else 2048 + 40  # a ragged last hidden block
+    rows = torch.randn(int(routing_map.sum()), hidden, generator=torch.Generator()
+                       .manual_seed(3)).to(device, dtype)
+    want = reference_routed_sum(rows, routing_map, top_k)
+    got = routed_sum(rows, routing_map, top_k, block_h=16 if device.type == "cpu" else 1024)
+    assert got.dtype == dtype and torch.equal(got, want)
+
+
+def test_kernel_rounds_once_not_per_addition(device):
+    """bf16 rows whose sum needs fp32: 1 + 8 * 2**-9 is 1.015625 when rounded once, but stays 1
+    when each addition rounds to bf16 (as bf16 atomics do)."""
+    routing_map = torch.ones(1, 9, dtype=torch.bool, device=device)
+    rows = torch.full((9, 4), 2.0**-9, dtype=torch.bfloat16, device=device)
+    rows[0] = 1.0
+    got = routed_sum(rows, routing_map, 9, block_h=4)
+    assert torch.equal(got, torch.full((1, 4), 1.015625, dtype=torch.bfloat16, device=device))

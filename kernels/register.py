@@ -1,6 +1,7 @@
 """Plug the CUDA kernels into megatron_qarl.quant.ops, replacing the pure-torch reference for
-CUDA tensors of the W4A16 and FP8 block schemes, and of scheme 'none' grouped experts
-(torch._grouped_mm), and the MoE combine's routed sums; CPU tensors keep the reference."""
+CUDA tensors of the W4A16 and FP8 block schemes, of scheme 'none' grouped experts
+(torch._grouped_mm), and of the MoE combine's routed sums and the KV cache's row writes; CPU
+tensors keep the reference."""
 from megatron_qarl.quant import FP8Block, NoQuant, W4A16, ops
 
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear, fp8_swiglu_experts
@@ -10,6 +11,7 @@ from .moe_backward import bf16_grouped_backward, fp8_grouped_backward, w4a16_gro
 from .routed_sum import routed_sum
 from .w4a16_gemm import w4a16_grouped_linear, w4a16_linear, w4a16_swiglu_experts
 from .w4a16_quantize import w4a16_quantize
+from .write_rows import write_rows
 
 
 def register_cuda_kernels() -> None:
@@ -29,3 +31,4 @@ def register_cuda_kernels() -> None:
     ops.register_grouped(NoQuant, "cuda", bf16_grouped_linear)
     ops.register_grouped_backward(NoQuant, "cuda", bf16_grouped_backward)
     ops.register_routed_sum("cuda", routed_sum)
+    ops.register_write_rows("cuda", write_rows)

@@ -5,7 +5,8 @@ graph (rollout/embedded/decode_graph.py).
 Megatron's static cache (StaticInferenceContext) slices its buffers with a host-side offset:
 each step writes and reads a different range, and re-applies rotary embeddings to every
 cached key. Here a forward names its positions in a device tensor (`PositionedKVCache.
-positions`); keys are rotated once, at their own position, and written with `index_copy_`;
+positions`); keys are rotated once, at their own position, and written with `quant.ops.write_rows`
+(index_copy_, or on CUDA a kernel that needs no sorting under torch's deterministic algorithms);
 attention reads the first `visible` positions of the cache (a host-side size the caller
 rounds up, so that one captured step serves many positions) and the caller's mask hides the
 keys past each query. Rotating a key at its position is elementwise, so the stored keys are
@@ -26,6 +27,8 @@ from megatron.core.models.common.embeddings.yarn_rotary_pos_embedding import (
 )
 from megatron.core.transformer.attention import SelfAttention
 from megatron.core.transformer.enums import AttnMaskType
+
+from ..quant import ops
 
 
 class PositionedKVCache(StaticInferenceContext):
@@ -52,8 +55,8 @@ class PositionedKVCache(StaticInferenceContext):
                                        device=t.device) for t in (key, value))
             self.key_value_memory_dict[layer_number] = memory
         keys, values = memory
-        keys.index_copy_(0, self.positions, key)
-        values.index_copy_(0, self.positions, value)
+        ops.write_rows(keys, self.positions, key)
+        ops.write_rows(values, self.positions, value)
         return keys[:self.visible], values[:self.visible]
 
 

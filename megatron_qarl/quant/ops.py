@@ -1,6 +1,8 @@
 """The forward GEMMs and the per-step weight quantizer behind one interface: the schemes'
 pure-torch reference everywhere, replaced per (scheme, device type) by a registered kernel
-(Triton/TE on CUDA) that reproduces it.
+(Triton/TE on CUDA) that reproduces it. The same for two ops around them that a kernel does
+without atomics or sorting: the MoE combine's routed sums and the KV cache's row writes
+(per device type).
 
 Layers call `linear`/`grouped_linear`/`quantize_weight`; nothing above this module knows which
 op ran.
@@ -25,8 +27,11 @@ GroupedBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 SwigluExpertsOp = Callable[..., torch.Tensor]
 # tokens [T, hidden] -> the scheme's quantized tokens in one tensor the dispatcher can move
 DispatchQuantizer = Callable[[torch.Tensor], torch.Tensor]
-# (rows [R, hidden] in Megatron's permutation of routing_map [T, E], routes per token) -> [T, hidden]
+# (rows [R, hidden] in Megatron's permutation of routing_map [T, E], routes per token)
+#  -> [T, hidden]
 RoutedSumOp = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
+# (dst [S, ...], index [W] of distinct rows, src [W, ...]) -> dst with dst[index[i]] = src[i]
+WriteRowsOp = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 _LINEAR: Dict[Tuple[str, str], LinearOp] = {}
 _GROUPED: Dict[Tuple[str, str], GroupedOp] = {}
@@ -35,6 +40,7 @@ _GROUPED_BACKWARD: Dict[Tuple[str, str], GroupedBackwardOp] = {}
 _SWIGLU_EXPERTS: Dict[Tuple[str, str], SwigluExpertsOp] = {}
 _DISPATCH_QUANTIZER: Dict[Tuple[str, str], DispatchQuantizer] = {}
 _ROUTED_SUM: Dict[str, RoutedSumOp] = {}
+_WRITE_ROWS: Dict[str, WriteRowsOp] = {}
 
 
 def _key(scheme_type: type, device_type: str) -> Tuple[str, str]:
@@ -164,9 +170,22 @@ def routed_sum(rows: torch.Tensor, routing_map: torch.Tensor, routes: int) -> to
     return op(rows, routing_map, routes)
 
 
+def register_write_rows(device_type: str, op: WriteRowsOp) -> None:
+    _WRITE_ROWS[device_type] = op
+
+
+def write_rows(dst: torch.Tensor, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    """dst.index_copy_(0, index, src) for distinct rows, by a kernel where one is registered:
+    the rows being distinct, it needs none of the sorting that torch's deterministic
+    algorithms give index_copy_ (the embedded engine's KV-cache writes)."""
+    op = _WRITE_ROWS.get(dst.device.type)
+    return op(dst, index, src) if op else dst.index_copy_(0, index, src)
+
+
 def registered_ops() -> dict:
     """Which kernels replace the reference, for logs and benchmarks."""
     return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED),
             "quantize": sorted(_QUANTIZE), "grouped_backward": sorted(_GROUPED_BACKWARD),
             "swiglu_experts": sorted(_SWIGLU_EXPERTS),
-            "dispatch_quantizer": sorted(_DISPATCH_QUANTIZER), "routed_sum": sorted(_ROUTED_SUM)}
+            "dispatch_quantizer": sorted(_DISPATCH_QUANTIZER), "routed_sum": sorted(_ROUTED_SUM),
+            "write_rows": sorted(_WRITE_ROWS)}

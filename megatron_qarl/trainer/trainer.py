@@ -9,6 +9,7 @@ sample identically (same seed, gathered logits).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from typing import Dict
 
@@ -44,6 +45,8 @@ from .optimizer import build_optimizer, wrap_ddp
 from .rollout_engine import build_rollout_engine
 from .updates import optimizer_step
 from .warm_start import warm_start
+
+log = logging.getLogger(__name__)
 
 
 class RLTrainer:
@@ -272,6 +275,11 @@ class RLTrainer:
         self.order.load_state_dict(rl_state["order"])
         restore_rng_state(rng)
         self.engine.load_state_dict(rng["engine"])
+        if self.is_logger:  # a re-run into the same --save resumes; say so before any work
+            done = " (finished: raise --train-iters to go on, or pass a new --save)" \
+                if step >= self.args.train_iters else ""
+            log.info("resumed from %s at step %d of --train-iters %d%s", self.args.load, step,
+                     self.args.train_iters, done)
 
 
 def eval_sampling(args, eos_id: int) -> SamplingParams:

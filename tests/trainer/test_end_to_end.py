@@ -84,7 +84,8 @@ def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path):
     train("--save", str(full), "--train-iters", "3")
     _run_until_checkpoint_then_kill(cut, 2)
     assert not (cut / "iter_0000003").exists() and (cut / "iter_0000002").is_dir()
-    train("--save", str(cut), "--load", str(cut), "--train-iters", "3")
+    resumed = train("--save", str(cut), "--load", str(cut), "--train-iters", "3")
+    assert f"resumed from {cut} at step 2 of --train-iters 3\n" in resumed.stderr
     step3 = {name: [r for r in records(d / "metrics.jsonl") if r["step"] == 3]
              for name, d in (("full", full), ("cut", cut))}
     assert len(step3["cut"]) == 1  # the killed run never logged step 3

@@ -1,0 +1,25 @@
+"""KV-cache row writes equal index_copy_ bit for bit, for any dtype and a ragged last block,
+and bad arguments are refused with the shapes named."""
+import pytest
+import torch
+
+from qarl_kernels.write_rows import write_rows
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.int64])
+def test_equals_index_copy(device, dtype):
+    g = torch.Generator().manual_seed(0)
+    dst = (torch.randn(9, 3, 2, 5, generator=g) * 100).to(dtype).to(device)
+    src = (torch.randn(4, 3, 2, 5, generator=g) * 100).to(dtype).to(device)
+    index = torch.tensor([7, 0, 3, 8], device=device)
+    want = dst.clone().index_copy_(0, index, src)
+    got = write_rows(dst, index, src, block=16)  # 30 or 60 or 120 bytes a row: ragged blocks
+    assert got is dst and torch.equal(got, want)
+
+
+def test_refuses_mismatched_rows(device):
+    dst = torch.zeros(4, 6, device=device)
+    with pytest.raises(ValueError, match="src rows of dst's shape"):
+        write_rows(dst, torch.tensor([0, 1], device=device), torch.zeros(2, 5, device=device))
+    with pytest.raises(ValueError, match="contiguous"):
+        write_rows(dst.T, torch.tensor([0], device=device), torch.zeros(1, 4, device=device))

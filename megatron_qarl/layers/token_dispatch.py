@@ -36,21 +36,13 @@ from .experts import QuantizedGroupedExperts
 from .token_combine import CombineRows, PermutedRows, routes_per_token
 
 
-def _marked(method, wrapped, flag: str):
-    """method, carrying the wrapped method's flags and its own: each flag says one wrapper is
-    installed, whatever wraps it later (install_dispatcher_hooks runs once per model)."""
-    method.__dict__.update(getattr(wrapped, "__dict__", {}))
-    setattr(method, flag, True)
-    return method
-
-
 def _keep_device_counts(maybe_dtoh_and_synchronize):
     def method(self, point, tokens_per_expert=None):
         if getattr(self, "counts_stay_on_device", False) and self.ep_size == self.tp_size == 1:
             return tokens_per_expert
         return maybe_dtoh_and_synchronize(self, point, tokens_per_expert)
 
-    return _marked(method, maybe_dtoh_and_synchronize, "keeps_device_counts")
+    return method
 
 
 def _quantizing_dispatch_preprocess(dispatch_preprocess):
@@ -67,7 +59,7 @@ def _quantizing_dispatch_preprocess(dispatch_preprocess):
         self.hidden_shape_before_permute = tokens.shape
         return out
 
-    return _marked(method, dispatch_preprocess, "quantizes_tokens")
+    return method
 
 
 def _summing_dispatch_preprocess(dispatch_preprocess):
@@ -79,7 +71,7 @@ def _summing_dispatch_preprocess(dispatch_preprocess):
         tokens = hidden_states.reshape(-1, hidden_states.shape[-1])
         return PermutedRows.apply(tokens, rows, self.routing_map, routes), row_probs
 
-    return _marked(method, dispatch_preprocess, "sums_routes")
+    return method
 
 
 def _summing_combine_postprocess(combine_postprocess):
@@ -91,7 +83,7 @@ def _summing_combine_postprocess(combine_postprocess):
                                 self.reversed_local_input_permutation_mapping, routes)
         return out.view(self.hidden_shape)
 
-    return _marked(method, combine_postprocess, "sums_routes")
+    return method
 
 
 def _expert_major_order(flat_map: torch.Tensor, count: int) -> torch.Tensor:
@@ -135,25 +127,29 @@ def _capturable_permute(permute):
         return permute(tokens, routing_map, probs=probs, num_out_tokens=num_out_tokens,
                        fused=fused, drop_and_pad=drop_and_pad)
 
-    return _marked(method, permute, "capturable")
+    return method
+
+
+def _install(owner, name: str, wrap) -> None:
+    """owner.name = wrap(owner.name), unless that wrapper is already in the chain: each installed
+    method lists the wrappers it holds, so later wrappers keep the earlier ones' marks
+    (install_dispatcher_hooks runs once per model built)."""
+    method = getattr(owner, name)
+    held = getattr(method, "qarl_wrappers", frozenset())
+    if wrap.__name__ not in held:
+        wrapped = wrap(method)
+        wrapped.qarl_wrappers = held | {wrap.__name__}
+        setattr(owner, name, wrapped)
 
 
 def install_dispatcher_hooks() -> None:
-    if not getattr(token_dispatcher.permute, "capturable", False):
-        token_dispatcher.permute = _capturable_permute(token_dispatcher.permute)
+    _install(token_dispatcher, "permute", _capturable_permute)
     dispatcher = token_dispatcher.MoEAlltoAllTokenDispatcher
-    if not getattr(dispatcher._maybe_dtoh_and_synchronize, "keeps_device_counts", False):
-        dispatcher._maybe_dtoh_and_synchronize = _keep_device_counts(
-            dispatcher._maybe_dtoh_and_synchronize)
-    if not getattr(dispatcher.dispatch_preprocess, "quantizes_tokens", False):
-        dispatcher.dispatch_preprocess = _quantizing_dispatch_preprocess(
-            dispatcher.dispatch_preprocess)
-    if not getattr(dispatcher.dispatch_preprocess, "sums_routes", False):
-        dispatcher.dispatch_preprocess = _summing_dispatch_preprocess(
-            dispatcher.dispatch_preprocess)
-    if not getattr(dispatcher.combine_postprocess, "sums_routes", False):
-        dispatcher.combine_postprocess = _summing_combine_postprocess(
-            dispatcher.combine_postprocess)
+    for name, wrap in (("_maybe_dtoh_and_synchronize", _keep_device_counts),
+                       ("dispatch_preprocess", _quantizing_dispatch_preprocess),
+                       ("dispatch_preprocess", _summing_dispatch_preprocess),
+                       ("combine_postprocess", _summing_combine_postprocess)):
+        _install(dispatcher, name, wrap)
 
 
 def configure_token_dispatchers(model: torch.nn.Module) -> None:

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Session 31: the whole test suite on the GPU at HEAD, with compressed-tensors and math-verify carried.
+set -uo pipefail
+export PYTHONPATH=/tmp/pp:$PWD:/tmp/site PYTHONUNBUFFERED=1
+ls /tmp/site/megatron >/dev/null 2>&1 || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+python3 -c "import math_verify, xdist, safetensors, tqdm" 2>/dev/null || python3 -m pip install -q --no-index --find-links .whl/extra --target /tmp/site pytest pytest-xdist safetensors tqdm math-verify
+python3 -c "import pydantic, psutil" 2>/dev/null || python3 -m pip install -q --no-index --find-links .whl/ct --target /tmp/site pydantic psutil
+python3 -c "import compressed_tensors" 2>/dev/null || python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/ct/compressed_tensors-*.whl .whl/ct/loguru-*.whl
+mkdir -p /tmp/pp && ln -sfn $PWD/kernels /tmp/pp/qarl_kernels
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/gpu.txt
+python3 -c "import torch, triton, transformers, compressed_tensors, megatron.core as m; print(torch.__version__, triton.__version__, transformers.__version__, compressed_tensors.__version__, m.__version__)" 2>&1 | tee -a $OUT/gpu.txt
+start=$(date +%s)
+timeout 540 python3 -m pytest -q -n 8 -rs -p no:cacheprovider tests > $OUT/gpu_tests.txt 2>&1
+echo "pytest rc=$? $(( $(date +%s) - start )) s" | tee -a $OUT/gpu_tests.txt
+grep -E "^(FAILED|ERROR)|passed|failed" $OUT/gpu_tests.txt | tail -25

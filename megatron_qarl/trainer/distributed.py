@@ -27,9 +27,10 @@ def _free_port() -> int:
 
 
 def use_deterministic_algorithms() -> None:
-    """--deterministic-mode, set up as Megatron-LM and slime do. Megatron's MoE combine then
-    sums each token's expert outputs with index_add_ instead of scatter_add_'s atomics. cuBLAS
-    needs a fixed workspace configuration for it, read when its first handle is created.
+    """--deterministic-mode, set up as Megatron-LM and slime do: the atomics the MoE layers'
+    routed sums (layers/token_combine.py) left, such as attention's and the embedding's
+    backward, take torch's deterministic paths. cuBLAS needs a fixed workspace configuration
+    for it, read when its first handle is created.
     torch would also fill every new tensor with NaN, a check for reads of uninitialized memory
     that its docs let valid programs turn off: it was 4.9 of the 5.6 ms the flag added to a
     3-layer Qwen3-30B-A3B forward + backward (docs/training.md)."""

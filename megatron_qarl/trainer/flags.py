@@ -83,11 +83,11 @@ def _training(p):
     g.add_argument("--clip-grad", type=float, default=1.0)
     g.add_argument("--seed", type=int, default=1234)
     g.add_argument("--deterministic-mode", action="store_true",
-                   help="the same run twice gives the same bits (Megatron-LM's flag): torch's "
-                        "deterministic algorithms, which MoE's combine of each token's expert "
-                        "outputs needs (else it sums them with atomics); slower. Under torchrun "
-                        "it needs NCCL_ALGO=Ring or Tree. Launched SGLang servers get "
-                        "--enable-deterministic-inference")
+                   help="the same run twice gives the same bits, gradients included "
+                        "(Megatron-LM's flag; generations repeat without it): torch's "
+                        "deterministic algorithms for the atomics left (attention's backward, "
+                        "the embedding's); slower. Under torchrun it needs NCCL_ALGO=Ring or "
+                        "Tree. Launched SGLang servers get --enable-deterministic-inference")
 
 
 def _warm_start(p):

@@ -45,8 +45,10 @@ def test_kernel_equals_reference(device, dtype, tokens, experts, top_k, experts_
     rows = torch.randn(int(routing_map.sum()), hidden, generator=torch.Generator()
                        .manual_seed(3)).to(device, dtype)
     want = reference_routed_sum(rows, routing_map, top_k)
-    got = routed_sum(rows, routing_map, top_k, block_h=16 if device.type == "cpu" else 1024)
-    assert got.dtype == dtype and torch.equal(got, want)
+    block_h = 16 if device.type == "cpu" else 1024
+    for count_tokens in (tokens, tokens - 1):  # counted in the kernel, from torch's cumsum
+        got = routed_sum(rows, routing_map, top_k, block_h=block_h, count_tokens=count_tokens)
+        assert got.dtype == dtype and torch.equal(got, want), count_tokens
 
 
 def test_kernel_rounds_once_not_per_addition(device):

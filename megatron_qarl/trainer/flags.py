@@ -11,6 +11,7 @@ from ..quant import SCHEME_NAMES
 from ..rl.data.templates import TEMPLATE_NAMES
 from ..rl.objectives.config import add_policy_loss_args
 from ..rl.rewards import REWARDS
+from .muon import MATMUL_PRECISIONS, SCALE_MODES
 from .sglang_flags import add_sglang_args
 
 ROLLOUT_ENGINES = ("embedded", "sglang")
@@ -81,6 +82,17 @@ def _training(p):
     g.add_argument("--adam-beta2", type=float, default=0.98)
     g.add_argument("--adam-eps", type=float, default=1e-8)
     g.add_argument("--clip-grad", type=float, default=1.0)
+    g.add_argument("--muon-momentum", type=float, default=0.95)
+    g.add_argument("--muon-use-nesterov", action="store_true")
+    g.add_argument("--muon-scale-mode", choices=SCALE_MODES, default="spectral",
+                   help="the factor on an orthogonalized [m, n] update: spectral sqrt(max(m, n)), "
+                        "shape_scaling sqrt(max(1, m/n)), unit_rms_norm sqrt(m/n)")
+    g.add_argument("--muon-extra-scale-factor", type=float, default=1.0,
+                   help="times the scale mode's factor (0.2 matches Adam's update RMS)")
+    g.add_argument("--muon-num-ns-steps", type=int, default=5, help="Newton-Schulz iterations")
+    g.add_argument("--muon-fp32-matmul-prec", choices=MATMUL_PRECISIONS, default="medium",
+                   help="medium: the Newton-Schulz iterations in bf16; high/highest: in fp32 "
+                        "(TF32 allowed / not)")
     g.add_argument("--seed", type=int, default=1234)
     g.add_argument("--deterministic-mode", action="store_true",
                    help="the same run twice gives the same bits, gradients included "

@@ -1,6 +1,6 @@
 """Megatron's DDP wrapper and optimizer, as Megatron-LM builds them: Adam (optionally the
-distributed optimizer, which shards optimizer state over data-parallel ranks) or Muon when
-`emerging_optimizers` is installed (Megatron's Muon refuses the distributed optimizer)."""
+distributed optimizer, which shards optimizer state over data-parallel ranks) or Muon, the
+paper's, through Megatron's Muon chain (which refuses the distributed optimizer)."""
 from __future__ import annotations
 
 import torch
@@ -11,6 +11,7 @@ from megatron.core.distributed import (
 from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
 
 from ..layers import install_quant_refresh_hook
+from .muon import get_muon_optimizer
 
 
 def wrap_ddp(model, config, use_distributed_optimizer: bool) -> DistributedDataParallel:
@@ -29,11 +30,13 @@ def build_optimizer(args, ddp_model: DistributedDataParallel, lr: float):
         clip_grad=args.clip_grad, bf16=args.bf16,
         params_dtype=torch.bfloat16 if args.bf16 else torch.float32,
         use_distributed_optimizer=args.use_distributed_optimizer,
+        muon_momentum=args.muon_momentum, muon_use_nesterov=args.muon_use_nesterov,
+        muon_scale_mode=args.muon_scale_mode, muon_num_ns_steps=args.muon_num_ns_steps,
+        muon_extra_scale_factor=args.muon_extra_scale_factor,
+        muon_fp32_matmul_prec=args.muon_fp32_matmul_prec,
     )
     if args.optimizer == "muon":
-        from megatron.core.optimizer.muon import get_megatron_muon_optimizer
-
-        optimizer = get_megatron_muon_optimizer(config, [ddp_model])
+        optimizer = get_muon_optimizer(config, [ddp_model])
     else:
         optimizer = get_megatron_optimizer(config, [ddp_model])
     install_quant_refresh_hook(optimizer, ddp_model)

@@ -57,15 +57,9 @@ def _parallel(args, world_size: int) -> int:
     if tp > 1 and not args.sequence_parallel:
         raise FlagError("--tensor-model-parallel-size > 1 needs --sequence-parallel (Megatron "
                         "requires it for MoE, and every preset is MoE)")
-    if args.optimizer == "muon":
-        if importlib.util.find_spec("emerging_optimizers") is None:
-            raise FlagError("--optimizer muon needs NVIDIA's emerging_optimizers package, "
-                            "which PyPI does not carry: pip install it from its source "
-                            "(github.com/NVIDIA-NeMo/Emerging-Optimizers); or use "
-                            "--optimizer adam")
-        if args.use_distributed_optimizer:
-            raise FlagError("--optimizer muon cannot be combined with "
-                            "--use-distributed-optimizer (Megatron's Muon refuses it); drop it")
+    if args.optimizer == "muon" and args.use_distributed_optimizer:
+        raise FlagError("--optimizer muon cannot be combined with --use-distributed-optimizer "
+                        "(Megatron's Muon refuses it); drop it")
     return world_size // tp
 
 
@@ -120,10 +114,14 @@ def _numbers(args):
         raise FlagError(f"--eval-samples-per-prompt {args.eval_samples_per_prompt} with greedy "
                         f"decoding gives {args.eval_samples_per_prompt} copies of one response; "
                         f"set --eval-temperature (e.g. 0.6) or drop the flag")
-    for name in ("adam_beta1", "adam_beta2"):
+    for name in ("adam_beta1", "adam_beta2", "muon_momentum"):
         if not 0 <= getattr(args, name) < 1:
             raise FlagError(f"--{name.replace('_', '-')} must be in [0, 1)")
     _non_negative(args, "weight_decay", "clip_grad")
+    _positive(args, "muon_num_ns_steps")
+    if not args.muon_extra_scale_factor > 0:
+        raise FlagError(f"--muon-extra-scale-factor must be > 0, got "
+                        f"{args.muon_extra_scale_factor}")
     try:
         SamplingParams(args.rollout_temperature, args.rollout_top_p, args.rollout_top_k,
                        args.rollout_max_new_tokens, (), args.n_samples_per_prompt)

@@ -4,6 +4,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -96,6 +97,44 @@ def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path):
     assert a.keys() == b.keys() and any(k.startswith("optimizer") for k in a)
     for key in a:
         assert torch.equal(a[key], b[key]), key
+
+
+def test_muon_trains_and_resumes_with_its_momentum(tmp_path):
+    """--optimizer muon (the paper's): a resume from step 2 gives step 3's weights and
+    optimizer state bit for bit, Muon's momentum buffers among them."""
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    train("--save", str(full), "--train-iters", "3", "--save-interval", "1", "--optimizer",
+          "muon", "--muon-extra-scale-factor", "0.2")
+    shutil.copytree(full / "iter_0000002", cut / "iter_0000002")
+    resumed = train("--save", str(cut), "--load", str(cut), "--train-iters", "3",
+                    "--optimizer", "muon", "--muon-extra-scale-factor", "0.2")
+    assert f"resumed from {cut} at step 2 of --train-iters 3\n" in resumed.stderr
+    a = checkpoint_tensors(str(full / "iter_0000003"), tmp_path / "a")
+    b = checkpoint_tensors(str(cut / "iter_0000003"), tmp_path / "b")
+    assert a.keys() == b.keys()
+    assert any("momentum_buffer" in k for k in a) and any("exp_avg_sq" in k for k in a)
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    before = checkpoint_tensors(str(full / "iter_0000002"), tmp_path / "c")
+    assert any(not torch.equal(v, a[k]) for k, v in before.items() if "experts" in k)
+
+
+def test_muon_under_tensor_and_expert_parallelism(tmp_path):
+    """TP 2 (each rank orthogonalizes its own shard, Megatron's blockwise mode) and EP 2 (the
+    experts in a second Muon, Megatron's split) over 2 processes: every weight trains."""
+    (tmp_path / "odd_length.py").write_text(
+        "def score(response, answer):\n    return float(len(response) % 2)\n")
+    save = tmp_path / "run"
+    train("--save", str(save), "--train-iters", "1", "--save-interval", "1", "--optimizer",
+          "muon", "--tensor-model-parallel-size", "2", "--sequence-parallel",
+          "--expert-model-parallel-size", "2", "--expert-tensor-parallel-size", "1",
+          "--reward", "odd_length:score", nproc=2, pythonpath=str(tmp_path))
+    before = checkpoint_tensors(str(save / "iter_0000000"), tmp_path / "a")
+    after = checkpoint_tensors(str(save / "iter_0000001"), tmp_path / "b")
+    weights = [k for k in after if not k.startswith("chained_")]
+    assert weights and all(not torch.equal(before[k], after[k]) for k in weights)
+    experts = [k for k in after if k.startswith("chained_1.") and "momentum_buffer" in k]
+    assert experts and all(".experts." in k for k in experts)
 
 
 def test_expert_parallel_ranks_decode_in_lockstep(tmp_path):
@@ -210,7 +249,9 @@ def test_help_does_not_import_megatron_core():
     (["--loss", "tbpo", "--mismatch-correction", "tis"], "cannot be combined with --loss tbpo"),
     (["--neg-seq-clip-ratio-low", "1.5"], "--neg-seq-clip-ratio-low must be in [0, 1)"),
     (["--rollout-top-p", "0"], "--rollout-top-p must be in (0, 1]"),
-    (["--optimizer", "muon"], "emerging_optimizers package, which PyPI does not carry"),
+    (["--muon-momentum", "1"], "--muon-momentum must be in [0, 1)"),
+    (["--muon-num-ns-steps", "0"], "--muon-num-ns-steps must be >= 1"),
+    (["--muon-extra-scale-factor", "0"], "--muon-extra-scale-factor must be > 0"),
     (["--prompt-template", "no placeholder"], "--prompt-template 'no placeholder'"),
     (["--load", "/nonexistent"], "--load '/nonexistent' holds no checkpoint"),
     (["--reward", "no_such_module:score"], "--reward 'no_such_module:score': cannot import"),

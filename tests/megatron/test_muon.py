@@ -1,0 +1,158 @@
+"""Muon (`megatron_qarl.trainer.muon`): the orthogonalization, the update, and Megatron's
+Muon chain over a tiny Qwen3-MoE model."""
+import pytest
+import torch
+from megatron.core.optimizer import OptimizerConfig
+from megatron.core.optimizer import muon as megatron_muon
+
+from megatron_qarl.trainer.muon import (
+    MegatronMuon, get_muon_optimizer, orthogonalize, update_scale,
+)
+from megatron_qarl.trainer.optimizer import wrap_ddp
+
+from tiny_qwen3 import batch, build_tiny, loss_of
+
+
+def _ill_conditioned(rows, cols, seed):
+    g = torch.Generator().manual_seed(seed)
+    u, _ = torch.linalg.qr(torch.randn(rows, rows, generator=g))
+    v, _ = torch.linalg.qr(torch.randn(cols, cols, generator=g))
+    k = min(rows, cols)
+    s = torch.logspace(0, -2, k)  # condition number 100
+    return u[:, :k] @ torch.diag(s) @ v[:, :k].T, u[:, :k] @ v[:, :k].T
+
+
+@pytest.mark.parametrize("shape", [(48, 80), (80, 48), (64, 64)])
+@pytest.mark.parametrize("bf16", [False, True])
+def test_orthogonalize_keeps_the_singular_vectors_and_pushes_values_near_one(shape, bf16):
+    matrix, polar = _ill_conditioned(*shape, seed=sum(shape))
+    out = orthogonalize(matrix, steps=5, bf16=bf16)
+    assert out.shape == matrix.shape and out.dtype == torch.float32
+    values = torch.linalg.svdvals(out)
+    # the tuned quintic leaves the singular values between about 0.7 and 1.2, not at 1
+    assert values.max() < 1.2 and values.min() > 0.9, values
+    cosine = (out * polar).sum() / (out.norm() * polar.norm())
+    assert cosine > 0.995, cosine
+
+
+def test_params_of_one_shape_are_orthogonalized_as_stacks(monkeypatch):
+    """Five [24, 40] matrices in stacks of two (and one [40, 24]): each gets its own update."""
+    from megatron_qarl.trainer import muon
+
+    monkeypatch.setattr(muon, "STACK_ELEMENTS", 2 * 24 * 40)
+    g = torch.Generator().manual_seed(2)
+    params = [torch.nn.Parameter(torch.zeros(*shape))
+              for shape in [(24, 40)] * 3 + [(40, 24)] + [(24, 40)] * 2]
+    for p in params:
+        p.grad = torch.randn(p.shape, generator=g)
+    MegatronMuon(params, lr=1.0, momentum_beta=0.0, use_nesterov=False, weight_decay=0.0,
+                 fp32_matmul_prec="highest").step()
+    for p in params:
+        want = orthogonalize(p.grad, 5, bf16=False) * max(p.shape) ** 0.5
+        torch.testing.assert_close(-p.detach(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_orthogonalize_of_zero_is_zero():
+    out = orthogonalize(torch.zeros(8, 4), steps=5, bf16=False)
+    assert torch.equal(out, torch.zeros(8, 4))
+
+
+def test_update_scales():
+    assert update_scale(2048, 768, "spectral") == pytest.approx(2048 ** 0.5)
+    assert update_scale(768, 2048, "shape_scaling") == 1.0
+    assert update_scale(2048, 512, "shape_scaling") == 2.0
+    assert update_scale(512, 2048, "unit_rms_norm") == 0.5
+    with pytest.raises(ValueError, match="'rms'"):
+        update_scale(1, 1, "rms")
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_step_is_momentum_then_decay_then_scaled_orthogonal_update(nesterov):
+    g = torch.Generator().manual_seed(0)
+    p = torch.nn.Parameter(torch.randn(24, 40, generator=g))
+    grads = [torch.randn(24, 40, generator=g) for _ in range(3)]
+    lr, beta, wd, extra = 0.02, 0.9, 0.1, 0.2
+    opt = MegatronMuon([p], lr=lr, momentum_beta=beta, use_nesterov=nesterov,
+                       weight_decay=wd, fp32_matmul_prec="highest", extra_scale_factor=extra)
+    expected, buffer = p.detach().clone(), torch.zeros(24, 40)
+    for grad in grads:
+        p.grad = grad.clone()
+        opt.step()
+        buffer = beta * buffer + (1 - beta) * grad
+        direction = (1 - beta) * grad + beta * buffer if nesterov else buffer
+        expected = (expected * (1 - lr * wd)
+                    - lr * extra * 40 ** 0.5 * orthogonalize(direction, 5, bf16=False))
+        torch.testing.assert_close(p.detach(), expected, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(opt.state[p]["momentum_buffer"], buffer)
+
+
+def test_qkv_rows_are_orthogonalized_per_projection():
+    """Megatron's fused QKV weight, 2 head groups of (2 query heads, 1 key, 1 value) x 4
+    channels: the update of each projection's rows is that projection's own."""
+    groups, split, hidden = 2, (8, 4, 4), 12
+    g = torch.Generator().manual_seed(1)
+    p = torch.nn.Parameter(torch.zeros(groups * sum(split), hidden))
+    p.grad = torch.randn(p.shape, generator=g)
+    opt = MegatronMuon([p], lr=1.0, momentum_beta=0.0, use_nesterov=False, weight_decay=0.0,
+                       split_qkv=True, is_qkv_fn=lambda _: True, qkv_split_shapes=split,
+                       fp32_matmul_prec="highest")
+    opt.step()
+    grad = p.grad.view(groups, sum(split), hidden)
+    update = -p.detach().view(groups, sum(split), hidden)
+    start = 0
+    for rows in split:
+        piece = grad[:, start:start + rows].reshape(-1, hidden)
+        want = orthogonalize(piece, 5, bf16=False) * max(piece.shape) ** 0.5
+        torch.testing.assert_close(update[:, start:start + rows].reshape(-1, hidden), want)
+        start += rows
+    whole = orthogonalize(p.grad, 5, bf16=False) * max(p.shape) ** 0.5
+    assert not torch.allclose(update.reshape(p.shape), whole, atol=1e-3)
+
+
+def test_bad_settings_are_refused_at_construction():
+    p = [torch.nn.Parameter(torch.zeros(2, 2))]
+    with pytest.raises(ValueError, match="only 'blockwise'"):
+        MegatronMuon(p, mode="distributed")
+    with pytest.raises(ValueError, match="at least one Newton-Schulz step"):
+        MegatronMuon(p, num_ns_steps=0)
+    with pytest.raises(ValueError, match="scale mode 'x'"):
+        MegatronMuon(p, scale_mode="x")
+
+
+def test_megatron_chain_gives_muon_the_matrices_and_adam_the_rest(single_process):
+    """Every 2-D weight but the embedding and the output layer goes to Muon, each expert its
+    own matrix (with expert parallelism Megatron gives experts a second Muon); norms, the
+    embedding and the output layer to Adam. Megatron's module is left as it was, and the
+    model trains."""
+    module = build_tiny("w4a16")
+    model = wrap_ddp(module, module.config, use_distributed_optimizer=False)
+    config = OptimizerConfig(optimizer="adam", lr=3e-3, weight_decay=0.01, clip_grad=1.0,
+                             params_dtype=torch.float32, muon_extra_scale_factor=0.2)
+    saved = megatron_muon.TensorParallelMuon, megatron_muon.HAVE_EMERGING_OPTIMIZERS
+    optimizer = get_muon_optimizer(config, [model])
+    assert (megatron_muon.TensorParallelMuon, megatron_muon.HAVE_EMERGING_OPTIMIZERS) == saved
+
+    names = {id(p): n.removeprefix("module.") for n, p in model.named_parameters()}
+    muon, *adams = [o.optimizer for o in optimizer.chained_optimizers]
+    assert isinstance(muon, MegatronMuon) and adams
+    assert not any(isinstance(o, MegatronMuon) for o in adams)
+    to_muon = {names[id(p)] for group in muon.param_groups for p in group["params"]}
+    to_adam = {names[id(p)] for o in adams for group in o.param_groups for p in group["params"]}
+    assert to_muon | to_adam == set(names.values()) and not to_muon & to_adam
+    assert to_muon == {n for n, p in module.named_parameters()
+                       if p.ndim == 2 and not n.startswith(("embedding", "output_layer"))}
+    assert {f"decoder.layers.0.mlp.experts.local_experts.{i}.linear_fc1.weight"
+            for i in range(4)} <= to_muon
+    assert all(p.requires_grad for p in model.parameters())
+
+    tokens, positions = batch()
+    losses = []
+    for _ in range(5):
+        optimizer.zero_grad()
+        loss = loss_of(model, tokens, positions)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.8 * losses[0], losses
+    assert len(muon.state) == len(to_muon)
+    assert all(set(s) == {"momentum_buffer"} for s in muon.state.values())

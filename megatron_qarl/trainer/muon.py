@@ -46,10 +46,11 @@ def orthogonalize(matrices: torch.Tensor, steps: int, bf16: bool) -> torch.Tenso
     x = x / torch.linalg.matrix_norm(x, keepdim=True).clamp_min(1e-7)
     if bf16:
         x = x.bfloat16()
+    fma = torch.baddbmm if x.ndim == 3 else torch.addmm  # scale and add in the GEMM's epilogue
     for i in range(steps):
         a, b, c = QUINTIC_COEFFICIENTS[i % len(QUINTIC_COEFFICIENTS)]
         gram = x @ x.mT
-        x = a * x + (b * gram + c * (gram @ gram)) @ x
+        x = fma(x, fma(gram, gram, gram, beta=b, alpha=c), x, beta=a)
     x = x.float()
     return x.mT if tall else x
 
@@ -118,7 +119,7 @@ class MegatronMuon(torch.optim.Optimizer):
             lr, momentum, weight_decay = group["lr"], group["momentum"], group["weight_decay"]
             grads = [p.grad for p in params]
             if weight_decay and self.decoupled_weight_decay:
-                torch._foreach_mul_(params, 1 - lr * weight_decay)
+                torch._foreach_add_(params, params, alpha=-lr * weight_decay)
             elif weight_decay:
                 grads = torch._foreach_add(grads, params, alpha=weight_decay)
             buffers = [self._momentum_buffer(p) for p in params]

@@ -23,7 +23,9 @@
 # would hold [micro-batch, 16 heads, 8k, 8k] scores per layer for backward at these lengths.
 # The bf16 learners run their experts as grouped GEMMs (--moe-grouped-gemm), as the quantized
 # ones do: Megatron's SequentialMLP loop would make the baselines slower than bf16 needs to be.
-# Hyperparameters follow the paper's Table 2 (Muon, lr 1e-6, weight decay 0.01, TBPO band from
+# Hyperparameters follow the paper's Table 2 (Muon, lr 1e-6, weight decay 0.01, 8 samples per
+# prompt at temperature 1.0, 8 optimizer steps per rollout (its 512 prompts in mini-batches of
+# 64; here 64 prompts in mini-batches of 8), evaluation at temperature 0.6, the TBPO band from
 # the objective's defaults); OPTIMIZER=adam takes Adam with the distributed optimizer instead.
 # DATA rows: {"prompt": ..., "answer": ...}.
 set -euo pipefail
@@ -53,7 +55,8 @@ exec torchrun --standalone --nproc-per-node 8 -m megatron_qarl.train \
   --tokenizer-type hf --tokenizer-model "$TOKENIZER" --prompt-template chat-boxed \
   --reward math-verify \
   --seq-length 9216 --rollout-max-new-tokens 8192 --rollout-temperature 1.0 \
-  --rollout-batch-size 64 --n-samples-per-prompt 8 --global-batch-size 128 \
+  --rollout-batch-size 64 --n-samples-per-prompt 8 --global-batch-size 64 \
+  --eval-temperature 0.6 \
   --max-tokens-per-micro-batch 16384 \
   "${RL[@]}" --quant-targets experts \
   --train-iters 200 --save "runs/qwen3-30b-a3b-$VARIANT" --save-interval 10 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Qwen3-30B-A3B RL on one 8-GPU node: the paper's comparison as four variants of one command.
+# Qwen3-30B-A3B RL on one 8-GPU node: the paper's comparison as variants of one command.
 #
 #   examples/qwen3_30b_a3b/train.sh VARIANT DATA.jsonl TOKENIZER_DIR [extra flags]
 #
@@ -13,8 +13,10 @@
 # VARIANT:
 #   w4a16-qarl-tbpo    W4A16 rollouts, aligned W4A16 learner, TBPO    (QaRL)
 #   fp8-qarl-tbpo      FP8 block rollouts, aligned FP8 learner, TBPO  (QaRL)
-#   bf16-grpo          bf16 rollouts and learner, GRPO                (baseline)
-#   w4a16-rollout-grpo W4A16 rollouts, bf16 learner, GRPO             (quantized-rollout baseline)
+#   bf16-gspo          bf16 rollouts and learner, GSPO                (the paper's MoE baseline)
+#   w4a16-rollout-gspo W4A16 rollouts, bf16 learner, GSPO             (its quantized-rollout one)
+#   bf16-grpo          bf16 rollouts and learner, GRPO                (the dense models' baseline)
+#   w4a16-rollout-grpo W4A16 rollouts, bf16 learner, GRPO
 #
 # Layout: experts over 8 GPUs (EP=8, expert-TP 1), attention TP=2 with sequence parallelism
 # (data parallel 4). W4A16 groups of 128 fit every shard: 768-wide experts are not split
@@ -37,9 +39,10 @@ ENGINE_DEFAULT=sglang
 case "$VARIANT" in
   w4a16-qarl-tbpo)    RL=(--rollout-quant w4a16 --aligned-learner --loss tbpo) ;;
   fp8-qarl-tbpo)      RL=(--rollout-quant fp8-block --aligned-learner --loss tbpo) ;;
-  bf16-grpo)          RL=(--rollout-quant none --loss grpo --moe-grouped-gemm) ;;
-  w4a16-rollout-grpo) RL=(--rollout-quant w4a16 --no-aligned-learner --loss grpo
-                          --moe-grouped-gemm)
+  bf16-grpo|bf16-gspo) RL=(--rollout-quant none --loss "${VARIANT#bf16-}" --moe-grouped-gemm) ;;
+  w4a16-rollout-grpo|w4a16-rollout-gspo)
+                      RL=(--rollout-quant w4a16 --no-aligned-learner
+                          --loss "${VARIANT#w4a16-rollout-}" --moe-grouped-gemm)
                       ENGINE_DEFAULT=embedded ;;
   *) echo "unknown variant $VARIANT" >&2; exit 2 ;;
 esac

@@ -99,15 +99,20 @@ def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path):
         assert torch.equal(a[key], b[key]), key
 
 
-def test_muon_trains_and_resumes_with_its_momentum(tmp_path):
+@pytest.mark.parametrize("device", [
+    pytest.param([], id="cpu-fp32"),
+    pytest.param(["--device", "cuda", "--bf16", "--deterministic-mode"], id="cuda-bf16",
+                 marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")),
+])
+def test_muon_trains_and_resumes_with_its_momentum(tmp_path, device):
     """--optimizer muon (the paper's): a resume from step 2 gives step 3's weights and
-    optimizer state bit for bit, Muon's momentum buffers among them."""
+    optimizer state bit for bit, Muon's momentum buffers among them. On a GPU: bf16 params
+    with fp32 main weights (Megatron's Float16OptimizerWithFloat16Params around Muon)."""
     full, cut = tmp_path / "full", tmp_path / "cut"
-    train("--save", str(full), "--train-iters", "3", "--save-interval", "1", "--optimizer",
-          "muon", "--muon-extra-scale-factor", "0.2")
+    muon = ["--optimizer", "muon", "--muon-extra-scale-factor", "0.2", *device]
+    train("--save", str(full), "--train-iters", "3", "--save-interval", "1", *muon)
     shutil.copytree(full / "iter_0000002", cut / "iter_0000002")
-    resumed = train("--save", str(cut), "--load", str(cut), "--train-iters", "3",
-                    "--optimizer", "muon", "--muon-extra-scale-factor", "0.2")
+    resumed = train("--save", str(cut), "--load", str(cut), "--train-iters", "3", *muon)
     assert f"resumed from {cut} at step 2 of --train-iters 3\n" in resumed.stderr
     a = checkpoint_tensors(str(full / "iter_0000003"), tmp_path / "a")
     b = checkpoint_tensors(str(cut / "iter_0000003"), tmp_path / "b")

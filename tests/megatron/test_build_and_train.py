@@ -9,7 +9,7 @@ from megatron_qarl.layers import (
 from megatron_qarl.models import QWEN3_30B_A3B
 from megatron_qarl.quant import SCHEME_NAMES
 
-from tiny_qwen3 import batch, build_tiny, loss_of
+from tiny_qwen3 import batch, build_tiny, loss_of, train_losses
 
 QUANTIZED = (QuantColumnParallelLinear, QuantRowParallelLinear, QuantizedGroupedExperts)
 
@@ -21,14 +21,7 @@ def test_trains_under_each_scheme(single_process, scheme):
     assert n_quantized == (0 if scheme == "none" else 3 * 2)  # qkv, proj, experts per layer
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     install_quant_refresh_hook(opt, model)
-    tokens, positions = batch()
-    losses = []
-    for _ in range(4):
-        opt.zero_grad()
-        loss = loss_of(model, tokens, positions)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    losses = train_losses(model, opt, 4)
     assert all(torch.isfinite(torch.tensor(losses)))
     assert losses[-1] < 0.9 * losses[0], losses
 

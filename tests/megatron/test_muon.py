@@ -10,7 +10,7 @@ from megatron_qarl.trainer.muon import (
 )
 from megatron_qarl.trainer.optimizer import wrap_ddp
 
-from tiny_qwen3 import batch, build_tiny, loss_of
+from tiny_qwen3 import build_tiny, train_losses
 
 
 def _ill_conditioned(rows, cols, seed):
@@ -145,14 +145,7 @@ def test_megatron_chain_gives_muon_the_matrices_and_adam_the_rest(single_process
             for i in range(4)} <= to_muon
     assert all(p.requires_grad for p in model.parameters())
 
-    tokens, positions = batch()
-    losses = []
-    for _ in range(5):
-        optimizer.zero_grad()
-        loss = loss_of(model, tokens, positions)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+    losses = train_losses(model, optimizer, 5)
     assert losses[-1] < 0.8 * losses[0], losses
     assert len(muon.state) == len(to_muon)
     assert all(set(s) == {"momentum_buffer"} for s in muon.state.values())

@@ -34,3 +34,16 @@ def batch(seed=0, batch_size=BATCH):
 def loss_of(model, tokens, positions):
     """Summed next-token loss (a sum, so data-parallel shards add up to the full batch)."""
     return model(tokens, positions, None, labels=tokens.roll(-1, dims=1)).sum()
+
+
+def train_losses(model, optimizer, steps: int):
+    """The loss before each of `steps` optimizer steps on one fixed batch."""
+    tokens, positions = batch()
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = loss_of(model, tokens, positions)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses

@@ -2,7 +2,7 @@
 pure-torch reference everywhere, replaced per (scheme, device type) by a registered kernel
 (Triton/TE on CUDA) that reproduces it. The same for two ops around them that a kernel does
 without atomics or sorting: the MoE combine's routed sums and the KV cache's row writes
-(per device type).
+(per device type); and for the rollout sampler's draw, which a kernel makes in one read.
 
 Layers call `linear`/`grouped_linear`/`quantize_weight`; nothing above this module knows which
 op ran.
@@ -32,6 +32,8 @@ DispatchQuantizer = Callable[[torch.Tensor], torch.Tensor]
 RoutedSumOp = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
 # (dst [S, ...], index [W] of distinct rows, src [W, ...]) -> dst with dst[index[i]] = src[i]
 WriteRowsOp = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+# (scores [B, V] fp32, generator) -> [B] int64 drawn with probabilities softmax(scores)
+RaceArgmaxOp = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 
 _LINEAR: Dict[Tuple[str, str], LinearOp] = {}
 _GROUPED: Dict[Tuple[str, str], GroupedOp] = {}
@@ -41,6 +43,7 @@ _SWIGLU_EXPERTS: Dict[Tuple[str, str], SwigluExpertsOp] = {}
 _DISPATCH_QUANTIZER: Dict[Tuple[str, str], DispatchQuantizer] = {}
 _ROUTED_SUM: Dict[str, RoutedSumOp] = {}
 _WRITE_ROWS: Dict[str, WriteRowsOp] = {}
+_RACE_ARGMAX: Dict[str, RaceArgmaxOp] = {}
 
 
 def _key(scheme_type: type, device_type: str) -> Tuple[str, str]:
@@ -182,10 +185,32 @@ def write_rows(dst: torch.Tensor, index: torch.Tensor, src: torch.Tensor) -> tor
     return op(dst, index, src) if op else dst.index_copy_(0, index, src)
 
 
+def register_race_argmax(device_type: str, op: RaceArgmaxOp) -> None:
+    _RACE_ARGMAX[device_type] = op
+
+
+#: the smallest race time drawn: log(0) would make a token win whatever its probability
+_TINY = torch.finfo(torch.float32).tiny
+
+
+def reference_race_argmax(scores: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """argmax_v(scores_v - log E_v) with E_v ~ Exp(1) i.i.d. from `generator`: token v with
+    probability softmax(scores)_v (the Gumbel-max trick), with no normalization pass; -inf
+    scores never win. A kernel draws other times from the same generator: same distribution,
+    other tokens."""
+    race = torch.empty_like(scores).exponential_(generator=generator).clamp_(min=_TINY)
+    return (scores - race.log_()).argmax(dim=-1)
+
+
+def race_argmax(scores: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """reference_race_argmax's draw, by a kernel where one is registered for the device."""
+    return _RACE_ARGMAX.get(scores.device.type, reference_race_argmax)(scores, generator)
+
+
 def registered_ops() -> dict:
     """Which kernels replace the reference, for logs and benchmarks."""
     return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED),
             "quantize": sorted(_QUANTIZE), "grouped_backward": sorted(_GROUPED_BACKWARD),
             "swiglu_experts": sorted(_SWIGLU_EXPERTS),
             "dispatch_quantizer": sorted(_DISPATCH_QUANTIZER), "routed_sum": sorted(_ROUTED_SUM),
-            "write_rows": sorted(_WRITE_ROWS)}
+            "write_rows": sorted(_WRITE_ROWS), "race_argmax": sorted(_RACE_ARGMAX)}

@@ -7,6 +7,7 @@ from typing import Tuple
 
 import torch
 
+from ...quant.ops import race_argmax
 from ..base import SamplingParams
 
 
@@ -24,21 +25,19 @@ def _truncate(logprobs: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
     return logprobs
 
 
-#: the smallest race time drawn: log(0) would make a token win whatever its probability
-_TINY = torch.finfo(torch.float32).tiny
-
-
 def sample_next(logits: torch.Tensor, params: SamplingParams,
                 generator: torch.Generator) -> Tuple[torch.Tensor, torch.Tensor]:
     """logits [B, V] -> (token ids [B], their temperature-scaled logprobs [B], fp32).
 
-    Drawn by an exponential race: with E_v ~ Exp(1) i.i.d., argmax_v(logprob_v - log E_v) is
-    token v with probability softmax(logprob)_v (the Gumbel-max trick), truncated tokens
-    (-inf) never win. It needs no normalization pass: softmax + torch.multinomial took 10 more
-    launches and 0.07 ms more GPU time a decode step (3 Qwen3-30B-A3B layers, batch 32, H100;
-    docs/results/grouped_bf16_experts_h100_2026-11-24/sampler_ab.txt)."""
-    logprobs = torch.log_softmax(logits.float() / params.temperature, dim=-1)
-    truncated = _truncate(logprobs, params.top_k, params.top_p)
-    race = torch.empty_like(truncated).exponential_(generator=generator).clamp_(min=_TINY)
-    tokens = (truncated - race.log_()).argmax(dim=-1)
+    Drawn by an exponential race (`quant.ops.race_argmax`, the Gumbel-max trick), which needs
+    no normalization pass: softmax + torch.multinomial took 10 more launches and 0.07 ms more
+    GPU time a decode step (3 Qwen3-30B-A3B layers, batch 32, H100;
+    docs/results/grouped_bf16_experts_h100_2026-11-24/sampler_ab.txt). The logprobs are
+    `log_softmax(logits.float() / T)`, the learner's arithmetic (a division by 1 is skipped:
+    it changes no bit)."""
+    scaled = logits.float()
+    if params.temperature != 1.0:
+        scaled = scaled / params.temperature
+    logprobs = torch.log_softmax(scaled, dim=-1)
+    tokens = race_argmax(_truncate(logprobs, params.top_k, params.top_p), generator)
     return tokens, logprobs.gather(-1, tokens[:, None]).squeeze(-1)

@@ -17,7 +17,9 @@ import torch
 import triton
 
 from megatron_qarl.quant import get_scheme
-from megatron_qarl.quant.ops import gated_activation, reference_routed_sum
+from megatron_qarl.quant.ops import (
+    gated_activation, reference_race_argmax, reference_routed_sum,
+)
 
 from .bench_setup import (DECODE_MAX_TOKENS, STEP_CALLS, ceilings, copies_for, graph_us,
                           median_us, route)
@@ -28,6 +30,7 @@ from .fp8_grouped_ws import applies as ws_applies
 from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
                            fp8_quantize_swiglu)
 from .gluon_hopper import is_hopper
+from .race_argmax import race_argmax
 from .routed_sum import routed_sum
 from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from .w4a16_dequantize import w4a16_dequantize
@@ -505,6 +508,27 @@ def bench_combine(peak, check):
     return [table]
 
 
+def bench_sampler(peak, check):
+    """The rollout sampler's draw over Qwen3's vocabulary, in CUDA graphs (the default CUDA
+    generator, which graphs may use): the torch race against race_argmax. The check: with one
+    finite score a row, wherever it is, both draw it."""
+    table = Table("Sampler draw: the torch race vs race_argmax (V = 151936, CUDA graphs)",
+                  ["B rows", "torch race us", "race_argmax us", "%BW", "speedup"])
+    vocab = 151936
+    for b in (1, 32, 256, 1024):
+        only = torch.full((b, vocab), float("-inf"), device="cuda")
+        cols = (7919 * torch.arange(b, device="cuda")) % vocab
+        only[torch.arange(b, device="cuda"), cols] = 0.0
+        check.equal(f"race_argmax B={b}", race_argmax(only, None),
+                    reference_race_argmax(only, None))
+        scores = torch.randn(b, vocab, device="cuda").log_softmax(-1)
+        t_ref = graph_us([lambda: reference_race_argmax(scores, None)])
+        t_ours = graph_us([lambda: race_argmax(scores, None)])
+        table.add(str(b), t_ref, t_ours, _pct_copy(scores.numel() * 4, t_ours, peak),
+                  _fmt(t_ref / t_ours, ".2f"))
+    return [table]
+
+
 def _header(peak, floor_us, command):
     props = torch.cuda.get_device_properties(0)
     return (f"GPU {props.name} ({props.multi_processor_count} SMs), torch {torch.__version__}, "
@@ -541,13 +565,16 @@ def write_section(path, body, key="qarl_kernels.bench", title="Kernels"):
         f.write(text)
 
 
+PARTS = ["w4a16", "quantize", "fp8", "combine", "sampler"]
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--doc", default="docs/benchmarks.md", help="markdown file to update")
     p.add_argument("--sweep", action="store_true",
                    help="also time quantize block sizes (GEMM tiles: python -m qarl_kernels.tune)")
-    p.add_argument("--only", choices=["w4a16", "quantize", "fp8", "combine"], action="append")
+    p.add_argument("--only", choices=PARTS, action="append")
     p.add_argument("--decode-only", action="store_true",
                    help="only the W4A16 decode tables (M=1..256: the GEMMs, fc1 + SwiGLU "
                         "fused, the GEMMs under skewed routing), into their own doc section")
@@ -561,7 +588,7 @@ def main(argv=None):
     check = Checker()
     peak = ceilings()
     floor_us = bench_launch_floor()
-    parts = [] if args.decode_only else args.only or ["w4a16", "quantize", "fp8", "combine"]
+    parts = [] if args.decode_only else args.only or PARTS
     tables = (bench_w4a16_decode(peak, check, args.compare) + bench_swiglu(check)
               + bench_w4a16_decode(peak, check, args.compare, DECODE_SKEW)
               if args.decode_only else [])
@@ -573,6 +600,8 @@ def main(argv=None):
         tables += bench_fp8(peak, check) + bench_fp8_swiglu(check) + bench_fp8_dispatch(check)
     if "combine" in parts:
         tables += bench_combine(peak, check)
+    if "sampler" in parts:
+        tables += bench_sampler(peak, check)
     command = "python -m qarl_kernels.bench" + "".join(
         f" {a}" for a in (argv if argv is not None else __import__("sys").argv[1:]))
     body = _header(peak, floor_us, command) + "\n" + "\n".join(t.markdown() for t in tables)

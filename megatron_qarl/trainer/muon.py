@@ -77,8 +77,10 @@ def _fp32_matmul_precision(precision: str):
 
 
 class MegatronMuon(torch.optim.Optimizer):
-    """Momentum, then decoupled (or L2) weight decay, then the momentum's orthogonalization,
-    scaled, as the step. The signature is the one `get_megatron_muon_optimizer` calls."""
+    """Decoupled (or L2) weight decay, momentum, then the momentum's orthogonalization, scaled,
+    as the step: emerging_optimizers' order. The signature is the one
+    `get_megatron_muon_optimizer` calls (`pg_collection` serves only modes other than
+    blockwise)."""
 
     def __init__(self, params, lr: float = 3e-4, momentum_beta: float = 0.95,
                  use_nesterov: bool = True, weight_decay: float = 0.01,

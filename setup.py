@@ -29,8 +29,8 @@ setup(
         "sglang": ["sglang>=0.5.21"],
         "te": ["transformer-engine[pytorch]>=2.3"],
         "wandb": ["wandb>=0.19"],
-        # Muon (--optimizer muon) needs NVIDIA's emerging_optimizers, which PyPI does not
-        # carry (only a placeholder): install it from its GitHub source.
+        # Muon (--optimizer muon) needs no extra: megatron_qarl/trainer/muon.py (no
+        # emerging_optimizers release fits megatron-core 0.16.1; docs/training.md, "Muon").
         "parquet": ["pyarrow>=15"],
         "plot": ["matplotlib>=3.8"],
         "test": [

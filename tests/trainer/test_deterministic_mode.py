@@ -1,12 +1,14 @@
 """--deterministic-mode: the flag reaches torch, Megatron and launched SGLang servers, refuses
 a torchrun job whose NCCL_ALGO leaves the reduction order open, and (on a GPU) makes a
-top-8 MoE model repeat its gradients and its CUDA-graphed generations bit for bit."""
+top-8 MoE model repeat its gradients and its CUDA-graphed generations bit for bit, and (on 2
+GPUs) a TP 2 + EP 2 training run repeat its rollouts and weights."""
 import argparse
 import multiprocessing
 import os
 
 import pytest
 import torch
+from trainer_runs import NCCL_BF16, TWO_GPUS, checkpoint_tensors, records, train
 
 from megatron_qarl.rollout.sglang.launcher import server_command
 from megatron_qarl.trainer.distributed import use_deterministic_algorithms
@@ -121,3 +123,25 @@ def test_top8_moe_repeats_graphed_generations_on_gpu_and_gradients_with_the_flag
     assert child.exitcode == 0
     assert graphed and same_samples
     assert same_grads or not deterministic
+
+
+@TWO_GPUS
+def test_two_gpu_runs_repeat_rollouts_and_weights_with_the_flag(tmp_path):
+    """Two runs of TP 2 + EP 2 under NCCL with NCCL_ALGO=Ring: warm start, then two RL steps
+    (graphed rollouts, old logprobs, Muon updates) give the same rollouts and the same weights
+    and optimizer state bit for bit."""
+    runs = []
+    for name in ("a", "b"):
+        save = tmp_path / name
+        train("--save", str(save), "--train-iters", "2", "--save-interval", "2",
+              "--optimizer", "muon", "--tensor-model-parallel-size", "2", "--sequence-parallel",
+              "--expert-model-parallel-size", "2", "--expert-tensor-parallel-size", "1",
+              "--rollout-routing-replay", "--deterministic-mode", *NCCL_BF16, nproc=2,
+              env={"NCCL_ALGO": "Ring"})
+        runs.append(([r["rollout_sha1"] for r in records(save / "metrics.jsonl")],
+                     checkpoint_tensors(str(save / "iter_0000002"), tmp_path / f"{name}-pt")))
+    (rollouts_a, a), (rollouts_b, b) = runs
+    assert len(rollouts_a) == 2 and rollouts_a == rollouts_b
+    assert a.keys() == b.keys() and any("momentum_buffer" in k for k in a)
+    for key in a:
+        assert torch.equal(a[key], b[key]), key

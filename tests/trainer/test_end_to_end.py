@@ -11,7 +11,8 @@ import time
 
 import pytest
 import torch
-from trainer_runs import TINY, checkpoint_tensors, records, train
+from trainer_runs import (NCCL_BF16, TINY, TWO_GPUS, TWO_PROCESSES, checkpoint_tensors,
+                          records, train)
 
 from megatron_qarl.train import main
 from megatron_qarl.checkpoint.paths import TRACKER
@@ -46,13 +47,23 @@ def test_smoke_run_trains_and_writes_metrics(tmp_path):
     assert any("experts" in k for k in changed)  # the W4A16 experts' masters trained by STE
 
 
-def test_bf16_baseline_with_grouped_experts_trains(tmp_path):
+EP2 = ["--expert-model-parallel-size", "2"]
+
+
+@pytest.mark.parametrize("flags,nproc", [
+    pytest.param([], 1, id="one-process"),
+    pytest.param(EP2, 2, id="ep2-gloo"),
+    pytest.param(EP2 + NCCL_BF16, 2, id="ep2-nccl-bf16", marks=TWO_GPUS),
+])
+def test_bf16_baseline_with_grouped_experts_trains(tmp_path, flags, nproc):
     """--moe-grouped-gemm: the bf16 learner's experts as grouped GEMMs (tests/megatron/
-    test_grouped_bf16_experts.py checks them against SequentialMLP); the engine decodes with
-    the same model, so sampler and learner agree."""
+    test_grouped_bf16_experts.py checks them against SequentialMLP), also with each rank's
+    half of the experts under EP 2; the engine decodes with the same model, so sampler and
+    learner agree."""
     save = tmp_path / "run"
     train("--save", str(save), "--train-iters", "1", "--save-interval", "1",
-          "--rollout-quant", "none", "--loss", "grpo", "--moe-grouped-gemm")
+          "--rollout-quant", "none", "--loss", "grpo", "--moe-grouped-gemm", *flags,
+          nproc=nproc)
     (step,) = records(save / "metrics.jsonl")
     assert math.isfinite(step["pg_loss"]) and step["grad_norm"] > 0
     assert step["mismatch_abs_log_w_token"] < 1e-5
@@ -124,7 +135,8 @@ def test_muon_trains_and_resumes_with_its_momentum(tmp_path, device):
     assert any(not torch.equal(v, a[k]) for k, v in before.items() if "experts" in k)
 
 
-def test_muon_under_tensor_and_expert_parallelism(tmp_path):
+@pytest.mark.parametrize("device", TWO_PROCESSES)
+def test_muon_under_tensor_and_expert_parallelism(tmp_path, device):
     """TP 2 (each rank orthogonalizes its own shard, Megatron's blockwise mode) and EP 2 (the
     experts in a second Muon, Megatron's split) over 2 processes: every weight trains."""
     (tmp_path / "odd_length.py").write_text(
@@ -133,7 +145,7 @@ def test_muon_under_tensor_and_expert_parallelism(tmp_path):
     train("--save", str(save), "--train-iters", "1", "--save-interval", "1", "--optimizer",
           "muon", "--tensor-model-parallel-size", "2", "--sequence-parallel",
           "--expert-model-parallel-size", "2", "--expert-tensor-parallel-size", "1",
-          "--reward", "odd_length:score", nproc=2, pythonpath=str(tmp_path))
+          "--reward", "odd_length:score", *device, nproc=2, pythonpath=str(tmp_path))
     before = checkpoint_tensors(str(save / "iter_0000000"), tmp_path / "a")
     after = checkpoint_tensors(str(save / "iter_0000001"), tmp_path / "b")
     weights = [k for k in after if not k.startswith("chained_")]
@@ -142,7 +154,8 @@ def test_muon_under_tensor_and_expert_parallelism(tmp_path):
     assert experts and all(".experts." in k for k in experts)
 
 
-def test_expert_parallel_ranks_decode_in_lockstep(tmp_path):
+@pytest.mark.parametrize("device", TWO_PROCESSES)
+def test_expert_parallel_ranks_decode_in_lockstep(tmp_path, device):
     """EP=2 over 2 processes: ranks sample different prompts, finish decoding at different
     steps, and must still meet in every all-to-all (this hung before the lockstep). With
     routing replay on, so each rank records its own samples' routes while the rank that
@@ -157,7 +170,7 @@ def test_expert_parallel_ranks_decode_in_lockstep(tmp_path):
     save = tmp_path / "ep2"
     train("--save", str(save), "--train-iters", "2", "--expert-model-parallel-size", "2",
           "--max-tokens-per-micro-batch", "64", "--rollout-routing-replay",
-          "--reward", "counted_reward:score", "--eval-num-prompts", "3", nproc=2,
+          "--reward", "counted_reward:score", "--eval-num-prompts", "3", *device, nproc=2,
           pythonpath=str(tmp_path))
     assert len(calls.read_text()) == 2 * 4 * 4 + 2 * 3
     steps = records(save / "metrics.jsonl")
@@ -166,7 +179,8 @@ def test_expert_parallel_ranks_decode_in_lockstep(tmp_path):
                for r in steps)
 
 
-def test_tensor_parallel_ranks_keep_one_copy_of_the_experts(tmp_path):
+@pytest.mark.parametrize("device", TWO_PROCESSES)
+def test_tensor_parallel_ranks_keep_one_copy_of_the_experts(tmp_path, device):
     """TP 2, expert-TP 1, sequence parallel, over 2 processes, with routing replay (the routes
     of each window gathered over the TP ranks). Each TP rank runs the whole experts on its own
     tokens; megatron-core reduced their gradients over the data-parallel group only, so the
@@ -175,7 +189,7 @@ def test_tensor_parallel_ranks_keep_one_copy_of_the_experts(tmp_path):
     save = tmp_path / "tp2"
     train("--save", str(save), "--train-iters", "2", "--tensor-model-parallel-size", "2",
           "--sequence-parallel", "--expert-tensor-parallel-size", "1",
-          "--rollout-routing-replay", nproc=2)
+          "--rollout-routing-replay", *device, nproc=2)
     steps = records(save / "metrics.jsonl")
     assert [r["step"] for r in steps] == [1, 2]
     assert all(r["mismatch_abs_log_w_token"] < 1e-5 for r in steps), steps

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 TINY = [
@@ -18,11 +19,21 @@ TINY = [
 ]
 
 
-def train(*flags: str, check: bool = True, nproc: int = 1,
-          pythonpath: str = "") -> subprocess.CompletedProcess:
-    """nproc > 1: under torchrun, gloo processes on this machine. pythonpath: a folder put
-    first on the trainer's PYTHONPATH."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+# The device of a 2-process run: gloo processes on the CPU everywhere, and NCCL on 2 GPUs with
+# the bf16 parameters the GPU runs use (on the GPU machine).
+TWO_GPUS = pytest.mark.skipif(torch.cuda.device_count() < 2,
+                              reason="needs 2 GPUs (the GPU machine)")
+NCCL_BF16 = ["--device", "cuda", "--bf16"]
+TWO_PROCESSES = [pytest.param([], id="gloo"),
+                 pytest.param(NCCL_BF16, id="nccl-bf16", marks=TWO_GPUS)]
+
+
+def train(*flags: str, check: bool = True, nproc: int = 1, pythonpath: str = "",
+          env: dict | None = None) -> subprocess.CompletedProcess:
+    """nproc > 1: under torchrun, one process a GPU with `--device cuda`, else gloo processes
+    on this machine. pythonpath: a folder put first on the trainer's PYTHONPATH. env: added to
+    the trainer's environment."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore", **(env or {})}
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone",

@@ -178,14 +178,19 @@ class MegatronMuon(torch.optim.Optimizer):
         return update.mul_(update_scale(rows, cols, self.scale_mode) * self.extra_scale_factor)
 
 
-def get_muon_optimizer(config, model_chunks: Sequence[torch.nn.Module]):
-    """Megatron's Muon chain (see the module docstring) with `MegatronMuon` inside."""
+def get_muon_optimizer(config, model_chunks: Sequence[torch.nn.Module],
+                       layer_wise: bool = False):
+    """Megatron's Muon chain (see the module docstring) with `MegatronMuon` inside. layer_wise:
+    in Megatron's LayerWiseDistributedOptimizer, which splits whole weights and their state
+    over the data-parallel ranks and all-gathers the updated weights (NCCL only: gloo refuses
+    its all-gather of unequal shards)."""
     from megatron.core.optimizer import muon as megatron_muon
 
     saved: Tuple = (megatron_muon.TensorParallelMuon, megatron_muon.HAVE_EMERGING_OPTIMIZERS)
     megatron_muon.TensorParallelMuon = MegatronMuon
     megatron_muon.HAVE_EMERGING_OPTIMIZERS = True
     try:
-        return megatron_muon.get_megatron_muon_optimizer(config, list(model_chunks))
+        return megatron_muon.get_megatron_muon_optimizer(
+            config, list(model_chunks), layer_wise_distributed_optimizer=layer_wise)
     finally:
         megatron_muon.TensorParallelMuon, megatron_muon.HAVE_EMERGING_OPTIMIZERS = saved

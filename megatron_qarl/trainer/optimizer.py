@@ -1,6 +1,8 @@
-"""Megatron's DDP wrapper and optimizer, as Megatron-LM builds them: Adam (optionally the
-distributed optimizer, which shards optimizer state over data-parallel ranks) or Muon, the
-paper's, through Megatron's Muon chain (which refuses the distributed optimizer)."""
+"""Megatron's DDP wrapper and optimizer, as Megatron-LM builds them: Adam or Muon, the paper's,
+through Megatron's Muon chain. `--use-distributed-optimizer` shards over the data-parallel
+ranks: for Adam, Megatron's distributed optimizer (slices of the DDP buffers); for Muon, which
+orthogonalizes whole matrices, Megatron's layer-wise one (whole weights per rank, the updated
+ones all-gathered after each step), as Megatron-LM's `--optimizer dist_muon` does."""
 from __future__ import annotations
 
 import torch
@@ -12,6 +14,11 @@ from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
 
 from ..layers import install_quant_refresh_hook
 from .muon import get_muon_optimizer
+
+
+def shards_adam_buffers(args) -> bool:
+    """Megatron's distributed optimizer: the DDP buffers are laid out for its shards."""
+    return args.use_distributed_optimizer and args.optimizer == "adam"
 
 
 def wrap_ddp(model, config, use_distributed_optimizer: bool) -> DistributedDataParallel:
@@ -29,14 +36,15 @@ def build_optimizer(args, ddp_model: DistributedDataParallel, lr: float):
         adam_beta1=args.adam_beta1, adam_beta2=args.adam_beta2, adam_eps=args.adam_eps,
         clip_grad=args.clip_grad, bf16=args.bf16,
         params_dtype=torch.bfloat16 if args.bf16 else torch.float32,
-        use_distributed_optimizer=args.use_distributed_optimizer,
+        use_distributed_optimizer=shards_adam_buffers(args),
         muon_momentum=args.muon_momentum, muon_use_nesterov=args.muon_use_nesterov,
         muon_scale_mode=args.muon_scale_mode, muon_num_ns_steps=args.muon_num_ns_steps,
         muon_extra_scale_factor=args.muon_extra_scale_factor,
         muon_fp32_matmul_prec=args.muon_fp32_matmul_prec,
     )
     if args.optimizer == "muon":
-        optimizer = get_muon_optimizer(config, [ddp_model])
+        optimizer = get_muon_optimizer(config, [ddp_model],
+                                       layer_wise=args.use_distributed_optimizer)
     else:
         optimizer = get_megatron_optimizer(config, [ddp_model])
     install_quant_refresh_hook(optimizer, ddp_model)

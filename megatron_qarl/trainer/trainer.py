@@ -41,7 +41,7 @@ from .distributed import all_reduce_mean, dp_rank_and_size, init_distributed
 from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
 from .models import build_policy, model_vocab_rows
-from .optimizer import build_optimizer, wrap_ddp
+from .optimizer import build_optimizer, shards_adam_buffers, wrap_ddp
 from .rollout_engine import build_rollout_engine
 from .updates import optimizer_step
 from .warm_start import warm_start
@@ -70,7 +70,7 @@ class RLTrainer:
         vocab = model_vocab_rows(args, self.tokenizer.vocab_size)
         policy, self.config = build_policy(args, args.learner_quant, vocab, self.device,
                                            keep_operand=args.quant_keep_operand)
-        self.model = wrap_ddp(policy, self.config, args.use_distributed_optimizer)
+        self.model = wrap_ddp(policy, self.config, shards_adam_buffers(args))
         self.engine = build_rollout_engine(args, self.model, self.tokenizer, vocab, self.device,
                                            self._sequence_multiple())
         self.optimizer = None

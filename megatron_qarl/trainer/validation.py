@@ -57,9 +57,6 @@ def _parallel(args, world_size: int) -> int:
     if tp > 1 and not args.sequence_parallel:
         raise FlagError("--tensor-model-parallel-size > 1 needs --sequence-parallel (Megatron "
                         "requires it for MoE, and every preset is MoE)")
-    if args.optimizer == "muon" and args.use_distributed_optimizer:
-        raise FlagError("--optimizer muon cannot be combined with --use-distributed-optimizer "
-                        "(Megatron's Muon refuses it); drop it")
     return world_size // tp
 
 

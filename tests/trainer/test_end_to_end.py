@@ -135,23 +135,59 @@ def test_muon_trains_and_resumes_with_its_momentum(tmp_path, device):
     assert any(not torch.equal(v, a[k]) for k, v in before.items() if "experts" in k)
 
 
+def _odd_length_reward(tmp_path) -> list:
+    """A reward that varies from the first rollout on, so a model without a warm start gets
+    gradients (arithmetic gives it 0 everywhere)."""
+    (tmp_path / "odd_length.py").write_text(
+        "def score(response, answer):\n    return float(len(response) % 2)\n")
+    return ["--reward", "odd_length:score"]
+
+
 @pytest.mark.parametrize("device", TWO_PROCESSES)
 def test_muon_under_tensor_and_expert_parallelism(tmp_path, device):
     """TP 2 (each rank orthogonalizes its own shard, Megatron's blockwise mode) and EP 2 (the
     experts in a second Muon, Megatron's split) over 2 processes: every weight trains."""
-    (tmp_path / "odd_length.py").write_text(
-        "def score(response, answer):\n    return float(len(response) % 2)\n")
     save = tmp_path / "run"
     train("--save", str(save), "--train-iters", "1", "--save-interval", "1", "--optimizer",
           "muon", "--tensor-model-parallel-size", "2", "--sequence-parallel",
           "--expert-model-parallel-size", "2", "--expert-tensor-parallel-size", "1",
-          "--reward", "odd_length:score", *device, nproc=2, pythonpath=str(tmp_path))
+          *_odd_length_reward(tmp_path), *device, nproc=2, pythonpath=str(tmp_path))
     before = checkpoint_tensors(str(save / "iter_0000000"), tmp_path / "a")
     after = checkpoint_tensors(str(save / "iter_0000001"), tmp_path / "b")
     weights = [k for k in after if not k.startswith("chained_")]
     assert weights and all(not torch.equal(before[k], after[k]) for k in weights)
     experts = [k for k in after if k.startswith("chained_1.") and "momentum_buffer" in k]
     assert experts and all(".experts." in k for k in experts)
+
+
+@TWO_GPUS
+def test_layer_wise_distributed_muon_updates_like_muon_and_resumes(tmp_path):
+    """--use-distributed-optimizer with Muon over 2 data-parallel GPUs: Megatron's layer-wise
+    optimizer, each rank updating half the weights and all-gathering them. Rank 0's weights
+    (the ones saved) after the first step are Muon's, so the half rank 1 updated arrived; they
+    match to bf16 rounding, since each rank stacks other matrices for its batched GEMMs. Every
+    weight moves again in step 2, and a resume from step 1 gives step 2's weights and sharded
+    state bit for bit."""
+    flags = ["--sft-iters", "0", "--train-iters", "2", "--save-interval", "1", "--optimizer",
+             "muon", "--deterministic-mode", *_odd_length_reward(tmp_path), *NCCL_BF16]
+    run = dict(nproc=2, pythonpath=str(tmp_path), env={"NCCL_ALGO": "Ring"})
+    plain, full, cut = tmp_path / "plain", tmp_path / "full", tmp_path / "cut"
+    train("--save", str(plain), *flags, **run)
+    train("--save", str(full), "--use-distributed-optimizer", *flags, **run)
+    shutil.copytree(full / "iter_0000001", cut / "iter_0000001")
+    train("--save", str(cut), "--load", str(cut), "--use-distributed-optimizer", *flags, **run)
+    muon = checkpoint_tensors(str(plain / "iter_0000001"), tmp_path / "p")
+    sharded = checkpoint_tensors(str(full / "iter_0000001"), tmp_path / "f")
+    weights = [k for k in muon if k.startswith(("embedding", "decoder", "output_layer"))]
+    assert weights
+    for key in weights:
+        torch.testing.assert_close(sharded[key], muon[key], rtol=1e-2, atol=1e-5, msg=key)
+    a = checkpoint_tensors(str(full / "iter_0000002"), tmp_path / "a")
+    b = checkpoint_tensors(str(cut / "iter_0000002"), tmp_path / "b")
+    assert all(not torch.equal(sharded[k], a[k]) for k in weights)  # both halves updated
+    assert a.keys() == b.keys() and any("momentum_buffer" in k for k in a)
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
 
 
 @pytest.mark.parametrize("device", TWO_PROCESSES)

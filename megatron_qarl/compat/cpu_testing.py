@@ -149,6 +149,40 @@ def _clip_grad_by_total_norm_cpu(parameters, max_norm, total_norm, use_decoupled
             grad.mul_(coeff)
 
 
+def _all_gather_unequal(outputs: List[torch.Tensor], tensor: torch.Tensor, group=None,
+                        async_op: bool = False):
+    """dist.all_gather where the ranks' tensors may differ in size, as Megatron's layer-wise
+    optimizer gathers each rank's updated weights: NCCL accepts that, gloo refuses it
+    ("invalid tensor size"). Here every rank sends its flat tensor padded to the largest."""
+    import torch.distributed as dist
+
+    if async_op or len({t.numel() for t in outputs}) == 1:
+        return dist.all_gather(outputs, tensor, group=group, async_op=async_op)
+    width = max(t.numel() for t in outputs)
+    padded = [tensor.new_empty(width) for _ in outputs]
+    dist.all_gather(padded, torch.nn.functional.pad(tensor.reshape(-1),
+                                                    (0, width - tensor.numel())), group=group)
+    for out, got in zip(outputs, padded):
+        out.copy_(got[:out.numel()].view_as(out))
+    return None
+
+
+class _DistributedWithUnequalAllGather:
+    all_gather = staticmethod(_all_gather_unequal)
+
+    def __getattr__(self, name):
+        return getattr(torch.distributed, name)
+
+
+class _TorchWithUnequalAllGather:
+    """`torch` as megatron's layer_wise_optimizer module sees it: its all-gather takes
+    unequal shards (`_all_gather_unequal`)."""
+    distributed = _DistributedWithUnequalAllGather()
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+
 def patch_megatron_for_cpu() -> None:
     """Apply every CPU patch once per process (see megatron.md "Running Megatron on a CPU")."""
     global _PATCHED
@@ -156,7 +190,7 @@ def patch_megatron_for_cpu() -> None:
         return
     from megatron.core import utils
     from megatron.core.fusions import fused_softmax
-    from megatron.core.optimizer import clip_grads, optimizer
+    from megatron.core.optimizer import clip_grads, layer_wise_optimizer, optimizer
     from megatron.core.tensor_parallel import random as mp_random
     from megatron.core.transformer import utils as transformer_utils
     from megatron.core.transformer.moe import moe_utils, token_dispatcher
@@ -188,6 +222,8 @@ def patch_megatron_for_cpu() -> None:
     #    loss-scale and grad-norm buffers with device='cuda', and clipping asserts CUDA grads.
     optimizer.torch = clip_grads.torch = utils.torch = _CpuTorch()
     optimizer.clip_grad_by_total_norm_fp32 = _clip_grad_by_total_norm_cpu
+    # 8. Muon's layer-wise distributed optimizer all-gathers unequal shards, which gloo refuses.
+    layer_wise_optimizer.torch = _TorchWithUnequalAllGather()
     _PATCHED = True
 
 

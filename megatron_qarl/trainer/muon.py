@@ -181,16 +181,21 @@ class MegatronMuon(torch.optim.Optimizer):
 def get_muon_optimizer(config, model_chunks: Sequence[torch.nn.Module],
                        layer_wise: bool = False):
     """Megatron's Muon chain (see the module docstring) with `MegatronMuon` inside. layer_wise:
-    in Megatron's LayerWiseDistributedOptimizer, which splits whole weights and their state
-    over the data-parallel ranks and all-gathers the updated weights (NCCL only: gloo refuses
-    its all-gather of unequal shards)."""
+    in Megatron's LayerWiseDistributedOptimizer (with compat's fix for fp32 saves), which
+    splits whole weights and their state over the data-parallel ranks and all-gathers the
+    updated weights after each step."""
     from megatron.core.optimizer import muon as megatron_muon
 
-    saved: Tuple = (megatron_muon.TensorParallelMuon, megatron_muon.HAVE_EMERGING_OPTIMIZERS)
+    from ..compat.layer_wise_optimizer import LayerWiseOptimizer
+
+    saved: Tuple = (megatron_muon.TensorParallelMuon, megatron_muon.HAVE_EMERGING_OPTIMIZERS,
+                    megatron_muon.LayerWiseDistributedOptimizer)
     megatron_muon.TensorParallelMuon = MegatronMuon
     megatron_muon.HAVE_EMERGING_OPTIMIZERS = True
+    megatron_muon.LayerWiseDistributedOptimizer = LayerWiseOptimizer
     try:
         return megatron_muon.get_megatron_muon_optimizer(
             config, list(model_chunks), layer_wise_distributed_optimizer=layer_wise)
     finally:
-        megatron_muon.TensorParallelMuon, megatron_muon.HAVE_EMERGING_OPTIMIZERS = saved
+        (megatron_muon.TensorParallelMuon, megatron_muon.HAVE_EMERGING_OPTIMIZERS,
+         megatron_muon.LayerWiseDistributedOptimizer) = saved

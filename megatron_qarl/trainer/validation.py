@@ -193,9 +193,10 @@ def _engine_and_device(args):
         raise FlagError("--device cuda but no CUDA device is visible; use --device cpu")
     if args.device == "auto":
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
-    if args.device == "cpu" and args.use_distributed_optimizer:
-        raise FlagError("--use-distributed-optimizer needs CUDA (megatron-core's distributed "
-                        "optimizer only wraps torch.cuda tensors); drop it for --device cpu")
+    if args.device == "cpu" and args.use_distributed_optimizer and args.optimizer == "adam":
+        raise FlagError("--use-distributed-optimizer with Adam needs CUDA (megatron-core's "
+                        "distributed optimizer only wraps torch.cuda tensors); drop it for "
+                        "--device cpu, or shard Muon's state (--optimizer muon)")
     if args.device == "cpu" and args.bf16:
         raise FlagError("--bf16 needs CUDA (megatron-core's mixed-precision optimizer only wraps "
                         "torch.cuda tensors); drop it for --device cpu, which trains in fp32")

@@ -114,11 +114,15 @@ def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path):
     pytest.param([], id="cpu-fp32"),
     pytest.param(["--device", "cuda", "--bf16", "--deterministic-mode"], id="cuda-bf16",
                  marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")),
+    pytest.param(["--device", "cuda", "--bf16", "--deterministic-mode",
+                  "--use-distributed-optimizer"], id="cuda-bf16-layer-wise",
+                 marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")),
 ])
 def test_muon_trains_and_resumes_with_its_momentum(tmp_path, device):
     """--optimizer muon (the paper's): a resume from step 2 gives step 3's weights and
     optimizer state bit for bit, Muon's momentum buffers among them. On a GPU: bf16 params
-    with fp32 main weights (Megatron's Float16OptimizerWithFloat16Params around Muon)."""
+    with fp32 main weights (Megatron's Float16OptimizerWithFloat16Params around Muon), also
+    inside Megatron's layer-wise distributed optimizer, whose checkpoint layout is its own."""
     full, cut = tmp_path / "full", tmp_path / "cut"
     muon = ["--optimizer", "muon", "--muon-extra-scale-factor", "0.2", *device]
     train("--save", str(full), "--train-iters", "3", "--save-interval", "1", *muon)

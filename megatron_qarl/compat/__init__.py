@@ -1,6 +1,6 @@
-"""megatron-core 0.16.1 fixes (`megatron_fixes`, `torch_norm`, `expert_grads`) and the CPU
-test support (`cpu_testing`, imported explicitly by tests and `--device cpu` runs only: it
-patches torch.cuda)."""
+"""megatron-core 0.16.1 fixes (`megatron_fixes`, `torch_norm`, `expert_grads`,
+`layer_wise_optimizer`) and the CPU test support (`cpu_testing`, imported explicitly by tests
+and `--device cpu` runs only: it patches torch.cuda)."""
 from .expert_grads import reduce_expert_grads_over_expert_dp
 from .megatron_fixes import (
     HAVE_APEX, HAVE_TE, apply_megatron_fixes, disable_unavailable_fusions,

@@ -60,9 +60,9 @@ def _parallel(p):
                    help="default: the tensor-parallel size, as in Megatron")
     g.add_argument("--sequence-parallel", action="store_true")
     g.add_argument("--use-distributed-optimizer", action="store_true",
-                   help="shard optimizer state over data-parallel ranks (CUDA): Adam's in slices "
-                        "(Megatron's distributed optimizer), Muon's by whole weights (Megatron's "
-                        "layer-wise one)")
+                   help="shard optimizer state over data-parallel ranks: Adam's in slices "
+                        "(Megatron's distributed optimizer; CUDA only), Muon's by whole weights "
+                        "(Megatron's layer-wise one)")
     g.add_argument("--device", choices=DEVICES, default="auto",
                    help="cpu runs Megatron through the CPU support module (slow; tiny runs)")
 

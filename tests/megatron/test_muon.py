@@ -8,6 +8,7 @@ from megatron.core.optimizer import muon as megatron_muon
 from megatron_qarl.trainer.muon import (
     MegatronMuon, get_muon_optimizer, orthogonalize, update_scale,
 )
+from megatron_qarl.layers import install_quant_refresh_hook
 from megatron_qarl.trainer.optimizer import wrap_ddp
 
 from tiny_qwen3 import build_tiny, train_losses
@@ -149,3 +150,40 @@ def test_megatron_chain_gives_muon_the_matrices_and_adam_the_rest(single_process
     assert losses[-1] < 0.8 * losses[0], losses
     assert len(muon.state) == len(to_muon)
     assert all(set(s) == {"momentum_buffer"} for s in muon.state.values())
+
+
+def _muon_steps(rank: int, world_size: int, layer_wise: bool, steps: int):
+    from megatron_qarl.compat.cpu_testing import init_parallel
+
+    init_parallel(tp=1, ep=1, seed=1234)
+    module = build_tiny("w4a16")
+    model = wrap_ddp(module, module.config, use_distributed_optimizer=False)
+    config = OptimizerConfig(optimizer="adam", lr=3e-3, weight_decay=0.01, clip_grad=1.0,
+                             params_dtype=torch.float32, muon_extra_scale_factor=0.2,
+                             muon_fp32_matmul_prec="highest")
+    optimizer = get_muon_optimizer(config, [model], layer_wise=layer_wise)
+    # as the trainer's build_optimizer: the all-gather writes through .data, which leaves the
+    # masters' version counters as they were, so only the hook refreshes the W4A16 caches
+    install_quant_refresh_hook(optimizer, model)
+    muon = optimizer.chained_optimizers[0].optimizer
+    owned = sum(len(group["params"]) for group in muon.param_groups)
+    losses = train_losses(model, optimizer, steps)
+    return owned, losses, [p.detach().clone() for p in module.parameters()]
+
+
+def test_layer_wise_muon_splits_the_matrices_and_keeps_the_ranks_equal():
+    """--use-distributed-optimizer with Muon, 2 data-parallel ranks (gloo, the all-gather of
+    unequal shards padded: compat/cpu_testing.py): each rank's Muon updates part of the
+    matrices, and both ranks hold the same weights bit for bit, those of plain Muon. Plain
+    Muon sums the gradient norm for clipping in another order (4e-8 apart at step 2), so
+    after 3 steps the weights agree to 1e-6, not to the bit; the losses still do."""
+    from megatron_qarl.compat.cpu_testing import run_distributed
+
+    (whole, plain_losses, plain), _ = run_distributed(_muon_steps, 2, False, 3)
+    (owned_0, losses, weights_0), (owned_1, losses_1, weights_1) = run_distributed(
+        _muon_steps, 2, True, 3)
+    assert owned_0 + owned_1 == whole and 0 < owned_0 < whole
+    assert losses == losses_1 == plain_losses and losses[-1] < 0.8 * losses[0], losses
+    for a, b, p in zip(weights_0, weights_1, plain):
+        assert torch.equal(a, b)
+        torch.testing.assert_close(a, p, rtol=0, atol=1e-6 * p.abs().max().item())

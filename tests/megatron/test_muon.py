@@ -5,10 +5,10 @@ import torch
 from megatron.core.optimizer import OptimizerConfig
 from megatron.core.optimizer import muon as megatron_muon
 
+from megatron_qarl.layers import install_quant_refresh_hook
 from megatron_qarl.trainer.muon import (
     MegatronMuon, get_muon_optimizer, orthogonalize, update_scale,
 )
-from megatron_qarl.layers import install_quant_refresh_hook
 from megatron_qarl.trainer.optimizer import wrap_ddp
 
 from tiny_qwen3 import build_tiny, train_losses

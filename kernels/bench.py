@@ -30,6 +30,7 @@ from .fp8_grouped_ws import applies as ws_applies
 from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
                            fp8_quantize_swiglu)
 from .gluon_hopper import is_hopper
+from .int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_quantize_activation
 from .race_argmax import race_argmax
 from .routed_sum import routed_sum
 from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
@@ -473,6 +474,57 @@ def bench_fp8_dispatch(check):
     return [table]
 
 
+def bench_int8(peak, check):
+    """INT8 W8A8 against bf16, all in CUDA graphs of STEP_CALLS calls with the weights rotated
+    past L2: decode sizes read weights (int8 halves bf16's bytes), training sizes run the int8
+    tensor cores. Each case is checked bit for bit against the reference first."""
+    scheme = get_scheme("int8")
+    table = Table(f"INT8 W8A8 GEMM (per-token activations x per-channel weights) vs bf16, "
+                  f"CUDA graphs of {STEP_CALLS} calls",
+                  ["op", "shape", "M tokens", "int8 us (act quant included)", "%BW", "TFLOP/s",
+                   "act quant us", "GEMM alone us", "bf16 us", "speedup",
+                   "GEMM alone speedup"])
+
+    def add(op, shape, m, nbytes, flop, qws, wbs, int8_fn, gemm_fn, bf16_fn, x):
+        t8 = graph_us([lambda q=q: int8_fn(q) for q in qws], calls=STEP_CALLS)
+        tg = graph_us([lambda q=q: gemm_fn(q) for q in qws], calls=STEP_CALLS)
+        tb = graph_us([lambda w=w: bf16_fn(w) for w in wbs], calls=STEP_CALLS)
+        tq = graph_us([lambda: int8_quantize_activation(x)], calls=STEP_CALLS)
+        table.add(op, shape, str(m), t8, _pct_copy(nbytes, t8, peak), flop / t8 / 1e6, tq, tg,
+                  tb, _fmt(tb / t8, ".2f"), _fmt(tb / tg, ".2f"))
+
+    def weights(master):
+        qws = [scheme.quantize_weight(master + i) for i in range(copies_for(master.numel()))]
+        return qws, [master.bfloat16()] * copies_for(2 * master.numel())
+
+    n, k = 1536, 2048
+    qws, wbs = weights(torch.randn(n, k, device="cuda"))
+    for m in (8, 256, 4096, 16384):
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        if m <= 4096:
+            check.equal(f"int8 dense {m}x{n}x{k}", int8_linear(x, qws[0]),
+                        scheme.reference_matmul(x, qws[0]))
+        xq, xs = int8_quantize_activation(x)
+        add("dense", f"{n}x{k}", m, n * (k + 4) + m * (k + n) * 2, 2 * m * n * k, qws, wbs,
+            lambda q: int8_linear(x, q), lambda q: int8_matmul(xq, xs, q),
+            lambda w: x @ w.t(), x)
+    for label, e, n, k in GROUPED_SHAPES[:4]:
+        qws, wbs = weights(torch.randn(e, n, k, device="cuda"))
+        wbs = [w.transpose(1, 2) for w in wbs]
+        for m in (8, 64, 256, 4096, 16384):
+            counts, rows, touched, x, offs = _batch(m, e, k)
+            if m <= 4096:
+                check.equal(f"int8 grouped {label} M={m}", int8_grouped_linear(x, qws[0], counts),
+                            scheme.reference_grouped_matmul(x, qws[0], counts.cpu()))
+            xq, xs = int8_quantize_activation(x)
+            add("grouped", label, m, touched * n * (k + 4) + rows * (k + n) * 2,
+                2 * rows * n * k, qws, wbs, lambda q: int8_grouped_linear(x, q, counts),
+                lambda q: int8_matmul(xq, xs, q, counts),
+                lambda w: torch._grouped_mm(x, w, offs=offs), x)
+        del qws, wbs
+    return [table]
+
+
 def bench_combine(peak, check):
     """The MoE combine (each token's top-8 expert rows summed, hidden 2048, E=128), in CUDA
     graphs: Megatron's unfused combine (scatter_add_ of bf16 atomics; index_add_'s sort under
@@ -565,7 +617,7 @@ def write_section(path, body, key="qarl_kernels.bench", title="Kernels"):
         f.write(text)
 
 
-PARTS = ["w4a16", "quantize", "fp8", "combine", "sampler"]
+PARTS = ["w4a16", "quantize", "fp8", "int8", "combine", "sampler"]
 
 
 def main(argv=None):
@@ -598,6 +650,8 @@ def main(argv=None):
         tables += bench_quantize(peak, check, args.sweep)
     if "fp8" in parts:
         tables += bench_fp8(peak, check) + bench_fp8_swiglu(check) + bench_fp8_dispatch(check)
+    if "int8" in parts:
+        tables += bench_int8(peak, check)
     if "combine" in parts:
         tables += bench_combine(peak, check)
     if "sampler" in parts:

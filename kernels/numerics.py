@@ -43,6 +43,15 @@ def rint(v):
 
 
 @triton.jit
+def mul_rn(a, b, SOFTWARE: tl.constexpr):
+    """a * b rounded once, never fused into a following add or subtract: the compiler contracts
+    `a * b - c` into an FMA, which skips the product's rounding."""
+    if SOFTWARE:  # the interpreter has no libdevice and never contracts
+        return a * b
+    return libdevice.mul_rn(a, b)
+
+
+@triton.jit
 def _round_bits_rne(v, DROP: tl.constexpr):
     """Bits of fp32 v rounded to nearest even, dropping DROP mantissa bits (finite v)."""
     bits = v.to(tl.int32, bitcast=True)

@@ -1,13 +1,15 @@
 """Plug the CUDA kernels into megatron_qarl.quant.ops, replacing the pure-torch reference for
-CUDA tensors of the W4A16 and FP8 block schemes, of scheme 'none' grouped experts
+CUDA tensors of the W4A16, FP8 block and INT8 W8A8 schemes, of scheme 'none' grouped experts
 (torch._grouped_mm), and of the MoE combine's routed sums, the KV cache's row writes and the
 sampler's draw; CPU tensors keep the reference."""
-from megatron_qarl.quant import FP8Block, NoQuant, W4A16, ops
+from megatron_qarl.quant import FP8Block, Int8W8A8, NoQuant, W4A16, ops
 
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear, fp8_swiglu_experts
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_packed_rows
 from .grouped_mm import bf16_grouped_linear
-from .moe_backward import bf16_grouped_backward, fp8_grouped_backward, w4a16_grouped_backward
+from .int8_gemm import int8_grouped_linear, int8_linear
+from .moe_backward import (bf16_grouped_backward, fp8_grouped_backward, int8_grouped_backward,
+                           w4a16_grouped_backward)
 from .race_argmax import race_argmax
 from .routed_sum import routed_sum
 from .w4a16_gemm import w4a16_grouped_linear, w4a16_linear, w4a16_swiglu_experts
@@ -29,6 +31,9 @@ def register_cuda_kernels() -> None:
     ops.register_swiglu_experts(W4A16, "cuda", w4a16_swiglu_experts)
     ops.register_swiglu_experts(FP8Block, "cuda", fp8_swiglu_experts)
     ops.register_dispatch_quantizer(FP8Block, "cuda", fp8_quantize_packed_rows)
+    ops.register_linear(Int8W8A8, "cuda", int8_linear)
+    ops.register_grouped(Int8W8A8, "cuda", int8_grouped_linear)
+    ops.register_grouped_backward(Int8W8A8, "cuda", int8_grouped_backward)
     ops.register_grouped(NoQuant, "cuda", bf16_grouped_linear)
     ops.register_grouped_backward(NoQuant, "cuda", bf16_grouped_backward)
     ops.register_routed_sum("cuda", routed_sum)

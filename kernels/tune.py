@@ -1,8 +1,8 @@
 """`python -m qarl_kernels.tune`: time tile configs of the W4A16 and FP8 grouped kernels on the
 GPU and print the winner per (shape, tokens) bucket, to hard-code in `default_config`,
-`w4a16_gemm.gluon_tiles` / `gluon_swiglu_tiles`, `fp8_gemm._tiles` and
-`fp8_grouped_ws.default_tiles` (nothing autotunes at run time, so CI and graphs see fixed
-tiles).
+`w4a16_gemm.gluon_tiles` / `gluon_swiglu_tiles`, `fp8_gemm._tiles`,
+`fp8_grouped_ws.default_tiles` and `int8_gemm._tiles` (nothing autotunes at run time, so CI and
+graphs see fixed tiles).
 
 Kernels are compiled first in parallel worker processes (Triton's on-disk cache is shared),
 so a sweep of ~40 configs fits in one short GPU lease.
@@ -19,6 +19,7 @@ from .bench_setup import DECODE_MAX_TOKENS, STEP_CALLS, copies_for, graph_us, me
 from .fp8_gemm import fp8_block_grouped_linear
 from .fp8_grouped_ws import fp8_grouped_ws
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
+from .int8_gemm import int8_grouped_linear
 from .w4a16_gemm import W4A16Config, default_config, gluon_launch, gluon_refill_first, \
     w4a16_grouped_matmul
 from .w4a16_gluon import w4a16_grouped_gluon
@@ -91,6 +92,14 @@ FP8_CASES = [("W13 E128", 128, 1536, 2048, 4096), ("W13 E128", 128, 1536, 2048, 
              ("W2 E128", 128, 2048, 768, 4096), ("W2 E128", 128, 2048, 768, 16384),
              ("W13 EP8", 16, 1536, 2048, 4096), ("W2 EP8", 16, 2048, 768, 4096),
              ("W13 EP8", 16, 1536, 2048, 16384), ("W2 EP8", 16, 2048, 768, 16384)]
+#: (block_m, block_n, num_warps, num_stages) of the INT8 kernel (int8_gemm._tiles)
+INT8_TILES = [(16, 64, 4, 4), (16, 128, 4, 4), (16, 64, 4, 6), (16, 128, 8, 4),
+              (32, 64, 4, 4), (32, 128, 4, 4), (64, 64, 4, 4), (64, 128, 4, 4),
+              (64, 128, 4, 3), (128, 128, 8, 3), (128, 128, 4, 3), (128, 256, 8, 3),
+              (128, 128, 8, 4), (256, 128, 8, 3), (64, 256, 8, 3)]
+INT8_CASES = [(label, e, n, k, m) for label, e, n, k in (
+    ("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768), ("W13 EP8", 16, 1536, 2048),
+    ("W2 EP8", 16, 2048, 768)) for m in (8, 64, 256, 1024, 4096, 16384)]
 
 
 def _name(c: W4A16Config) -> str:
@@ -107,13 +116,16 @@ def _safe(fn):
 
 def _warm(jobs):
     """Worker: compile each (kind, config, K) on a tiny problem with the same specialization."""
-    scheme, fp8 = get_scheme("w4a16"), get_scheme("fp8-block")
+    scheme, fp8, int8 = get_scheme("w4a16"), get_scheme("fp8-block"), get_scheme("int8")
     counts = torch.tensor([5, 0, 3] + [0] * 13, device="cuda", dtype=torch.int32)
     for kind, cfg, k in jobs:
         x = torch.randn(8, k, device="cuda", dtype=torch.bfloat16)
         if kind == "w4a16":
             q = w4a16_quantize(torch.randn(16, 256, k, device="cuda"), scheme)
             _safe(lambda: w4a16_grouped_matmul(x, q, counts, cfg))
+        elif kind == "int8":
+            q = int8.quantize_weight(torch.randn(16, 256, k, device="cuda"))
+            _safe(lambda: int8_grouped_linear(x, q, counts, cfg))
         else:
             q = fp8_block_quantize(torch.randn(16, 256, k, device="cuda"), fp8)
             _safe(lambda: fp8_block_grouped_linear(x, q, counts, cfg))
@@ -275,10 +287,41 @@ def _fp8_sweep():
         del qw, wb
 
 
+def _int8_sweep():
+    """Every case checked bit for bit against the first tiles' output (the reference's bits,
+    tests/kernels/test_int8.py), timed against bf16 torch._grouped_mm (decode sizes in CUDA
+    graphs), the weights rotated past L2."""
+    scheme = get_scheme("int8")
+    for label, e, n, k, m in INT8_CASES:
+        master = torch.randn(e, n, k, device="cuda")
+        qws = [scheme.quantize_weight(master + i) for i in range(copies_for(e * n * k))]
+        wbs = [master.bfloat16().transpose(1, 2)] * copies_for(2 * e * n * k)
+        counts = route(m, e, TOP_K)
+        x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
+        offs = torch.cumsum(counts, 0, dtype=torch.int32)
+        timer = _step_us if m <= DECODE_MAX_TOKENS else median_us
+        t_bf16 = timer([lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in wbs])
+        want, results = None, []
+        for tiles in INT8_TILES:
+            y = _safe(lambda: int8_grouped_linear(x, qws[0], counts, tiles))
+            if y is None:
+                continue
+            want = y if want is None else want
+            if not torch.equal(y, want):
+                print(f"WRONG int8 {label} M={m} {tiles}: differs from {INT8_TILES[0]}", flush=True)
+                continue
+            results.append((timer([lambda q=q: int8_grouped_linear(x, q, counts, tiles)
+                                   for q in qws]), tiles))
+        results.sort()
+        print(f"INT8 {label} M={m}: bf16 {t_bf16:.1f}; " + "; ".join(
+            f"{t_} {t:.1f} ({t_bf16 / t:.2f}x)" for t, t_ in results[:4]), flush=True)
+        del qws, wbs
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", choices=["w4a16", "w4a16-gluon", "fp8"], action="append")
+    p.add_argument("--only", choices=["w4a16", "w4a16-gluon", "fp8", "int8"], action="append")
     p.add_argument("--workers", type=int, default=12)
     p.add_argument("--cases", default="", metavar="TEXT",
                    help="only the W4A16 and Gluon cases whose label contains TEXT (e.g. EP8)")
@@ -287,7 +330,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("qarl_kernels.tune needs a CUDA GPU: it times kernels")
-    parts = args.only or ["w4a16", "w4a16-gluon", "fp8"]
+    parts = args.only or ["w4a16", "w4a16-gluon", "fp8", "int8"]
 
     def chosen(case):
         return args.cases in case[0] and (not args.decode or case[4] <= DECODE_MAX_TOKENS)
@@ -299,6 +342,8 @@ def main(argv=None):
         jobs += [("w4a16", c, k) for c, k in cfgs]
     if "fp8" in parts:
         jobs += [("fp8", t, 2048) for t in FP8_TILES]
+    if "int8" in parts:
+        jobs += [("int8", t, k) for t in INT8_TILES for k in (768, 2048)]
     precompile(jobs, args.workers)
     torch.manual_seed(0)
     if "w4a16" in parts:
@@ -307,6 +352,8 @@ def main(argv=None):
         _gluon_sweep([c for c in GLUON_CASES if chosen(c)])
     if "fp8" in parts:
         _fp8_sweep()
+    if "int8" in parts:
+        _int8_sweep()
 
 
 if __name__ == "__main__":

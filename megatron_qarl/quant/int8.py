@@ -8,20 +8,37 @@ from .base import QuantizedWeight, QuantScheme
 from .errors import check_master_weight
 
 QMAX = 127.0
-INV_QMAX = 1.0 / QMAX  # multiply, not divide: see INV_QMAX in w4a16.py
 AMAX_EPS = 1e-10
 
 
+def round_half_away(v: torch.Tensor) -> torch.Tensor:
+    """Ties away from zero, as CUDA's roundf (libdevice.round, SGLang's quantizer); torch.round
+    rounds ties to even. v - trunc(v) is exact, so the tie test is too."""
+    whole = v.trunc()
+    return torch.where((v - whole).abs() == 0.5, whole + v.sign(), torch.round(v))
+
+
 def _symmetric_int8(t: torch.Tensor) -> tuple:
-    """Scale = absmax / 127 over the last dim; codes in [-127, 127]."""
-    scale = t.float().abs().amax(-1, keepdim=True).clamp(min=AMAX_EPS) * INV_QMAX
-    q = torch.round(t.float() / scale).clamp(-QMAX, QMAX).to(torch.int8)
-    return q, scale
+    """Over the last dim, SGLang's per_token_quant_int8: amax = max(|t|, 1e-10),
+    scale = amax / 127, codes = round_half_away(t * (127 / amax)), all in fp32."""
+    amax = t.float().abs().amax(-1, keepdim=True).clamp(min=AMAX_EPS)
+    # a 1-element tensor, not a Python scalar: CUDA divides by a scalar as a multiplication by
+    # its reciprocal, which rounds differently
+    qmax = amax.new_full((1,), QMAX)
+    q = round_half_away(t.float() * (qmax / amax)).clamp(-QMAX, QMAX).to(torch.int8)
+    return q, amax / qmax
 
 
 def quantize_activation(x: torch.Tensor) -> tuple:
     """Per token: (int8 [..., K], fp32 scale [..., 1])."""
     return _symmetric_int8(x)
+
+
+def scaled_accumulator(acc: torch.Tensor, x_scale: torch.Tensor,
+                       w_scale: torch.Tensor) -> torch.Tensor:
+    """The exact int32 sums [..., out] -> fp32 (acc * x_scale) * w_scale: the epilogue of
+    SGLang's int8 fused-MoE kernel, one fp32 rounding per step. w_scale: [out, 1]."""
+    return acc.float() * x_scale.float() * w_scale.float().transpose(-1, -2)
 
 
 class Int8W8A8(QuantScheme):
@@ -46,10 +63,10 @@ class Int8W8A8(QuantScheme):
 
     def reference_matmul(self, x, qweight):
         """Exact accumulation of int8 products (fp64 holds every sum below 2^53 exactly and,
-        unlike int64, has a matmul on CUDA), then both scales."""
+        unlike int64, has a matmul on CUDA), then both scales in fp32."""
         xq, xs = quantize_activation(x)
         acc = torch.matmul(xq.double(), qweight.data.double().transpose(-1, -2))
-        return (acc * xs.double() * qweight.scale.double().transpose(-1, -2)).to(x.dtype)
+        return scaled_accumulator(acc, xs, qweight.scale).to(x.dtype)
 
     def serving_tensors(self, prefix, qweight):
         return {f"{prefix}.weight": qweight.data, f"{prefix}.weight_scale": qweight.scale}

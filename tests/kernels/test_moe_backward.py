@@ -5,7 +5,8 @@ from megatron_qarl.quant import aligned_grouped_linear, get_scheme
 from qarl_kernels.grouped_mm import bf16_grouped_linear, grouped_mm, grouped_weight_grad
 from qarl_kernels.fp8_dequantize import fp8_dequantize
 from qarl_kernels.moe_backward import (bf16_grouped_backward, fp8_grouped_backward,
-                                      grouped_grad_weight, w4a16_grouped_grad_input)
+                                      grouped_grad_weight, int8_grouped_backward,
+                                      w4a16_grouped_grad_input)
 
 
 def _case(device):
@@ -53,9 +54,11 @@ def test_fp8_operand_is_the_reference_weight_rounded_to_bf16(device):
     assert torch.equal(fp8_dequantize(qweight), want)  # without counts: every expert
 
 
-def test_fp8_grads_match_the_ste_reference(device, assert_gemm_close):
+@pytest.mark.parametrize("scheme_name,backward", [("fp8-block", fp8_grouped_backward),
+                                                  ("int8", int8_grouped_backward)])
+def test_w8a8_grads_match_the_ste_reference(scheme_name, backward, device, assert_gemm_close):
     torch.manual_seed(0)
-    scheme = get_scheme("fp8-block")
+    scheme = get_scheme(scheme_name)
     master = torch.randn(3, 136, 256, device=device, requires_grad=True)
     qweight = scheme.quantize_weight(master.detach())
     tokens = torch.tensor([4, 0, 3])
@@ -63,7 +66,7 @@ def test_fp8_grads_match_the_ste_reference(device, assert_gemm_close):
     grad_out = torch.randn(7, 136, device=device).bfloat16()
     # the STE reference (pure torch, fp32 operand; CUDA kernels are not registered here)
     aligned_grouped_linear(x, master, qweight, tokens).backward(grad_out)
-    grad_x, grad_w = fp8_grouped_backward(grad_out, x.detach(), qweight, tokens)
+    grad_x, grad_w = backward(grad_out, x.detach(), qweight, tokens)
     # grad_x: the bf16-rounded operand (<= 2^-9 relative per weight) on top of summation order
     err = (grad_x.float() - x.grad.float()).norm() / x.grad.float().norm()
     assert err < 2**-7, err  # 2.6e-3 on the CPU; a wrong scale or block would give O(1)

@@ -1,0 +1,163 @@
+"""INT8 W8A8 GEMMs (SGLang `w8a8_int8`), bit-identical to megatron_qarl.quant.int8: per-token
+int8 activations x per-output-channel int8 weights, int32 sums on the int8 tensor cores, the
+two fp32 scales applied once at the end. Dense and grouped (MoE, tokens sorted by expert)
+share one Triton kernel; the per-token quantizer is a second.
+
+The sums are exact (127^2 * K < 2^31 for K < 133,000), so the only roundings are the
+quantizer's and the epilogue's, which the kernels do as the reference does: IEEE divisions,
+ties away from zero, (acc * x_scale) * w_scale in fp32, one rounding to the output dtype.
+"""
+import torch
+import triton
+import triton.language as tl
+
+from megatron_qarl.quant.int8 import AMAX_EPS, QMAX
+
+from .checks import check_activation, check_tokens_per_expert, counts_on
+from .expert_tiles import program_tile, tile_bound
+from .numerics import INTERPRETED, mul_rn, to_bf16
+
+_EPS = tl.constexpr(AMAX_EPS)
+_QMAX = tl.constexpr(QMAX)
+#: under the interpreter a K block's sum is an fp32 dot, exact while BLOCK_K * 127^2 < 2^24
+_BLOCK_K = 128
+
+
+@triton.jit
+def _round_half_away(v):
+    """Ties away from zero with integer arithmetic (the interpreter maps libdevice.round to
+    numpy's, which rounds ties to even): truncation, then the exact fractional part."""
+    whole = v.to(tl.int32)
+    frac = v - whole.to(tl.float32)
+    return whole + (frac >= 0.5).to(tl.int32) - (frac <= -0.5).to(tl.int32)
+
+
+@triton.jit
+def _int8_activation_kernel(x_ptr, q_ptr, s_ptr, K, stride_xm, stride_qm,
+                            BLOCK: tl.constexpr, SOFTWARE: tl.constexpr):
+    """One token row per program: its absmax over K, then its codes (K read twice, the second
+    time from L2)."""
+    row = tl.program_id(0).to(tl.int64)
+    amax = tl.zeros([BLOCK], dtype=tl.float32)
+    for k0 in range(0, K, BLOCK):
+        offs = k0 + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride_xm + offs, mask=offs < K, other=0.0).to(tl.float32)
+        amax = tl.maximum(amax, tl.abs(x))
+    amax = tl.maximum(tl.max(amax, 0), _EPS)
+    inv = tl.div_rn(_QMAX + tl.zeros_like(amax), amax)
+    for k0 in range(0, K, BLOCK):
+        offs = k0 + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride_xm + offs, mask=offs < K, other=0.0).to(tl.float32)
+        # the product rounded before the rounding to an integer looks at its fraction
+        q = tl.minimum(tl.maximum(_round_half_away(mul_rn(x, inv, SOFTWARE)), -127), 127)
+        tl.store(q_ptr + row * stride_qm + offs, q.to(tl.int8), mask=offs < K)
+    tl.store(s_ptr + row, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)))
+
+
+def int8_quantize_activation(x: torch.Tensor) -> tuple:
+    """x [M, K] -> (int8 codes [M, K], fp32 scales [M, 1]): quant.int8.quantize_activation."""
+    m, k = x.shape
+    q = torch.empty(m, k, device=x.device, dtype=torch.int8)
+    s = torch.empty(m, 1, device=x.device, dtype=torch.float32)
+    if m:
+        block = min(triton.next_power_of_2(k), 2048)
+        _int8_activation_kernel[(m,)](x, q, s, k, x.stride(0), q.stride(0), BLOCK=block,
+                                      SOFTWARE=INTERPRETED, num_warps=max(1, min(8, block // 256)))
+    return q, s
+
+
+@triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
+def _int8_gemm_kernel(
+    xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
+    stride_xm, stride_we, stride_wn, stride_wse, stride_ym,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    E_PAD: tl.constexpr, DENSE: tl.constexpr, OUT_BF16: tl.constexpr, SOFTWARE: tl.constexpr,
+):
+    """Axis 0: BLOCK_N weight rows; axis 1: BLOCK_M token rows of one expert
+    (expert_tiles.program_tile). Rows past the counts are left unwritten."""
+    expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
+        counts_ptr, num_experts, total_rows, N, tl.program_id(1), BLOCK_M, BLOCK_N, E_PAD,
+        DENSE)
+    e = expert.to(tl.int64)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.int32)
+    for kb in range(0, tl.where(has_rows, tl.cdiv(K, BLOCK_K), 0)):
+        ks = kb * BLOCK_K + offs_k
+        a = tl.load(xq_ptr + rows[:, None].to(tl.int64) * stride_xm + ks[None, :],
+                    mask=row_mask[:, None] & (ks[None, :] < K), other=0)
+        b = tl.load(wq_ptr + e * stride_we + offs_n[None, :] * stride_wn + ks[:, None],
+                    mask=n_mask[None, :] & (ks[:, None] < K), other=0)
+        if SOFTWARE:
+            acc += tl.dot(a.to(tl.float32), b.to(tl.float32)).to(tl.int32)
+        else:
+            acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    x_scale = tl.load(xs_ptr + rows, mask=row_mask, other=0.0)
+    w_scale = tl.load(ws_ptr + e * stride_wse + offs_n, mask=n_mask, other=0.0)
+    y = acc.to(tl.float32) * x_scale[:, None] * w_scale[None, :]
+    if OUT_BF16:
+        y = to_bf16(y, SOFTWARE)
+    tl.store(y_ptr + rows[:, None].to(tl.int64) * stride_ym + offs_n[None, :], y,
+             mask=row_mask[:, None] & n_mask[None, :])
+
+
+def _tiles(rows_per_expert: int) -> tuple:
+    """(block_m, block_n, num_warps, num_stages): the H100 sweep's winners (`python -m
+    qarl_kernels.tune --only int8`, docs/benchmarks.md), each within 3% of the best tiles of
+    every case it covers."""
+    if rows_per_expert <= 8:
+        return 16, 64, 4, 4
+    if rows_per_expert <= 64:
+        return 64, 128, 4, 3
+    return 128, 128, 4, 3
+
+
+def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=None,
+                tiles=None, out_dtype=torch.bfloat16) -> torch.Tensor:
+    """Codes [T, in] and scales [T, 1] (int8_quantize_activation) @ W^T -> [T, out] in bf16
+    (fp32 for any other out_dtype): dense for a [out, in] weight, grouped over tokens sorted
+    by expert for [E, out, in] with tokens_per_expert."""
+    dense = tokens_per_expert is None
+    wq, ws = qweight.data, qweight.scale
+    if dense:
+        wq, ws = wq.unsqueeze(0), ws.unsqueeze(0)
+    num_experts, n, k = wq.shape
+    rows = xq.shape[0]
+    out_bf16 = out_dtype == torch.bfloat16
+    y = torch.empty(rows, n, device=xq.device,
+                    dtype=torch.bfloat16 if out_bf16 else torch.float32)
+    if rows == 0:
+        return y
+    counts = xs if dense else counts_on(xq.device, tokens_per_expert)
+    block_m, block_n, num_warps, num_stages = tiles or _tiles(rows // num_experts)
+    row_tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
+    _int8_gemm_kernel[(triton.cdiv(n, block_n), row_tiles)](
+        xq, xs, wq, ws, y, counts, num_experts, rows, n, k,
+        xq.stride(0), wq.stride(0), wq.stride(1), ws.stride(0), y.stride(0),
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=_BLOCK_K,
+        E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, OUT_BF16=out_bf16,
+        SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages)
+    return y
+
+
+def int8_linear(x: torch.Tensor, qweight, tiles=None) -> torch.Tensor:
+    """x [..., in] @ W^T for an Int8W8A8 QuantizedWeight [out, in] -> [..., out] in x's dtype."""
+    check_activation(x, qweight.in_features)
+    x2 = x.reshape(-1, x.shape[-1])
+    y = int8_matmul(*int8_quantize_activation(x2), qweight, tiles=tiles, out_dtype=x.dtype)
+    return y.reshape(*x.shape[:-1], qweight.out_features).to(x.dtype)
+
+
+def int8_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
+                        tiles=None) -> torch.Tensor:
+    """x [T, in] sorted by expert, Int8W8A8 QuantizedWeight [E, out, in] -> [T, out] in x's
+    dtype; rows past the counts' sum (a fixed-size exchange's padding) are left unset."""
+    check_activation(x, qweight.in_features)
+    check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
+    y = int8_matmul(*int8_quantize_activation(x), qweight, tokens_per_expert, tiles, x.dtype)
+    return y.to(x.dtype)
+
+
+def int8_dequantize(qweight) -> torch.Tensor:
+    """bf16(code * channel scale) [..., out, in]: the backward's grad_input operand, rounded to
+    bf16 as FP8's is (fp8_dequantize); the STE reference keeps the fp32 product."""
+    return (qweight.data * qweight.scale).to(torch.bfloat16)

@@ -1,0 +1,63 @@
+"""The INT8 W8A8 kernels give the reference's bits: the per-token quantizer (ties away from
+zero), the dense and grouped GEMMs (exact int32 sums, the fp32 epilogue). The backward:
+test_moe_backward.py."""
+import pytest
+import torch
+
+from megatron_qarl.quant import get_scheme
+from megatron_qarl.quant.int8 import quantize_activation
+from qarl_kernels.int8_gemm import (int8_grouped_linear, int8_linear,
+                                    int8_quantize_activation)
+
+
+def test_activation_quantizer_rounds_ties_away_from_zero_like_the_reference(device):
+    torch.manual_seed(0)
+    x = (torch.randn(4, 2500) * torch.logspace(-6, 2, 2500)).bfloat16()  # K past one block
+    x[0] = 0.0  # all-zero token: the eps scale
+    # 6 * fp32(127 / 12) = 63.4999981 rounds to the tie 63.5: a GPU kernel that fuses the
+    # product into the fraction test (an FMA) sees 63.4999981 and rounds to 63, not 64
+    x[2, :3] = torch.tensor([12.0, 6.0, -6.0])
+    x[2, 3:] = 0.0
+    x[1, :6] = torch.tensor([127.0, 2.5, -0.5, -3.5, 0.5, 126.5])  # 127 / amax = 1: ties
+    x[1, 6:] = 0.0
+    q, scale = int8_quantize_activation(x.to(device))
+    want_q, want_scale = quantize_activation(x)
+    assert torch.equal(q.cpu(), want_q) and torch.equal(scale.cpu(), want_scale)
+    assert q[1, :6].tolist() == [127, 3, -1, -4, 1, 127]  # torch.round would give 2, -0, -4, 0
+    assert q[2, :3].tolist() == [127, 64, -64]
+    assert not q[0].any()
+
+
+@pytest.mark.parametrize("m", [1, 5, 40])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_dense_gives_the_reference_bits(m, dtype, device):
+    torch.manual_seed(0)
+    scheme = get_scheme("int8")
+    qweight = scheme.quantize_weight(torch.randn(72, 300, device=device))  # N, K: ragged tiles
+    x = (torch.randn(m, 300, device=device) * 3).to(dtype)
+    y = int8_linear(x, qweight)
+    assert y.dtype == dtype
+    assert torch.equal(y, scheme.reference_matmul(x, qweight))
+
+
+@pytest.mark.parametrize("tiles", [None, (16, 32, 4, 2), (64, 64, 4, 3)])
+def test_grouped_gives_the_reference_bits_with_empty_experts_and_padding(tiles, device):
+    torch.manual_seed(0)
+    scheme = get_scheme("int8")
+    qweight = scheme.quantize_weight(torch.randn(4, 48, 130, device=device))
+    tokens = torch.tensor([5, 0, 19, 1])
+    x = torch.randn(28, 130, device=device).bfloat16()  # 3 padding rows past the counts
+    got = int8_grouped_linear(x, qweight, tokens, tiles)
+    want = scheme.reference_grouped_matmul(x, qweight, tokens)
+    assert torch.equal(got[:25], want[:25])
+
+
+def test_exact_sums_where_fp32_accumulation_would_round(device):
+    """Saturated codes over K = 2048: sums up to 127^2 * 2048 = 33M, past fp32's 2^24."""
+    scheme = get_scheme("int8")
+    w = torch.ones(8, 2048, device=device)
+    w[:, ::3] = -0.2
+    qweight = scheme.quantize_weight(w)
+    x = torch.ones(2, 2048, device=device).bfloat16()
+    x[1, 1::2] = 0.999
+    assert torch.equal(int8_linear(x, qweight), scheme.reference_matmul(x, qweight))

@@ -477,7 +477,8 @@ def bench_fp8_dispatch(check):
 def bench_int8(peak, check):
     """INT8 W8A8 against bf16, all in CUDA graphs of STEP_CALLS calls with the weights rotated
     past L2: decode sizes read weights (int8 halves bf16's bytes), training sizes run the int8
-    tensor cores. Each case is checked bit for bit against the reference first."""
+    tensor cores. Dense rows: Qwen3-30B-A3B's attention projections (--quant-targets
+    experts+attention). Each case is checked bit for bit against the reference first."""
     scheme = get_scheme("int8")
     table = Table(f"INT8 W8A8 GEMM (per-token activations x per-channel weights) vs bf16, "
                   f"CUDA graphs of {STEP_CALLS} calls",
@@ -497,17 +498,17 @@ def bench_int8(peak, check):
         qws = [scheme.quantize_weight(master + i) for i in range(copies_for(master.numel()))]
         return qws, [master.bfloat16()] * copies_for(2 * master.numel())
 
-    n, k = 1536, 2048
-    qws, wbs = weights(torch.randn(n, k, device="cuda"))
-    for m in (8, 256, 4096, 16384):
-        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-        if m <= 4096:
-            check.equal(f"int8 dense {m}x{n}x{k}", int8_linear(x, qws[0]),
-                        scheme.reference_matmul(x, qws[0]))
-        xq, xs = int8_quantize_activation(x)
-        add("dense", f"{n}x{k}", m, n * (k + 4) + m * (k + n) * 2, 2 * m * n * k, qws, wbs,
-            lambda q: int8_linear(x, q), lambda q: int8_matmul(xq, xs, q),
-            lambda w: x @ w.t(), x)
+    for label, n, k in (("qkv 5120x2048", 5120, 2048), ("o_proj 2048x4096", 2048, 4096)):
+        qws, wbs = weights(torch.randn(n, k, device="cuda"))
+        for m in (8, 256, 4096, 16384):
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            if m <= 4096:
+                check.equal(f"int8 dense {label} M={m}", int8_linear(x, qws[0]),
+                            scheme.reference_matmul(x, qws[0]))
+            xq, xs = int8_quantize_activation(x)
+            add("dense", label, m, n * (k + 4) + m * (k + n) * 2, 2 * m * n * k, qws, wbs,
+                lambda q: int8_linear(x, q), lambda q: int8_matmul(xq, xs, q),
+                lambda w: x @ w.t(), x)
     for label, e, n, k in GROUPED_SHAPES[:4]:
         qws, wbs = weights(torch.randn(e, n, k, device="cuda"))
         wbs = [w.transpose(1, 2) for w in wbs]

@@ -100,10 +100,17 @@ def _int8_gemm_kernel(
              mask=row_mask[:, None] & n_mask[None, :])
 
 
-def _tiles(rows_per_expert: int) -> tuple:
-    """(block_m, block_n, num_warps, num_stages): the H100 sweep's winners (`python -m
-    qarl_kernels.tune --only int8`, docs/benchmarks.md), each within 3% of the best tiles of
-    every case it covers."""
+def _tiles(rows_per_expert: int, dense: bool) -> tuple:
+    """(block_m, block_n, num_warps, num_stages): the H100 sweeps' winners (`python -m
+    qarl_kernels.tune --only int8` for the grouped kernel, docs/benchmarks.md), each within 3%
+    of the best tiles of every case it covers. Dense calls (attention's projections) want more,
+    narrower programs at decode sizes: one weight, not 16-128."""
+    if dense:
+        if rows_per_expert <= 64:
+            return 16, 32, 4, 4
+        if rows_per_expert <= 256:
+            return 64, 64, 4, 4
+        return (128, 128, 8, 3) if rows_per_expert <= 1024 else (128, 128, 4, 3)
     if rows_per_expert <= 8:
         return 16, 64, 4, 4
     if rows_per_expert <= 64:
@@ -128,7 +135,7 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     if rows == 0:
         return y
     counts = xs if dense else counts_on(xq.device, tokens_per_expert)
-    block_m, block_n, num_warps, num_stages = tiles or _tiles(rows // num_experts)
+    block_m, block_n, num_warps, num_stages = tiles or _tiles(rows // num_experts, dense)
     row_tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
     _int8_gemm_kernel[(triton.cdiv(n, block_n), row_tiles)](
         xq, xs, wq, ws, y, counts, num_experts, rows, n, k,

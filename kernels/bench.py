@@ -18,7 +18,7 @@ import triton
 
 from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import (
-    gated_activation, reference_race_argmax, reference_routed_sum,
+    composed_swiglu_experts, gated_activation, reference_race_argmax, reference_routed_sum,
 )
 
 from .bench_setup import (DECODE_MAX_TOKENS, STEP_CALLS, ceilings, copies_for, graph_us,
@@ -30,8 +30,10 @@ from .fp8_grouped_ws import applies as ws_applies
 from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
                            fp8_quantize_swiglu)
 from .gluon_hopper import is_hopper
-from .int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_quantize_activation
+from .int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_swiglu_experts
+from .int8_quantize import int8_quantize_activation
 from .race_argmax import race_argmax
+from .register import register_cuda_kernels
 from .routed_sum import routed_sum
 from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from .w4a16_dequantize import w4a16_dequantize
@@ -526,6 +528,48 @@ def bench_int8(peak, check):
     return [table]
 
 
+def bench_int8_experts(check):
+    """A whole MoE experts block without autograd (fc1, SwiGLU with router probs, fc2), as the
+    rollout engine runs it, in CUDA graphs of STEP_CALLS calls: bf16 grouped_mm with torch's
+    SwiGLU, INT8 composed from the grouped op and torch's SwiGLU (quant.ops), and INT8 with the
+    SwiGLU writing fc2's codes (int8_swiglu_experts; the same bits)."""
+    register_cuda_kernels()  # the composed block's grouped op on CUDA (the reference syncs)
+    scheme = get_scheme("int8")
+    table = Table(f"INT8 experts block (fc1 + SwiGLU + fc2) vs bf16, CUDA graphs of "
+                  f"{STEP_CALLS} calls",
+                  ["experts", "M tokens", "bf16 us", "int8 composed us", "int8 fused us",
+                   "composed / fused", "bf16 / fused"])
+    hidden, ffn = 2048, 768
+    for label, e in (("E128", 128), ("EP8", 16)):
+        masters = (torch.randn(e, 2 * ffn, hidden, device="cuda"),
+                   torch.randn(e, hidden, ffn, device="cuda"))
+        copies = copies_for(sum(w.numel() for w in masters))
+        qws = [tuple(scheme.quantize_weight(w + i) for w in masters) for i in range(copies)]
+        wbs = [tuple(w.bfloat16().transpose(1, 2) for w in masters)] * copies_for(
+            2 * sum(w.numel() for w in masters))
+        for m in (8, 64, 256, 4096):
+            counts, rows, _, x, offs = _batch(m, e, hidden)
+            probs = torch.rand(rows, device="cuda")
+
+            def bf16(w1, w2):
+                h = gated_activation(torch._grouped_mm(x, w1, offs=offs), probs)
+                return torch._grouped_mm(h, w2, offs=offs)
+
+            def composed(q1, q2):
+                return composed_swiglu_experts(x, q1, q2, counts, probs)
+
+            check.equal(f"int8 experts {label} M={m}",
+                        int8_swiglu_experts(x, *qws[0], counts, probs), composed(*qws[0]))
+            t_bf16, t_composed, t_fused = (
+                graph_us([lambda w=w: fn(*w) for w in weights], calls=STEP_CALLS)
+                for fn, weights in ((bf16, wbs), (composed, qws), (
+                    lambda q1, q2: int8_swiglu_experts(x, q1, q2, counts, probs), qws)))
+            table.add(label, str(m), t_bf16, t_composed, t_fused,
+                      _fmt(t_composed / t_fused, ".2f"), _fmt(t_bf16 / t_fused, ".2f"))
+        del qws, wbs
+    return [table]
+
+
 def bench_combine(peak, check):
     """The MoE combine (each token's top-8 expert rows summed, hidden 2048, E=128), in CUDA
     graphs: Megatron's unfused combine (scatter_add_ of bf16 atomics; index_add_'s sort under
@@ -652,7 +696,7 @@ def main(argv=None):
     if "fp8" in parts:
         tables += bench_fp8(peak, check) + bench_fp8_swiglu(check) + bench_fp8_dispatch(check)
     if "int8" in parts:
-        tables += bench_int8(peak, check)
+        tables += bench_int8(peak, check) + bench_int8_experts(check)
     if "combine" in parts:
         tables += bench_combine(peak, check)
     if "sampler" in parts:

@@ -49,3 +49,16 @@ def tile_rows(x_rows: int, routed_rows) -> int:
             f"[1, {x_rows}] (x's rows), or None to choose tiles for all of x"
         )
     return routed_rows
+
+
+def check_swiglu_input(h: torch.Tensor, probs) -> None:
+    """fc1's output h = [gate | up] [tokens, 2 * ffn] in bf16, and one router prob a row."""
+    if h.dim() != 2 or h.shape[1] % 2:
+        raise ValueError(f"h: shape {tuple(h.shape)}; the experts' fc1 output [tokens, 2 * ffn] "
+                         f"= [gate | up] is expected")
+    if h.dtype != torch.bfloat16:
+        raise ValueError(f"h: dtype {h.dtype}; fc1's output is bf16 (cast with "
+                         f"h.to(torch.bfloat16))")
+    if probs is not None and tuple(probs.shape) != (h.shape[0],):
+        raise ValueError(f"probs: shape {tuple(probs.shape)}; one router prob per row of h "
+                         f"({h.shape[0]},)")

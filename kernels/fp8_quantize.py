@@ -14,7 +14,7 @@ from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX,
                                           packed_row_bytes, unpack_activation_rows)
 
-from .checks import counts_on, tile_rows
+from .checks import check_swiglu_input, counts_on, tile_rows
 from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
 from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu, to_e4m3
 
@@ -222,15 +222,7 @@ def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows:
     bit for bit fp8_quantize_activation(quant.ops.gated_activation(h, probs)) on the GPU. One
     pass instead of torch's silu, two products, the cast and the quantizer's re-read. counts,
     routed_rows: as fp8_quantize_activation's (rows past the counts' sum left unwritten)."""
-    if h.dim() != 2 or h.shape[1] % 2:
-        raise ValueError(f"h: shape {tuple(h.shape)}; the experts' fc1 output [tokens, 2 * ffn] "
-                         f"= [gate | up] is expected")
-    if h.dtype != torch.bfloat16:
-        raise ValueError(f"h: dtype {h.dtype}; fc1's output is bf16 (cast with "
-                         f"h.to(torch.bfloat16))")
-    if probs is not None and tuple(probs.shape) != (h.shape[0],):
-        raise ValueError(f"probs: shape {tuple(probs.shape)}; one router prob per row of h "
-                         f"({h.shape[0]},)")
+    check_swiglu_input(h, probs)
     rows, ffn = h.shape[0], h.shape[1] // 2
     kb = triton.cdiv(ffn, BLOCK)
     q = torch.empty(rows, ffn, device=h.device, dtype=FP8_DTYPE)

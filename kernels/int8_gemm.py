@@ -1,7 +1,7 @@
 """INT8 W8A8 GEMMs (SGLang `w8a8_int8`), bit-identical to megatron_qarl.quant.int8: per-token
 int8 activations x per-output-channel int8 weights, int32 sums on the int8 tensor cores, the
 two fp32 scales applied once at the end. Dense and grouped (MoE, tokens sorted by expert)
-share one Triton kernel; the per-token quantizer is a second.
+share one Triton kernel; the per-token quantizer is int8_quantize.py.
 
 The sums are exact (127^2 * K < 2^31 for K < 133,000), so the only roundings are the
 quantizer's and the epilogue's, which the kernels do as the reference does: IEEE divisions,
@@ -11,59 +11,13 @@ import torch
 import triton
 import triton.language as tl
 
-from megatron_qarl.quant.int8 import AMAX_EPS, QMAX
-
-from .checks import check_activation, check_tokens_per_expert, counts_on
+from .checks import check_activation, check_tokens_per_expert, counts_on, tile_rows
 from .expert_tiles import program_tile, tile_bound
-from .numerics import INTERPRETED, mul_rn, to_bf16
+from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
+from .numerics import INTERPRETED, to_bf16
 
-_EPS = tl.constexpr(AMAX_EPS)
-_QMAX = tl.constexpr(QMAX)
 #: under the interpreter a K block's sum is an fp32 dot, exact while BLOCK_K * 127^2 < 2^24
 _BLOCK_K = 128
-
-
-@triton.jit
-def _round_half_away(v):
-    """Ties away from zero with integer arithmetic (the interpreter maps libdevice.round to
-    numpy's, which rounds ties to even): truncation, then the exact fractional part."""
-    whole = v.to(tl.int32)
-    frac = v - whole.to(tl.float32)
-    return whole + (frac >= 0.5).to(tl.int32) - (frac <= -0.5).to(tl.int32)
-
-
-@triton.jit
-def _int8_activation_kernel(x_ptr, q_ptr, s_ptr, K, stride_xm, stride_qm,
-                            BLOCK: tl.constexpr, SOFTWARE: tl.constexpr):
-    """One token row per program: its absmax over K, then its codes (K read twice, the second
-    time from L2)."""
-    row = tl.program_id(0).to(tl.int64)
-    amax = tl.zeros([BLOCK], dtype=tl.float32)
-    for k0 in range(0, K, BLOCK):
-        offs = k0 + tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + row * stride_xm + offs, mask=offs < K, other=0.0).to(tl.float32)
-        amax = tl.maximum(amax, tl.abs(x))
-    amax = tl.maximum(tl.max(amax, 0), _EPS)
-    inv = tl.div_rn(_QMAX + tl.zeros_like(amax), amax)
-    for k0 in range(0, K, BLOCK):
-        offs = k0 + tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + row * stride_xm + offs, mask=offs < K, other=0.0).to(tl.float32)
-        # the product rounded before the rounding to an integer looks at its fraction
-        q = tl.minimum(tl.maximum(_round_half_away(mul_rn(x, inv, SOFTWARE)), -127), 127)
-        tl.store(q_ptr + row * stride_qm + offs, q.to(tl.int8), mask=offs < K)
-    tl.store(s_ptr + row, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)))
-
-
-def int8_quantize_activation(x: torch.Tensor) -> tuple:
-    """x [M, K] -> (int8 codes [M, K], fp32 scales [M, 1]): quant.int8.quantize_activation."""
-    m, k = x.shape
-    q = torch.empty(m, k, device=x.device, dtype=torch.int8)
-    s = torch.empty(m, 1, device=x.device, dtype=torch.float32)
-    if m:
-        block = min(triton.next_power_of_2(k), 2048)
-        _int8_activation_kernel[(m,)](x, q, s, k, x.stride(0), q.stride(0), BLOCK=block,
-                                      SOFTWARE=INTERPRETED, num_warps=max(1, min(8, block // 256)))
-    return q, s
 
 
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
@@ -119,10 +73,11 @@ def _tiles(rows_per_expert: int, dense: bool) -> tuple:
 
 
 def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=None,
-                tiles=None, out_dtype=torch.bfloat16) -> torch.Tensor:
+                tiles=None, out_dtype=torch.bfloat16, routed_rows: int = None) -> torch.Tensor:
     """Codes [T, in] and scales [T, 1] (int8_quantize_activation) @ W^T -> [T, out] in bf16
     (fp32 for any other out_dtype): dense for a [out, in] weight, grouped over tokens sorted
-    by expert for [E, out, in] with tokens_per_expert."""
+    by expert for [E, out, in] with tokens_per_expert. routed_rows: where xq is padded past
+    the rows routing is expected to fill, the tiles are chosen for those (checks.tile_rows)."""
     dense = tokens_per_expert is None
     wq, ws = qweight.data, qweight.scale
     if dense:
@@ -135,7 +90,8 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     if rows == 0:
         return y
     counts = xs if dense else counts_on(xq.device, tokens_per_expert)
-    block_m, block_n, num_warps, num_stages = tiles or _tiles(rows // num_experts, dense)
+    block_m, block_n, num_warps, num_stages = tiles or _tiles(
+        tile_rows(rows, routed_rows) // num_experts, dense)
     row_tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
     _int8_gemm_kernel[(triton.cdiv(n, block_n), row_tiles)](
         xq, xs, wq, ws, y, counts, num_experts, rows, n, k,
@@ -162,6 +118,19 @@ def int8_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tenso
     check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
     y = int8_matmul(*int8_quantize_activation(x), qweight, tokens_per_expert, tiles, x.dtype)
     return y.to(x.dtype)
+
+
+def int8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tensor,
+                        probs: torch.Tensor, routed_rows: int = None) -> torch.Tensor:
+    """The op registered for the experts' no-grad forward: fc1, then the SwiGLU writing fc2's
+    INT8 input directly (int8_quantize_swiglu), then fc2; rows past the counts are left
+    unset. routed_rows: as int8_matmul's."""
+    check_activation(x, fc1.in_features)
+    check_tokens_per_expert(tokens_per_expert, fc1.data.shape[0], x.shape[0])
+    h = int8_matmul(*int8_quantize_activation(x), fc1, tokens_per_expert,
+                    routed_rows=routed_rows)
+    return int8_matmul(*int8_quantize_swiglu(h, probs), fc2, tokens_per_expert,
+                       routed_rows=routed_rows)
 
 
 def int8_dequantize(qweight) -> torch.Tensor:

@@ -1,13 +1,14 @@
 """The INT8 W8A8 kernels give the reference's bits: the per-token quantizer (ties away from
-zero), the dense and grouped GEMMs (exact int32 sums, the fp32 epilogue). The backward:
-test_moe_backward.py."""
+zero), the dense and grouped GEMMs (exact int32 sums, the fp32 epilogue), the SwiGLU that
+writes fc2's input and the experts op built on them. The backward: test_moe_backward.py."""
 import pytest
 import torch
 
-from megatron_qarl.quant import get_scheme
+from megatron_qarl.quant import get_scheme, ops
 from megatron_qarl.quant.int8 import quantize_activation
-from qarl_kernels.int8_gemm import (int8_grouped_linear, int8_linear,
-                                    int8_quantize_activation)
+from megatron_qarl.quant.ops import gated_activation
+from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear, int8_swiglu_experts
+from qarl_kernels.int8_quantize import int8_quantize_activation, int8_quantize_swiglu
 
 
 def test_activation_quantizer_rounds_ties_away_from_zero_like_the_reference(device):
@@ -61,3 +62,49 @@ def test_exact_sums_where_fp32_accumulation_would_round(device):
     x = torch.ones(2, 2048, device=device).bfloat16()
     x[1, 1::2] = 0.999
     assert torch.equal(int8_linear(x, qweight), scheme.reference_matmul(x, qweight))
+
+
+@pytest.mark.parametrize("rows,ffn", [(1, 24), (17, 2048 + 40)])  # F past one block
+def test_swiglu_quantizer_equals_activation_then_quantizer(rows, ffn, device):
+    """Bit for bit on the GPU, whose expf is torch's; under the interpreter numpy's exp may
+    move an activation by one bf16 ulp, and so a code by one step."""
+    torch.manual_seed(0)
+    h = (4 * torch.randn(rows, 2 * ffn, device=device)).bfloat16()
+    if rows > 1:
+        h[1, :ffn] = 0.0  # a token whose activation is all zeros: the eps scale
+    probs = torch.rand(rows, device=device)
+    q, scale = int8_quantize_swiglu(h, probs)
+    want_q, want_scale = quantize_activation(gated_activation(h, probs))
+    if device.type == "cuda":
+        assert torch.equal(q, want_q) and torch.equal(scale, want_scale)
+    else:
+        assert (q.int() - want_q.int()).abs().max() <= 1
+        torch.testing.assert_close(scale, want_scale, rtol=2**-7, atol=0)
+
+
+def test_swiglu_quantizer_names_the_bad_tensor(device):
+    h = torch.zeros(4, 6, device=device, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="h: shape"):
+        int8_quantize_swiglu(h[:, :5], torch.ones(4, device=device))
+    with pytest.raises(ValueError, match="probs: None"):
+        int8_quantize_swiglu(h, None)
+
+
+def test_experts_op_equals_the_composed_experts(device, assert_gemm_close, monkeypatch):
+    """fc1, the fused SwiGLU quantizer, fc2 = quant.ops' composition of the grouped INT8 op
+    and gated_activation (bit for bit on the GPU), past a padding row."""
+    torch.manual_seed(0)
+    scheme = get_scheme("int8")
+    ffn, hidden = 160, 128
+    fc1 = scheme.quantize_weight(0.1 * torch.randn(3, 2 * ffn, hidden, device=device))
+    fc2 = scheme.quantize_weight(0.1 * torch.randn(3, hidden, ffn, device=device))
+    tokens = torch.tensor([5, 0, 4])
+    x = torch.randn(10, hidden, device=device).bfloat16()
+    probs = torch.rand(10, device=device)
+    monkeypatch.setitem(ops._GROUPED, ("Int8W8A8", device.type), int8_grouped_linear)
+    want = ops.composed_swiglu_experts(x, fc1, fc2, tokens, probs)[:9]
+    got = int8_swiglu_experts(x, fc1, fc2, tokens, probs, routed_rows=9)[:9]
+    if device.type == "cuda":
+        assert torch.equal(got, want)
+    else:
+        assert_gemm_close(got, want)

@@ -1,0 +1,92 @@
+"""INT8 per-token activation quantizer, bit-identical to megatron_qarl.quant.int8 (SGLang's
+per_token_quant_int8 with IEEE divisions): scale = amax / 127, codes round(x * (127 / amax))
+with ties away from zero. One token row a program, K read twice (the second time from L2).
+
+For the experts' no-grad forward the same kernel quantizes the SwiGLU of fc1's output
+directly (fc2's input), as the FP8 path does: one pass instead of torch's gated activation
+and a re-read.
+"""
+import torch
+import triton
+import triton.language as tl
+
+from megatron_qarl.quant.int8 import AMAX_EPS, QMAX
+
+from .checks import check_swiglu_input
+from .numerics import INTERPRETED, mul_rn, round_to_bf16, swiglu
+
+_EPS = tl.constexpr(AMAX_EPS)
+_QMAX = tl.constexpr(QMAX)
+
+
+@triton.jit
+def _round_half_away(v):
+    """Ties away from zero with integer arithmetic (the interpreter maps libdevice.round to
+    numpy's, which rounds ties to even): truncation, then the exact fractional part."""
+    whole = v.to(tl.int32)
+    frac = v - whole.to(tl.float32)
+    return whole + (frac >= 0.5).to(tl.int32) - (frac <= -0.5).to(tl.int32)
+
+
+@triton.jit
+def _row_values(x_ptr, prob, offs, K, SWIGLU: tl.constexpr, SOFTWARE: tl.constexpr):
+    """fp32 values of one row's columns offs: the row itself, or for SWIGLU the experts'
+    activation of the row [gate | up] (K = ffn), rounded as quant.ops.gated_activation."""
+    mask = offs < K
+    if SWIGLU:
+        gate = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        up = tl.load(x_ptr + K + offs, mask=mask, other=0.0).to(tl.float32)
+        return round_to_bf16(swiglu(gate, up, prob, True, SOFTWARE), SOFTWARE)
+    return tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+
+
+@triton.jit
+def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, K, stride_xm, stride_qm, BLOCK: tl.constexpr,
+                      SWIGLU: tl.constexpr, SOFTWARE: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * stride_xm
+    prob = 0.0
+    if SWIGLU:
+        prob = tl.load(p_ptr + row).to(tl.float32)
+    amax = tl.zeros([BLOCK], dtype=tl.float32)
+    for k0 in range(0, K, BLOCK):
+        amax = tl.maximum(amax, tl.abs(_row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K,
+                                                   SWIGLU, SOFTWARE)))
+    amax = tl.maximum(tl.max(amax, 0), _EPS)
+    inv = tl.div_rn(_QMAX + tl.zeros_like(amax), amax)
+    for k0 in range(0, K, BLOCK):
+        offs = k0 + tl.arange(0, BLOCK)
+        x = _row_values(x_row, prob, offs, K, SWIGLU, SOFTWARE)
+        # the product rounded before the rounding to an integer looks at its fraction
+        q = tl.minimum(tl.maximum(_round_half_away(mul_rn(x, inv, SOFTWARE)), -127), 127)
+        tl.store(q_ptr + row * stride_qm + offs, q.to(tl.int8), mask=offs < K)
+    tl.store(s_ptr + row, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)))
+
+
+def _quantize_rows(x: torch.Tensor, probs, k: int) -> tuple:
+    m = x.shape[0]
+    q = torch.empty(m, k, device=x.device, dtype=torch.int8)
+    s = torch.empty(m, 1, device=x.device, dtype=torch.float32)
+    if m and k:
+        x = x if x.stride(-1) == 1 else x.contiguous()
+        block = min(triton.next_power_of_2(k), 2048)
+        _int8_rows_kernel[(m,)](x, x if probs is None else probs.contiguous(), q, s, k,
+                                x.stride(0), q.stride(0), BLOCK=block, SWIGLU=probs is not None,
+                                SOFTWARE=INTERPRETED, num_warps=max(1, min(8, block // 256)))
+    return q, s
+
+
+def int8_quantize_activation(x: torch.Tensor) -> tuple:
+    """x [M, K] -> (int8 codes [M, K], fp32 scales [M, 1]): quant.int8.quantize_activation."""
+    return _quantize_rows(x, None, x.shape[1])
+
+
+def int8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor) -> tuple:
+    """fc1's output h = [gate | up] [T, 2F] bf16 and router probs [T] -> fc2's INT8 input
+    (codes [T, F], scales [T, 1]): int8_quantize_activation(quant.ops.gated_activation(h,
+    probs)), bit for bit on the GPU (the interpreter's exp is numpy's, not expf)."""
+    check_swiglu_input(h, probs)
+    if probs is None:
+        raise ValueError("probs: None; pass the router prob of each row of h (the experts "
+                         "scale their output by it)")
+    return _quantize_rows(h, probs, h.shape[1] // 2)

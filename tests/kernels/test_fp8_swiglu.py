@@ -5,10 +5,8 @@ and a code by one e4m3 step)."""
 import pytest
 import torch
 
-from megatron_qarl.quant import get_scheme, ops
 from megatron_qarl.quant.fp8_block import dequantize_activation
 from megatron_qarl.quant.ops import gated_activation
-from qarl_kernels.fp8_gemm import fp8_block_grouped_linear, fp8_swiglu_experts
 from qarl_kernels.fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 
 
@@ -47,19 +45,3 @@ def test_bad_input_names_the_tensor(device):
         fp8_quantize_swiglu(h.float())
     with pytest.raises(ValueError, match="probs: shape"):
         fp8_quantize_swiglu(h, torch.ones(3, device=device))
-
-
-def test_experts_op_equals_the_composed_experts(device, assert_gemm_close, monkeypatch):
-    """fc1, the fused SwiGLU quantizer, fc2 = quant.ops' composition of the grouped FP8 op
-    and gated_activation (here with the grouped op of the CUDA registration)."""
-    torch.manual_seed(0)
-    scheme = get_scheme("fp8-block")
-    ffn, hidden = 160, 128
-    fc1 = scheme.quantize_weight(0.1 * torch.randn(3, 2 * ffn, hidden, device=device))
-    fc2 = scheme.quantize_weight(0.1 * torch.randn(3, hidden, ffn, device=device))
-    tokens = torch.tensor([5, 0, 4])
-    x = torch.randn(9, hidden, device=device).bfloat16()
-    probs = torch.rand(9, device=device)
-    monkeypatch.setitem(ops._GROUPED, ("FP8Block", device.type), fp8_block_grouped_linear)
-    want = ops.composed_swiglu_experts(x, fc1, fc2, tokens, probs)
-    assert_gemm_close(fp8_swiglu_experts(x, fc1, fc2, tokens, probs), want)

@@ -1,13 +1,14 @@
 """The INT8 W8A8 kernels give the reference's bits: the per-token quantizer (ties away from
 zero), the dense and grouped GEMMs (exact int32 sums, the fp32 epilogue), the SwiGLU that
-writes fc2's input and the experts op built on them. The backward: test_moe_backward.py."""
+writes fc2's input. The experts op: test_swiglu_experts.py; the backward:
+test_moe_backward.py."""
 import pytest
 import torch
 
-from megatron_qarl.quant import get_scheme, ops
+from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.int8 import quantize_activation
 from megatron_qarl.quant.ops import gated_activation
-from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear, int8_swiglu_experts
+from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear
 from qarl_kernels.int8_quantize import int8_quantize_activation, int8_quantize_swiglu
 
 
@@ -88,23 +89,3 @@ def test_swiglu_quantizer_names_the_bad_tensor(device):
         int8_quantize_swiglu(h[:, :5], torch.ones(4, device=device))
     with pytest.raises(ValueError, match="probs: None"):
         int8_quantize_swiglu(h, None)
-
-
-def test_experts_op_equals_the_composed_experts(device, assert_gemm_close, monkeypatch):
-    """fc1, the fused SwiGLU quantizer, fc2 = quant.ops' composition of the grouped INT8 op
-    and gated_activation (bit for bit on the GPU), past a padding row."""
-    torch.manual_seed(0)
-    scheme = get_scheme("int8")
-    ffn, hidden = 160, 128
-    fc1 = scheme.quantize_weight(0.1 * torch.randn(3, 2 * ffn, hidden, device=device))
-    fc2 = scheme.quantize_weight(0.1 * torch.randn(3, hidden, ffn, device=device))
-    tokens = torch.tensor([5, 0, 4])
-    x = torch.randn(10, hidden, device=device).bfloat16()
-    probs = torch.rand(10, device=device)
-    monkeypatch.setitem(ops._GROUPED, ("Int8W8A8", device.type), int8_grouped_linear)
-    want = ops.composed_swiglu_experts(x, fc1, fc2, tokens, probs)[:9]
-    got = int8_swiglu_experts(x, fc1, fc2, tokens, probs, routed_rows=9)[:9]
-    if device.type == "cuda":
-        assert torch.equal(got, want)
-    else:
-        assert_gemm_close(got, want)

@@ -23,7 +23,7 @@ _BLOCK_K = 128
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
 def _int8_gemm_kernel(
     xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
-    stride_xm, stride_we, stride_wn, stride_wse, stride_ym,
+    stride_xm, stride_we, stride_wn, stride_wse, stride_wsn, stride_ym,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, OUT_BF16: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
@@ -46,7 +46,7 @@ def _int8_gemm_kernel(
         else:
             acc = tl.dot(a, b, acc, out_dtype=tl.int32)
     x_scale = tl.load(xs_ptr + rows, mask=row_mask, other=0.0)
-    w_scale = tl.load(ws_ptr + e * stride_wse + offs_n, mask=n_mask, other=0.0)
+    w_scale = tl.load(ws_ptr + e * stride_wse + offs_n * stride_wsn, mask=n_mask, other=0.0)
     y = acc.to(tl.float32) * x_scale[:, None] * w_scale[None, :]
     if OUT_BF16:
         y = to_bf16(y, SOFTWARE)
@@ -95,7 +95,7 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     row_tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
     _int8_gemm_kernel[(triton.cdiv(n, block_n), row_tiles)](
         xq, xs, wq, ws, y, counts, num_experts, rows, n, k,
-        xq.stride(0), wq.stride(0), wq.stride(1), ws.stride(0), y.stride(0),
+        xq.stride(0), wq.stride(0), wq.stride(1), ws.stride(0), ws.stride(1), y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=_BLOCK_K,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, OUT_BF16=out_bf16,
         SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages)

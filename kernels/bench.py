@@ -31,7 +31,7 @@ from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quan
                            fp8_quantize_swiglu)
 from .gluon_hopper import is_hopper
 from .int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_swiglu_experts
-from .int8_quantize import int8_quantize_activation
+from .int8_quantize import int8_quantize, int8_quantize_activation
 from .race_argmax import race_argmax
 from .register import register_cuda_kernels
 from .routed_sum import routed_sum
@@ -333,6 +333,7 @@ def bench_quantize(peak, check, sweep):
         for name, scheme, fn, out_bytes in [
             ("w4a16-g128", get_scheme("w4a16"), w4a16_quantize, params * (0.5 + 2 / 128)),
             ("fp8-block", get_scheme("fp8-block"), fp8_block_quantize, params * 1.0),
+            ("int8", get_scheme("int8"), int8_quantize, params * (1 + 4 / shape[-1])),
         ]:
             got, want = fn(master, scheme), scheme.quantize_weight(master)
             check.equal(f"{name} quantize {label}", got.data.view(torch.uint8),

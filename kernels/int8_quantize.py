@@ -1,6 +1,7 @@
-"""INT8 per-token activation quantizer, bit-identical to megatron_qarl.quant.int8 (SGLang's
-per_token_quant_int8 with IEEE divisions): scale = amax / 127, codes round(x * (127 / amax))
-with ties away from zero. One token row a program, K read twice (the second time from L2).
+"""INT8 row quantizer, bit-identical to megatron_qarl.quant.int8 (SGLang's per_token_quant_int8
+with IEEE divisions): scale = amax / 127, codes round(x * (127 / amax)) with ties away from
+zero. One row a program, K read twice (the second time from L2): a token's activations, or
+an output channel of a master weight.
 
 For the experts' no-grad forward the same kernel quantizes the SwiGLU of fc1's output
 directly (fc2's input), as the FP8 path does: one pass instead of torch's gated activation
@@ -10,6 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
+from megatron_qarl.quant.base import QuantizedWeight
+from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.int8 import AMAX_EPS, QMAX
 
 from .checks import check_swiglu_input
@@ -41,17 +44,25 @@ def _row_values(x_ptr, prob, offs, K, SWIGLU: tl.constexpr, SOFTWARE: tl.constex
 
 
 @triton.jit
-def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, K, stride_xm, stride_qm, BLOCK: tl.constexpr,
-                      SWIGLU: tl.constexpr, SOFTWARE: tl.constexpr):
+def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, K, stride_xm, stride_qm,
+                      BLOCK: tl.constexpr, SWIGLU: tl.constexpr, COUNT_NONFINITE: tl.constexpr,
+                      SOFTWARE: tl.constexpr):
+    """COUNT_NONFINITE: add the row's NaN/inf values to *nonfinite_ptr (master weights)."""
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_xm
     prob = 0.0
     if SWIGLU:
         prob = tl.load(p_ptr + row).to(tl.float32)
     amax = tl.zeros([BLOCK], dtype=tl.float32)
+    bad = tl.zeros([BLOCK], dtype=tl.int32)
     for k0 in range(0, K, BLOCK):
-        amax = tl.maximum(amax, tl.abs(_row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K,
-                                                   SWIGLU, SOFTWARE)))
+        x = _row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K, SWIGLU, SOFTWARE)
+        amax = tl.maximum(amax, tl.abs(x))
+        if COUNT_NONFINITE:
+            bad += ((x != x) | (tl.abs(x) == float("inf"))).to(tl.int32)
+    if COUNT_NONFINITE:
+        nonfinite = tl.sum(bad, 0)
+        tl.atomic_add(nonfinite_ptr, nonfinite, mask=nonfinite > 0, sem="relaxed")
     amax = tl.maximum(tl.max(amax, 0), _EPS)
     inv = tl.div_rn(_QMAX + tl.zeros_like(amax), amax)
     for k0 in range(0, K, BLOCK):
@@ -63,17 +74,35 @@ def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, K, stride_xm, stride_qm, BLOCK
     tl.store(s_ptr + row, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)))
 
 
-def _quantize_rows(x: torch.Tensor, probs, k: int) -> tuple:
+def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = None) -> tuple:
     m = x.shape[0]
     q = torch.empty(m, k, device=x.device, dtype=torch.int8)
     s = torch.empty(m, 1, device=x.device, dtype=torch.float32)
     if m and k:
         x = x if x.stride(-1) == 1 else x.contiguous()
         block = min(triton.next_power_of_2(k), 2048)
-        _int8_rows_kernel[(m,)](x, x if probs is None else probs.contiguous(), q, s, k,
-                                x.stride(0), q.stride(0), BLOCK=block, SWIGLU=probs is not None,
-                                SOFTWARE=INTERPRETED, num_warps=max(1, min(8, block // 256)))
+        _int8_rows_kernel[(m,)](x, x if probs is None else probs.contiguous(), q, s,
+                                s if nonfinite is None else nonfinite, k, x.stride(0),
+                                q.stride(0), BLOCK=block, SWIGLU=probs is not None,
+                                COUNT_NONFINITE=nonfinite is not None, SOFTWARE=INTERPRETED,
+                                num_warps=max(1, min(8, block // 256)))
     return q, s
+
+
+def int8_quantize(weight: torch.Tensor, scheme, name: str = "weight",
+                  check_finite: bool = True) -> QuantizedWeight:
+    """Master weight [..., out, in] -> Int8W8A8 codes [..., out, in] and fp32 scales
+    [..., out, 1], one pass a row: scheme.quantize_weight bit for bit (the per-step quantizer
+    the layers' weight cache calls). check_finite: raise (one host sync) if the weight has
+    NaN/inf; with False their codes are unspecified."""
+    check_master_weight(name, weight, check_finite=False)
+    nonfinite = torch.zeros(1, device=weight.device, dtype=torch.int32)
+    q, s = _quantize_rows(weight.reshape(-1, weight.shape[-1]), None, weight.shape[-1],
+                          nonfinite)
+    if check_finite and int(nonfinite.item()):
+        check_master_weight(name, weight, check_finite=True)  # raises, naming the count
+    return QuantizedWeight(q.reshape(weight.shape), s.reshape(*weight.shape[:-1], 1),
+                           tuple(weight.shape), scheme)
 
 
 def int8_quantize_activation(x: torch.Tensor) -> tuple:

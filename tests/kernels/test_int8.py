@@ -1,15 +1,16 @@
 """The INT8 W8A8 kernels give the reference's bits: the per-token quantizer (ties away from
 zero), the dense and grouped GEMMs (exact int32 sums, the fp32 epilogue), the SwiGLU that
-writes fc2's input. The experts op: test_swiglu_experts.py; the backward:
-test_moe_backward.py."""
+writes fc2's input, the per-step weight quantizer. The experts op: test_swiglu_experts.py;
+the backward: test_moe_backward.py."""
 import pytest
 import torch
 
-from megatron_qarl.quant import get_scheme
+from megatron_qarl.quant import QuantizationError, get_scheme
 from megatron_qarl.quant.int8 import quantize_activation
 from megatron_qarl.quant.ops import gated_activation
 from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear
-from qarl_kernels.int8_quantize import int8_quantize_activation, int8_quantize_swiglu
+from qarl_kernels.int8_quantize import (int8_quantize, int8_quantize_activation,
+                                        int8_quantize_swiglu)
 
 
 def test_activation_quantizer_rounds_ties_away_from_zero_like_the_reference(device):
@@ -89,3 +90,28 @@ def test_swiglu_quantizer_names_the_bad_tensor(device):
         int8_quantize_swiglu(h[:, :5], torch.ones(4, device=device))
     with pytest.raises(ValueError, match="probs: None"):
         int8_quantize_swiglu(h, None)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_weight_quantizer_gives_the_schemes_bits(dtype, device):
+    torch.manual_seed(0)
+    scheme = get_scheme("int8")
+    w = torch.randn(3, 40, 2100) * torch.rand(3, 40, 1) * 4
+    w[0, 0] = 0.0  # an all-zero channel: the eps scale
+    w[1, 2, :3] = torch.tensor([12.0, 6.0, -6.0])  # the tie above
+    w[1, 2, 3:] = 0.0
+    w = w.to(dtype).to(device)
+    got, want = int8_quantize(w, scheme, "experts.linear_fc1"), scheme.quantize_weight(w)
+    assert got.shape == want.shape and got.scale.shape == (3, 40, 1)
+    assert torch.equal(got.data, want.data) and torch.equal(got.scale, want.scale)
+    assert got.data[1, 2, :3].tolist() == [127, 64, -64]
+
+
+def test_weight_quantizer_names_a_diverged_weight(device):
+    scheme = get_scheme("int8")
+    w = torch.ones(4, 64, device=device)
+    w[2, 5] = float("nan")
+    w[3, 0] = float("inf")
+    with pytest.raises(QuantizationError, match=r"experts.linear_fc2: 2 NaN/inf"):
+        int8_quantize(w, scheme, "experts.linear_fc2")
+    int8_quantize(w, scheme, "experts.linear_fc2", check_finite=False)  # unchecked: no error

@@ -17,8 +17,8 @@
 # bf16-grpo.jsonl, smi.csv}; each run is cut at TIMEOUT seconds (metrics are flushed per step).
 # DEVICE=cpu with small LAYERS/NEW_TOKENS and model overrides checks the command lines;
 # QUANT=0 skips the quantize-and-pack timing; VARIANTS picks the runs (also fp8-qarl-tbpo,
-# w4a16-rollout-gspo, and bf16-grouped-grpo / bf16-grouped-gspo: the bf16 baselines with
-# --moe-grouped-gemm; the paper's MoE baselines are the GSPO ones).
+# int8-qarl-tbpo, w4a16-rollout-gspo, and bf16-grouped-grpo / bf16-grouped-gspo: the bf16
+# baselines with --moe-grouped-gemm; the paper's MoE baselines are the GSPO ones).
 set -uo pipefail
 OUT=${1:?usage: $0 OUT_DIR [extra trainer flags]}; shift
 LAYERS=${LAYERS:-3}; NEW_TOKENS=${NEW_TOKENS:-512}; STEPS=${STEPS:-3}
@@ -49,6 +49,7 @@ for variant in $VARIANTS; do
   case "$variant" in
     w4a16-qarl-tbpo)    RL=(--rollout-quant w4a16 --aligned-learner --loss tbpo) ;;
     fp8-qarl-tbpo)      RL=(--rollout-quant fp8-block --aligned-learner --loss tbpo) ;;
+    int8-qarl-tbpo)     RL=(--rollout-quant int8 --aligned-learner --loss tbpo) ;;
     bf16-grpo)          RL=(--rollout-quant none --loss grpo) ;;
     bf16-grouped-grpo|bf16-grouped-gspo)
                         RL=(--rollout-quant none --loss "${variant#bf16-grouped-}" --moe-grouped-gemm) ;;

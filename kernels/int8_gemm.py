@@ -11,6 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
+from megatron_qarl.quant.int8 import unpack_activation_rows
+
 from .checks import check_activation, check_tokens_per_expert, counts_on, tile_rows
 from .expert_tiles import program_tile, tile_bound
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
@@ -23,7 +25,7 @@ _BLOCK_K = 128
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
 def _int8_gemm_kernel(
     xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
-    stride_xm, stride_we, stride_wn, stride_wse, stride_wsn, stride_ym,
+    stride_xm, stride_xsm, stride_we, stride_wn, stride_wse, stride_wsn, stride_ym,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, OUT_BF16: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
@@ -45,7 +47,7 @@ def _int8_gemm_kernel(
             acc += tl.dot(a.to(tl.float32), b.to(tl.float32)).to(tl.int32)
         else:
             acc = tl.dot(a, b, acc, out_dtype=tl.int32)
-    x_scale = tl.load(xs_ptr + rows, mask=row_mask, other=0.0)
+    x_scale = tl.load(xs_ptr + rows * stride_xsm, mask=row_mask, other=0.0)
     w_scale = tl.load(ws_ptr + e * stride_wse + offs_n * stride_wsn, mask=n_mask, other=0.0)
     y = acc.to(tl.float32) * x_scale[:, None] * w_scale[None, :]
     if OUT_BF16:
@@ -95,7 +97,8 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     row_tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
     _int8_gemm_kernel[(triton.cdiv(n, block_n), row_tiles)](
         xq, xs, wq, ws, y, counts, num_experts, rows, n, k,
-        xq.stride(0), wq.stride(0), wq.stride(1), ws.stride(0), ws.stride(1), y.stride(0),
+        xq.stride(0), xs.stride(0), wq.stride(0), wq.stride(1), ws.stride(0), ws.stride(1),
+        y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=_BLOCK_K,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, OUT_BF16=out_bf16,
         SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages)
@@ -122,13 +125,17 @@ def int8_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tenso
 
 def int8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tensor,
                         probs: torch.Tensor, routed_rows: int = None) -> torch.Tensor:
-    """The op registered for the experts' no-grad forward: fc1, then the SwiGLU writing fc2's
-    INT8 input directly (int8_quantize_swiglu), then fc2; rows past the counts are left
-    unset. routed_rows: as int8_matmul's."""
-    check_activation(x, fc1.in_features)
+    """The op registered for the experts' no-grad forward: fc1 (on bf16 tokens, or on uint8
+    rows the dispatcher moved quantized), then the SwiGLU writing fc2's INT8 input directly
+    (int8_quantize_swiglu), then fc2; rows past the counts are left unset. routed_rows: as
+    int8_matmul's."""
     check_tokens_per_expert(tokens_per_expert, fc1.data.shape[0], x.shape[0])
-    h = int8_matmul(*int8_quantize_activation(x), fc1, tokens_per_expert,
-                    routed_rows=routed_rows)
+    if x.dtype == torch.uint8:
+        xq, xs = unpack_activation_rows(x, fc1.in_features)
+    else:
+        check_activation(x, fc1.in_features)
+        xq, xs = int8_quantize_activation(x)
+    h = int8_matmul(xq, xs, fc1, tokens_per_expert, routed_rows=routed_rows)
     return int8_matmul(*int8_quantize_swiglu(h, probs), fc2, tokens_per_expert,
                        routed_rows=routed_rows)
 

@@ -13,7 +13,7 @@ import triton.language as tl
 
 from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.errors import check_master_weight
-from megatron_qarl.quant.int8 import AMAX_EPS, QMAX
+from megatron_qarl.quant.int8 import AMAX_EPS, QMAX, packed_row_bytes, unpack_activation_rows
 
 from .checks import check_swiglu_input
 from .numerics import INTERPRETED, mul_rn, round_to_bf16, swiglu
@@ -45,8 +45,8 @@ def _row_values(x_ptr, prob, offs, K, SWIGLU: tl.constexpr, SOFTWARE: tl.constex
 
 @triton.jit
 def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, K, stride_xm, stride_qm,
-                      BLOCK: tl.constexpr, SWIGLU: tl.constexpr, COUNT_NONFINITE: tl.constexpr,
-                      SOFTWARE: tl.constexpr):
+                      stride_sm, BLOCK: tl.constexpr, SWIGLU: tl.constexpr,
+                      COUNT_NONFINITE: tl.constexpr, SOFTWARE: tl.constexpr):
     """COUNT_NONFINITE: add the row's NaN/inf values to *nonfinite_ptr (master weights)."""
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_xm
@@ -71,19 +71,21 @@ def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, K, stride_xm, s
         # the product rounded before the rounding to an integer looks at its fraction
         q = tl.minimum(tl.maximum(_round_half_away(mul_rn(x, inv, SOFTWARE)), -127), 127)
         tl.store(q_ptr + row * stride_qm + offs, q.to(tl.int8), mask=offs < K)
-    tl.store(s_ptr + row, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)))
+    tl.store(s_ptr + row * stride_sm, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)))
 
 
-def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = None) -> tuple:
+def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = None,
+                   out: tuple = None) -> tuple:
+    """out: (codes [M, k], scales [M, 1]) to write, any row strides (packed rows)."""
     m = x.shape[0]
-    q = torch.empty(m, k, device=x.device, dtype=torch.int8)
-    s = torch.empty(m, 1, device=x.device, dtype=torch.float32)
+    q, s = out or (torch.empty(m, k, device=x.device, dtype=torch.int8),
+                   torch.empty(m, 1, device=x.device, dtype=torch.float32))
     if m and k:
         x = x if x.stride(-1) == 1 else x.contiguous()
         block = min(triton.next_power_of_2(k), 2048)
         _int8_rows_kernel[(m,)](x, x if probs is None else probs.contiguous(), q, s,
                                 s if nonfinite is None else nonfinite, k, x.stride(0),
-                                q.stride(0), BLOCK=block, SWIGLU=probs is not None,
+                                q.stride(0), s.stride(0), BLOCK=block, SWIGLU=probs is not None,
                                 COUNT_NONFINITE=nonfinite is not None, SOFTWARE=INTERPRETED,
                                 num_warps=max(1, min(8, block // 256)))
     return q, s
@@ -108,6 +110,18 @@ def int8_quantize(weight: torch.Tensor, scheme, name: str = "weight",
 def int8_quantize_activation(x: torch.Tensor) -> tuple:
     """x [M, K] -> (int8 codes [M, K], fp32 scales [M, 1]): quant.int8.quantize_activation."""
     return _quantize_rows(x, None, x.shape[1])
+
+
+def int8_quantize_packed_rows(x: torch.Tensor) -> torch.Tensor:
+    """Tokens [T, H] -> uint8 [T, packed_row_bytes(H)] in one pass: each token's codes and
+    scale in its own row (quant.int8.pack_activation_rows; padding bytes undefined), for the
+    MoE dispatcher to move quantized tokens (layers.token_dispatch)."""
+    if x.dim() != 2:
+        raise ValueError(f"x: shape {tuple(x.shape)}; flatten the tokens to [tokens, hidden]")
+    packed = torch.empty(x.shape[0], packed_row_bytes(x.shape[1]), device=x.device,
+                         dtype=torch.uint8)
+    _quantize_rows(x, None, x.shape[1], out=unpack_activation_rows(packed, x.shape[1]))
+    return packed
 
 
 def int8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor) -> tuple:

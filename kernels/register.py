@@ -8,7 +8,7 @@ from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear, fp8_swiglu_exp
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_packed_rows
 from .grouped_mm import bf16_grouped_linear
 from .int8_gemm import int8_grouped_linear, int8_linear, int8_swiglu_experts
-from .int8_quantize import int8_quantize
+from .int8_quantize import int8_quantize, int8_quantize_packed_rows
 from .moe_backward import (bf16_grouped_backward, fp8_grouped_backward, int8_grouped_backward,
                            w4a16_grouped_backward)
 from .race_argmax import race_argmax
@@ -37,6 +37,7 @@ def register_cuda_kernels() -> None:
     ops.register_grouped(Int8W8A8, "cuda", int8_grouped_linear)
     ops.register_grouped_backward(Int8W8A8, "cuda", int8_grouped_backward)
     ops.register_swiglu_experts(Int8W8A8, "cuda", int8_swiglu_experts)
+    ops.register_dispatch_quantizer(Int8W8A8, "cuda", int8_quantize_packed_rows)
     ops.register_grouped(NoQuant, "cuda", bf16_grouped_linear)
     ops.register_grouped_backward(NoQuant, "cuda", bf16_grouped_backward)
     ops.register_routed_sum("cuda", routed_sum)

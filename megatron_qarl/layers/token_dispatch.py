@@ -13,11 +13,10 @@ experts are QuantizedGroupedExperts, and read by methods installed once on the c
   *before* the dispatcher permutes them, where that scheme has a pre-dispatch quantizer
   registered for the tokens' device (quant.ops.dispatch_quantizer). Top-k routing copies
   each token k times, so the activation quantizer of fc1 then runs on 1/k of the rows, and
-  the permutation, all-to-all and chunk sort move FP8 codes with their scales (about half
-  the bytes of bf16 tokens). The quantized tokens travel as one uint8 row each
-  (quant.fp8_block.pack_activation_rows): the dispatcher moves rows without looking at
-  them. With autograd on the dispatcher moves bf16 tokens, whose gradients its backward
-  returns.
+  the permutation, all-to-all and chunk sort move FP8 or INT8 codes with their scales (about
+  half the bytes of bf16 tokens). The quantized tokens travel as one uint8 row each
+  (quant.packed_rows): the dispatcher moves rows without looking at them. With autograd on
+  the dispatcher moves bf16 tokens, whose gradients its backward returns.
 - `routes_per_token`: for dropless top-k routing, the combine and the permutation's backward
   sum each token's rows without atomics (token_combine.py): repeatable bits, less time.
 

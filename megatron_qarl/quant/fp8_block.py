@@ -10,6 +10,7 @@ import math
 
 import torch
 
+from . import packed_rows
 from .base import QuantizedWeight, QuantScheme
 from .errors import check_master_weight
 
@@ -57,43 +58,20 @@ def dequantize_activation(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return q.float() * s
 
 
-#: packed activation rows (pack_activation_rows) align their two regions to 16 bytes: TMA
-#: row strides are multiples of 16, and the fp32 scales need 4-byte alignment
-PACKED_ALIGN = 16
-
-
-def _aligned(n: int) -> int:
-    return -(-n // PACKED_ALIGN) * PACKED_ALIGN
-
-
 def packed_row_bytes(hidden: int) -> int:
     """Bytes per token of pack_activation_rows: the codes, then one fp32 scale per 128."""
-    return _aligned(hidden) + _aligned(4 * math.ceil(hidden / BLOCK))
+    return packed_rows.packed_row_bytes(hidden, math.ceil(hidden / BLOCK))
 
 
 def pack_activation_rows(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     """(e4m3 [T, H], fp32 scales [T, ceil(H/128)]) -> uint8 [T, packed_row_bytes(H)], one
-    quantized token per row: a layout any token mover (Megatron's permute, all-to-all and
-    chunk sort) carries unchanged, at about half the bytes of the bf16 tokens."""
-    rows, hidden = q.shape
-    packed = torch.zeros(rows, packed_row_bytes(hidden), dtype=torch.uint8, device=q.device)
-    packed[:, :hidden] = q.view(torch.uint8)
-    offset = _aligned(hidden)
-    packed[:, offset:offset + 4 * scale.shape[-1]] = scale.float().contiguous().view(torch.uint8)
-    return packed
+    quantized token per row (quant.packed_rows)."""
+    return packed_rows.pack_rows(q, scale)
 
 
 def unpack_activation_rows(packed: torch.Tensor, hidden: int) -> tuple:
     """Views (no copy) of the codes [T, H] and the token-major scales [T, ceil(H/128)]."""
-    if packed.dtype != torch.uint8 or packed.dim() != 2 or packed.shape[1] != packed_row_bytes(
-            hidden):
-        raise ValueError(
-            f"packed: {packed.dtype} {tuple(packed.shape)}; FP8 rows of {hidden} inputs are "
-            f"uint8 [tokens, {packed_row_bytes(hidden)}] (pack_activation_rows)")
-    offset = _aligned(hidden)
-    blocks = math.ceil(hidden / BLOCK)
-    return (packed[:, :hidden].view(FP8_DTYPE),
-            packed[:, offset:offset + 4 * blocks].view(torch.float32))
+    return packed_rows.unpack_rows(packed, hidden, math.ceil(hidden / BLOCK), FP8_DTYPE, "FP8")
 
 
 class FP8Block(QuantScheme):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from . import packed_rows
 from .base import QuantizedWeight, QuantScheme
 from .errors import check_master_weight
 
@@ -32,6 +33,22 @@ def _symmetric_int8(t: torch.Tensor) -> tuple:
 def quantize_activation(x: torch.Tensor) -> tuple:
     """Per token: (int8 [..., K], fp32 scale [..., 1])."""
     return _symmetric_int8(x)
+
+
+def packed_row_bytes(hidden: int) -> int:
+    """Bytes per token of pack_activation_rows: the codes, then the token's fp32 scale."""
+    return packed_rows.packed_row_bytes(hidden, 1)
+
+
+def pack_activation_rows(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """(int8 [T, H], fp32 scales [T, 1]) -> uint8 [T, packed_row_bytes(H)], one quantized
+    token per row (quant.packed_rows)."""
+    return packed_rows.pack_rows(q, scale)
+
+
+def unpack_activation_rows(packed: torch.Tensor, hidden: int) -> tuple:
+    """Views (no copy) of the codes [T, H] and the scales [T, 1]."""
+    return packed_rows.unpack_rows(packed, hidden, 1, torch.int8, "INT8")
 
 
 def scaled_accumulator(acc: torch.Tensor, x_scale: torch.Tensor,

@@ -1,16 +1,17 @@
 """The INT8 W8A8 kernels give the reference's bits: the per-token quantizer (ties away from
 zero), the dense and grouped GEMMs (exact int32 sums, the fp32 epilogue), the SwiGLU that
-writes fc2's input, the per-step weight quantizer. The experts op: test_swiglu_experts.py;
-the backward: test_moe_backward.py."""
+writes fc2's input, the per-step weight quantizer, the dispatcher's packed rows. The experts
+op against its composition: test_swiglu_experts.py; the backward: test_moe_backward.py."""
 import pytest
 import torch
 
 from megatron_qarl.quant import QuantizationError, get_scheme
-from megatron_qarl.quant.int8 import quantize_activation
+from megatron_qarl.quant.int8 import (pack_activation_rows, packed_row_bytes, quantize_activation,
+                                      unpack_activation_rows)
 from megatron_qarl.quant.ops import gated_activation
-from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear
+from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear, int8_swiglu_experts
 from qarl_kernels.int8_quantize import (int8_quantize, int8_quantize_activation,
-                                        int8_quantize_swiglu)
+                                        int8_quantize_packed_rows, int8_quantize_swiglu)
 
 
 def test_activation_quantizer_rounds_ties_away_from_zero_like_the_reference(device):
@@ -115,3 +116,30 @@ def test_weight_quantizer_names_a_diverged_weight(device):
     with pytest.raises(QuantizationError, match=r"experts.linear_fc2: 2 NaN/inf"):
         int8_quantize(w, scheme, "experts.linear_fc2")
     int8_quantize(w, scheme, "experts.linear_fc2", check_finite=False)  # unchecked: no error
+
+
+def test_packed_rows_hold_the_quantizer_codes_and_scales(device):
+    """The dispatcher's rows: codes then the fp32 scale, 16-byte aligned regions."""
+    torch.manual_seed(0)
+    x = (4 * torch.randn(7, 300, device=device)).bfloat16()
+    packed = int8_quantize_packed_rows(x)
+    assert packed.dtype == torch.uint8 and packed.shape == (7, packed_row_bytes(300)) == (7, 320)
+    want_q, want_scale = quantize_activation(x)
+    for q, scale in (unpack_activation_rows(packed, 300),
+                     unpack_activation_rows(pack_activation_rows(want_q, want_scale), 300)):
+        assert torch.equal(q, want_q) and torch.equal(scale, want_scale)
+    with pytest.raises(ValueError, match=r"packed: .*INT8 rows of 300 inputs .*\[tokens, 320\]"):
+        unpack_activation_rows(torch.zeros(2, 300, dtype=torch.uint8), 300)
+
+
+def test_experts_op_takes_the_dispatchers_packed_rows(device):
+    """Tokens quantized before the dispatch give the same experts output as bf16 tokens."""
+    torch.manual_seed(0)
+    scheme = get_scheme("int8")
+    fc1 = scheme.quantize_weight(0.1 * torch.randn(3, 320, 128, device=device))
+    fc2 = scheme.quantize_weight(0.1 * torch.randn(3, 128, 160, device=device))
+    tokens = torch.tensor([5, 0, 4])
+    x = torch.randn(9, 128, device=device).bfloat16()
+    probs = torch.rand(9, device=device)
+    assert torch.equal(int8_swiglu_experts(int8_quantize_packed_rows(x), fc1, fc2, tokens, probs),
+                       int8_swiglu_experts(x, fc1, fc2, tokens, probs))

@@ -18,7 +18,7 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
     assert ("FP8Block", "cuda") in registered["grouped_backward"]
     assert ("W4A16", "cuda") in registered["swiglu_experts"]
     assert ("FP8Block", "cuda") in registered["swiglu_experts"]
-    assert registered["dispatch_quantizer"] == [("FP8Block", "cuda")]
+    assert registered["dispatch_quantizer"] == [("FP8Block", "cuda"), ("Int8W8A8", "cuda")]
     assert ("NoQuant", "cuda") in registered["grouped"]  # --moe-grouped-gemm's bf16 experts
     assert ("NoQuant", "cuda") in registered["grouped_backward"]
     assert registered["routed_sum"] == registered["write_rows"] == registered["race_argmax"] \

@@ -1,35 +1,36 @@
-"""Forwards without autograd quantize the tokens before Megatron's dispatcher moves them (FP8):
+"""Forwards without autograd quantize the tokens before Megatron's dispatcher moves them (FP8,
+INT8):
 each token is quantized once, not once per routed expert, and the experts get the codes they
 would have made from the dispatched bf16 tokens, so the loss is the same, on one rank and
 through EP=2 and TP=2 x EP=2 all-to-alls. Training forwards dispatch bf16 tokens. At
 EP = TP = 1 the experts also get their token counts on the device."""
+import pytest
 import torch
 from megatron.core.transformer.moe.moe_layer import MoELayer
 
 from megatron_qarl.compat.cpu_testing import run_distributed
 from megatron_qarl.quant import ops
-from qarl_kernels.fp8_gemm import fp8_swiglu_experts
-from qarl_kernels.fp8_quantize import fp8_quantize_packed_rows
-
-from token_dispatch_cases import KEY, no_grad_losses, register_fp8_kernels_on_cpu
+from token_dispatch_cases import KERNELS, cpu_key, no_grad_losses, register_kernels_on_cpu
 from tiny_qwen3 import batch, build_tiny, loss_of, triton_kernels_on_cpu
 
 
 @triton_kernels_on_cpu
-def test_tokens_are_quantized_once_before_dispatch(single_process, monkeypatch):
-    register_fp8_kernels_on_cpu(monkeypatch.setitem)
+@pytest.mark.parametrize("scheme", list(KERNELS))
+def test_tokens_are_quantized_once_before_dispatch(scheme, single_process, monkeypatch):
+    register_kernels_on_cpu(scheme, monkeypatch.setitem)
+    _, _, fused_experts, packer = KERNELS[scheme]
     quantized, seen = [], []
 
     def quantizer(tokens):
         quantized.append(tokens.shape[0])
-        return fp8_quantize_packed_rows(tokens)
+        return packer(tokens)
 
     def experts(x, *args, **kwargs):
         seen.append(x.dtype)
-        return fp8_swiglu_experts(x, *args, **kwargs)
+        return fused_experts(x, *args, **kwargs)
 
-    monkeypatch.setitem(ops._SWIGLU_EXPERTS, KEY, experts)
-    model = build_tiny("fp8-block", targets="experts", params_dtype=torch.bfloat16)
+    monkeypatch.setitem(ops._SWIGLU_EXPERTS, cpu_key(scheme), experts)
+    model = build_tiny(scheme, targets="experts", params_dtype=torch.bfloat16)
     assert all(m.token_dispatcher.token_scheme is m.experts.scheme
                for m in model.modules() if isinstance(m, MoELayer))
     layers = model.config.num_layers
@@ -37,7 +38,7 @@ def test_tokens_are_quantized_once_before_dispatch(single_process, monkeypatch):
     with torch.no_grad():  # no pre-dispatch quantizer registered: bf16 tokens
         plain = loss_of(model, tokens, positions)
     assert seen == [torch.bfloat16] * layers
-    monkeypatch.setitem(ops._DISPATCH_QUANTIZER, KEY, quantizer)
+    monkeypatch.setitem(ops._DISPATCH_QUANTIZER, cpu_key(scheme), quantizer)
     trained = loss_of(model, tokens, positions)  # autograd on: bf16 tokens, no quantizer
     assert quantized == []
     seen.clear()
@@ -50,9 +51,10 @@ def test_tokens_are_quantized_once_before_dispatch(single_process, monkeypatch):
 
 
 @triton_kernels_on_cpu
-def test_quantized_tokens_cross_the_all_to_all():
+@pytest.mark.parametrize("scheme", list(KERNELS))
+def test_quantized_tokens_cross_the_all_to_all(scheme):
     layouts = ["ep2", "tp2-ep2-etp1"]
-    for rank, results in enumerate(run_distributed(no_grad_losses, 2, layouts)):
+    for rank, results in enumerate(run_distributed(no_grad_losses, 2, scheme, layouts)):
         for layout, (after, before, reference) in results.items():
             assert before == after, (rank, layout)
             # bf16 model: TP=2 attention sums in another order (5e-5 relative measured)

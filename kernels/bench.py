@@ -35,6 +35,7 @@ from .int8_quantize import int8_quantize, int8_quantize_activation
 from .race_argmax import race_argmax
 from .register import register_cuda_kernels
 from .routed_sum import routed_sum
+from .token_logprobs import sample_with_logprobs, token_logprobs_forward
 from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
@@ -624,7 +625,44 @@ def bench_sampler(peak, check):
         t_ours = graph_us([lambda: race_argmax(scores, None)])
         table.add(str(b), t_ref, t_ours, _pct_copy(scores.numel() * 4, t_ours, peak),
                   _fmt(t_ref / t_ours, ".2f"))
-    return [table]
+    return [table, _bench_sampler_step(peak, check)]
+
+
+def _bench_sampler_step(peak, check):
+    """The whole sampler step from bf16 logits: torch's cast, division and log-softmax, then
+    race_argmax and the gather, against sample_with_logprobs's one read. The checks: the same
+    tokens as race_argmax on the scaled logits, logprobs within 1e-5 of torch's, and the
+    learner's kernel recomputing them bit for bit."""
+    table = Table("Sampler step from bf16 logits: log-softmax + race_argmax + gather vs "
+                  "sample_with_logprobs (V = 151936, CUDA graphs)",
+                  ["B rows", "T", "torch + race_argmax us", "one read us", "%BW", "speedup"])
+    vocab = 151936
+
+    def torch_step(logits, temperature):
+        scaled = logits.float()
+        if temperature != 1.0:
+            scaled = scaled / temperature
+        logprobs = torch.log_softmax(scaled, dim=-1)
+        tokens = race_argmax(logprobs, None)
+        return tokens, logprobs.gather(-1, tokens[:, None]).squeeze(-1)
+
+    for b, temperature in ((1, 1.0), (32, 1.0), (256, 1.0), (256, 0.7), (1024, 1.0)):
+        logits = (4 * torch.randn(b, vocab, device="cuda")).to(torch.bfloat16)
+        name = f"sampler step B={b} T={temperature}"
+        seed = torch.cuda.get_rng_state()
+        tokens, logprobs = sample_with_logprobs(logits, temperature, None)
+        torch.cuda.set_rng_state(seed)
+        check.equal(name + " tokens", tokens, race_argmax(logits.float() / temperature, None))
+        want = torch.log_softmax(logits.float() / temperature, -1).gather(-1, tokens[:, None])
+        check.close(name + " logprobs", logprobs, want.squeeze(-1))
+        rows = torch.arange(b, device="cuda")
+        check.equal(name + " learner", token_logprobs_forward(logits, rows, tokens, temperature,
+                                                              False)[0], logprobs)
+        t_ref = graph_us([lambda: torch_step(logits, temperature)])
+        t_ours = graph_us([lambda: sample_with_logprobs(logits, temperature, None)])
+        table.add(str(b), str(temperature), t_ref, t_ours,
+                  _pct_copy(logits.numel() * 2, t_ours, peak), _fmt(t_ref / t_ours, ".2f"))
+    return table
 
 
 def _header(peak, floor_us, command):

@@ -13,6 +13,7 @@ from .moe_backward import (bf16_grouped_backward, fp8_grouped_backward, int8_gro
                            w4a16_grouped_backward)
 from .race_argmax import race_argmax
 from .routed_sum import routed_sum
+from .token_logprobs import sample_with_logprobs, token_logprobs_backward, token_logprobs_forward
 from .w4a16_gemm import w4a16_grouped_linear, w4a16_linear, w4a16_swiglu_experts
 from .w4a16_quantize import w4a16_quantize
 from .write_rows import write_rows
@@ -43,3 +44,5 @@ def register_cuda_kernels() -> None:
     ops.register_routed_sum("cuda", routed_sum)
     ops.register_write_rows("cuda", write_rows)
     ops.register_race_argmax("cuda", race_argmax)
+    ops.register_token_logprobs("cuda", ops.TokenLogprobOps(
+        token_logprobs_forward, token_logprobs_backward, sample_with_logprobs))

@@ -2,14 +2,15 @@
 pure-torch reference everywhere, replaced per (scheme, device type) by a registered kernel
 (Triton/TE on CUDA) that reproduces it. The same for two ops around them that a kernel does
 without atomics or sorting: the MoE combine's routed sums and the KV cache's row writes
-(per device type); and for the rollout sampler's draw, which a kernel makes in one read.
+(per device type); for the rollout sampler's draw, which a kernel makes in one read; and for
+the chosen-token log-probabilities that the sampler and the learner must compute alike.
 
 Layers call `linear`/`grouped_linear`/`quantize_weight`; nothing above this module knows which
 op ran.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -35,6 +36,20 @@ WriteRowsOp = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 # (scores [B, V] fp32, generator) -> [B] int64 drawn with probabilities softmax(scores)
 RaceArgmaxOp = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 
+
+class TokenLogprobOps(NamedTuple):
+    """Kernels for log p(token) of softmax(logits.float() / T), registered per device type.
+    The rollout sampler and the learner both take them where registered, so equal logits give
+    equal logprobs: their own bits, not torch's log_softmax's."""
+    #: (logits [N, V], rows [M], targets [M], T, with_entropy) -> (logprobs [M], entropy [M]
+    #: or empty, norm [M, 2] for the backward), fp32
+    forward: Callable[..., Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+    #: (upstream [M], logits, rows, targets, T, norm) -> grad [N, V] in the logits' dtype
+    backward: Callable[..., torch.Tensor]
+    #: (logits [B, V], T, generator) -> (tokens [B] int64, their logprobs [B] fp32)
+    sample: Callable[..., Tuple[torch.Tensor, torch.Tensor]]
+
+
 _LINEAR: Dict[Tuple[str, str], LinearOp] = {}
 _GROUPED: Dict[Tuple[str, str], GroupedOp] = {}
 _QUANTIZE: Dict[Tuple[str, str], QuantizeOp] = {}
@@ -44,6 +59,7 @@ _DISPATCH_QUANTIZER: Dict[Tuple[str, str], DispatchQuantizer] = {}
 _ROUTED_SUM: Dict[str, RoutedSumOp] = {}
 _WRITE_ROWS: Dict[str, WriteRowsOp] = {}
 _RACE_ARGMAX: Dict[str, RaceArgmaxOp] = {}
+_TOKEN_LOGPROBS: Dict[str, TokenLogprobOps] = {}
 
 
 def _key(scheme_type: type, device_type: str) -> Tuple[str, str]:
@@ -207,10 +223,20 @@ def race_argmax(scores: torch.Tensor, generator: torch.Generator) -> torch.Tenso
     return _RACE_ARGMAX.get(scores.device.type, reference_race_argmax)(scores, generator)
 
 
+def register_token_logprobs(device_type: str, op: TokenLogprobOps) -> None:
+    _TOKEN_LOGPROBS[device_type] = op
+
+
+def token_logprob_ops(device: torch.device) -> Optional[TokenLogprobOps]:
+    """The registered token-logprob kernels of this device, or None (torch's log_softmax)."""
+    return _TOKEN_LOGPROBS.get(device.type)
+
+
 def registered_ops() -> dict:
     """Which kernels replace the reference, for logs and benchmarks."""
     return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED),
             "quantize": sorted(_QUANTIZE), "grouped_backward": sorted(_GROUPED_BACKWARD),
             "swiglu_experts": sorted(_SWIGLU_EXPERTS),
             "dispatch_quantizer": sorted(_DISPATCH_QUANTIZER), "routed_sum": sorted(_ROUTED_SUM),
-            "write_rows": sorted(_WRITE_ROWS), "race_argmax": sorted(_RACE_ARGMAX)}
+            "write_rows": sorted(_WRITE_ROWS), "race_argmax": sorted(_RACE_ARGMAX),
+            "token_logprobs": sorted(_TOKEN_LOGPROBS)}

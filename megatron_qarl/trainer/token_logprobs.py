@@ -8,6 +8,10 @@ the saved logits. Each row goes through `log_softmax(logits.float() / T)`, the r
 engine's arithmetic (`rollout/embedded/sampling.py`), so the same logits give the same bits;
 the backward runs autograd's ops for that expression, so the gradient's bits are those of the
 whole-tensor path too (a run that starts from the same seed takes the same path).
+
+Where kernels are registered for the logits' device (`quant.ops.token_logprob_ops`: CUDA), they
+replace all of this: one read of the logits forward, one read and one write backward, and the
+rollout engine's sampler calls the same kernels, so equal logits still give equal logprobs.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from typing import Tuple
 
 import torch
 
+from ..quant import ops
 from ..rl.objectives.diagnostics import entropy_of_log_probs
 
 _CHUNK_ELEMENTS = 1 << 26  # fp32 elements of one chunk's log-softmax: 256 MiB
@@ -59,10 +64,31 @@ class _TokenLogprobs(torch.autograd.Function):
         return grad, None, None, None, None
 
 
+class _KernelTokenLogprobs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, rows, targets, temperature: float, with_entropy: bool, kernels):
+        logprobs, entropy, norm = kernels.forward(logits, rows, targets, temperature,
+                                                  with_entropy)
+        ctx.save_for_backward(logits, rows, targets, norm)
+        ctx.temperature, ctx.kernels = temperature, kernels
+        ctx.mark_non_differentiable(entropy)
+        return logprobs, entropy
+
+    @staticmethod
+    def backward(ctx, grad_logprobs, _grad_entropy):
+        logits, rows, targets, norm = ctx.saved_tensors
+        grad = ctx.kernels.backward(grad_logprobs, logits, rows, targets, ctx.temperature, norm)
+        return grad, None, None, None, None, None
+
+
 def token_logprobs(logits: torch.Tensor, rows: torch.Tensor, targets: torch.Tensor,
                    temperature: float, with_entropy: bool = False
                    ) -> Tuple[torch.Tensor, torch.Tensor]:
     """logits [N, V] (any float dtype); rows [M]: distinct row indices; targets [M] ->
     (log p(target) [M] fp32, differentiable w.r.t. logits; entropy [M] fp32, or empty
     without with_entropy), both of the temperature-scaled softmax."""
+    kernels = ops.token_logprob_ops(logits.device)
+    if kernels is not None:
+        return _KernelTokenLogprobs.apply(logits, rows, targets, temperature, with_entropy,
+                                          kernels)
     return _TokenLogprobs.apply(logits, rows, targets, temperature, with_entropy)

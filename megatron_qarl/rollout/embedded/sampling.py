@@ -7,7 +7,7 @@ from typing import Tuple
 
 import torch
 
-from ...quant.ops import race_argmax
+from ...quant.ops import race_argmax, token_logprob_ops
 from ..base import SamplingParams
 
 
@@ -34,10 +34,19 @@ def sample_next(logits: torch.Tensor, params: SamplingParams,
     GPU time a decode step (3 Qwen3-30B-A3B layers, batch 32, H100;
     docs/results/grouped_bf16_experts_h100_2026-11-24/sampler_ab.txt). The logprobs are
     `log_softmax(logits.float() / T)`, the learner's arithmetic (a division by 1 is skipped:
-    it changes no bit)."""
+    it changes no bit). Where token-logprob kernels are registered (CUDA) the learner takes
+    them, and so does this: the draw and the logprobs in one read of the logits, or with
+    top-k/top-p the race on torch's truncated log-softmax and the logprobs by the kernel."""
+    kernels = token_logprob_ops(logits.device)
+    truncated = 0 < params.top_k < logits.shape[-1] or params.top_p < 1.0
+    if kernels is not None and not truncated:
+        return kernels.sample(logits, params.temperature, generator)
     scaled = logits.float()
     if params.temperature != 1.0:
         scaled = scaled / params.temperature
     logprobs = torch.log_softmax(scaled, dim=-1)
     tokens = race_argmax(_truncate(logprobs, params.top_k, params.top_p), generator)
+    if kernels is not None:
+        rows = torch.arange(logits.shape[0], device=logits.device)
+        return tokens, kernels.forward(logits, rows, tokens, params.temperature, False)[0]
     return tokens, logprobs.gather(-1, tokens[:, None]).squeeze(-1)

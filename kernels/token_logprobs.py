@@ -11,9 +11,10 @@ spans depend on the vocabulary only, never on the batch, so a row's bits do not 
 the batch it came in: the engine and the learner both call these kernels on CUDA, and equal
 logits give equal logprobs bit for bit.
 
-The sampler's variant runs race_argmax's exponential race in the same read, with the same
-Philox counters: its tokens are `race_argmax(logits.float() / T)`'s for the same generator
-state.
+For the sampler the same kernel also runs race_argmax's exponential race over the span, with
+the same Philox counters: its tokens are `race_argmax(logits.float() / T)`'s for the same
+generator state. The race is switched on at run time, not compiled in, so both callers run
+one binary (a constexpr would let the compiler lay out, and so sum, the span differently).
 """
 from typing import Tuple
 
@@ -28,45 +29,41 @@ BLOCK = 2048
 
 
 @triton.jit
-def _scaled(x, temperature, SCALE: tl.constexpr):
-    """logits.float() / T with IEEE division (torch's); a division by 1 is skipped."""
+def _scaled(x, temperature):
+    """logits.float() / T with IEEE division (torch's; by 1 it changes no bit)."""
     x = x.to(tl.float32)
-    if SCALE:
-        x = tl.div_rn(x, temperature + tl.zeros_like(x))
-    return x
+    return tl.div_rn(x, temperature + tl.zeros_like(x))
 
 
-@triton.jit
+# One binary serves the sampler and the learner: `race` and `entropy` are never-specialized
+# runtime flags, and both callers pass int64 row indices, tokens and unit-stride rows.
+@triton.jit(do_not_specialize=["race"])
 def _span_kernel(logits_ptr, rows_ptr, seed_ptr, stats_ptr, key_ptr, index_ptr, vocab, stride,
-                 temperature, SCALE: tl.constexpr, HAS_ROWS: tl.constexpr, RACE: tl.constexpr,
-                 SPAN: tl.constexpr, BLOCK: tl.constexpr):
+                 temperature, race, SPAN: tl.constexpr, BLOCK: tl.constexpr):
     i = tl.program_id(0)
     part = tl.program_id(1)
     parts = tl.num_programs(1)
-    if HAS_ROWS:
-        row = tl.load(rows_ptr + i).to(tl.int64)
-    else:
-        row = i.to(tl.int64)
-    base = logits_ptr + row * stride
+    base = logits_ptr + tl.load(rows_ptr + i).to(tl.int64) * stride
     QUARTER: tl.constexpr = BLOCK // 4
     lanes = tl.arange(0, QUARTER)
     start = part * SPAN
     end = tl.minimum(start + SPAN, vocab)
     top = tl.full([QUARTER], float("-inf"), tl.float32)
-    if RACE:
-        seed = tl.load(seed_ptr)
-        row_counters = tl.cdiv(vocab, BLOCK) * QUARTER  # race_argmax's Philox counters
-        best = tl.full([QUARTER], float("-inf"), tl.float32)
-        index = tl.zeros([QUARTER], tl.int32)
+    best = tl.full([QUARTER], float("-inf"), tl.float32)
+    index = tl.zeros([QUARTER], tl.int32)
+    seed = tl.load(seed_ptr)
+    row_counters = tl.cdiv(vocab, BLOCK) * QUARTER  # race_argmax's Philox counters
     for first in range(start, end, BLOCK):
-        if RACE:
-            times = tl.rand4x(seed, i * row_counters + first // 4 + lanes)
         for quarter in tl.static_range(4):
             cols = first + quarter * QUARTER + lanes
-            x = _scaled(tl.load(base + cols, mask=cols < end, other=float("-inf")),
-                        temperature, SCALE)
+            x = _scaled(tl.load(base + cols, mask=cols < end, other=float("-inf")), temperature)
             top = tl.maximum(top, x)
-            if RACE:
+        if race:
+            times = tl.rand4x(seed, i * row_counters + first // 4 + lanes)
+            for quarter in tl.static_range(4):
+                cols = first + quarter * QUARTER + lanes
+                x = _scaled(tl.load(base + cols, mask=cols < end, other=float("-inf")),
+                            temperature)
                 key = x - tl.log(-tl.log(times[quarter]))
                 wins = key > best
                 best = tl.where(wins, key, best)
@@ -79,7 +76,7 @@ def _span_kernel(logits_ptr, rows_ptr, seed_ptr, stats_ptr, key_ptr, index_ptr, 
             for quarter in tl.static_range(4):
                 cols = first + quarter * QUARTER + lanes
                 x = _scaled(tl.load(base + cols, mask=cols < end, other=float("-inf")),
-                            temperature, SCALE)
+                            temperature)
                 shifted = x - peak
                 e = tl.exp(shifted)
                 total += e
@@ -88,16 +85,15 @@ def _span_kernel(logits_ptr, rows_ptr, seed_ptr, stats_ptr, key_ptr, index_ptr, 
     tl.store(out, peak)
     tl.store(out + 1, tl.sum(total, 0))
     tl.store(out + 2, tl.sum(moment, 0))
-    if RACE:
+    if race:
         lane = tl.argmax(best, 0)
         tl.store(key_ptr + i * parts + part, tl.max(best, 0))
         tl.store(index_ptr + i * parts + part, tl.sum(tl.where(lanes == lane, index, 0), 0))
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["race", "entropy"])
 def _row_kernel(stats_ptr, key_ptr, index_ptr, logits_ptr, rows_ptr, tokens_ptr, logprob_ptr,
-                entropy_ptr, norm_ptr, parts, stride, temperature, SCALE: tl.constexpr,
-                HAS_ROWS: tl.constexpr, RACE: tl.constexpr, ENTROPY: tl.constexpr,
+                entropy_ptr, norm_ptr, parts, stride, temperature, race, entropy,
                 PARTS: tl.constexpr):
     i = tl.program_id(0)
     p = tl.arange(0, PARTS)
@@ -110,23 +106,20 @@ def _row_kernel(stats_ptr, key_ptr, index_ptr, logits_ptr, rows_ptr, tokens_ptr,
     totals = tl.load(span + 1, mask=valid, other=0.0)
     total = tl.sum(totals * weight, 0)
     log_total = tl.log(total)
-    if RACE:
+    if race:
         keys = tl.load(key_ptr + i * parts + p, mask=valid, other=float("-inf"))
         winner = tl.argmax(keys, 0)
         token = tl.sum(tl.where(p == winner, tl.load(index_ptr + i * parts + p, mask=valid,
-                                                     other=0), 0), 0)
-        tl.store(tokens_ptr + i, token.to(tl.int64))
+                                                     other=0), 0), 0).to(tl.int64)
+        tl.store(tokens_ptr + i, token)
     else:
         token = tl.load(tokens_ptr + i)
-    if HAS_ROWS:
-        row = tl.load(rows_ptr + i).to(tl.int64)
-    else:
-        row = i.to(tl.int64)
-    chosen = _scaled(tl.load(logits_ptr + row * stride + token), temperature, SCALE)
+    row = tl.load(rows_ptr + i).to(tl.int64)
+    chosen = _scaled(tl.load(logits_ptr + row * stride + token), temperature)
     tl.store(logprob_ptr + i, (chosen - peak) - log_total)  # torch's (x - max) - log(sum)
     tl.store(norm_ptr + i * 2, peak)
     tl.store(norm_ptr + i * 2 + 1, log_total)
-    if ENTROPY:
+    if entropy:
         # H = log(total) - sum(e * (x - peak)) / total, each span's moment moved to `peak`
         moments = tl.load(span + 2, mask=valid, other=0.0)
         moment = tl.sum((moments + totals * tl.where(live, peaks - peak, 0.0)) * weight, 0)
@@ -135,8 +128,7 @@ def _row_kernel(stats_ptr, key_ptr, index_ptr, logits_ptr, rows_ptr, tokens_ptr,
 
 @triton.jit
 def _grad_kernel(grad_ptr, upstream_ptr, logits_ptr, rows_ptr, targets_ptr, norm_ptr, vocab,
-                 stride, grad_stride, temperature, SCALE: tl.constexpr, SPAN: tl.constexpr,
-                 BLOCK: tl.constexpr):
+                 stride, grad_stride, temperature, SPAN: tl.constexpr, BLOCK: tl.constexpr):
     """grad of log p(target) w.r.t. the logits: (g onehot - exp(log p) g) / T, the arithmetic
     of autograd's log-softmax backward, the division and the cast."""
     i = tl.program_id(0)
@@ -152,11 +144,11 @@ def _grad_kernel(grad_ptr, upstream_ptr, logits_ptr, rows_ptr, targets_ptr, norm
         cols = first + cols0
         mask = cols < end
         x = _scaled(tl.load(logits_ptr + row * stride + cols, mask=mask, other=0.0),
-                    temperature, SCALE)
+                    temperature)
         d = tl.where(cols == target, g, 0.0) - tl.exp((x - peak) - log_total) * g
-        if SCALE:
-            d = tl.div_rn(d, temperature + tl.zeros_like(d))
-        tl.store(grad_ptr + row * grad_stride + cols, d.to(grad_ptr.dtype.element_ty), mask=mask)
+        d = tl.div_rn(d, temperature + tl.zeros_like(d))
+        tl.store(grad_ptr + row * grad_stride + cols, d.to(grad_ptr.dtype.element_ty),
+                 mask=mask)
 
 
 def _check_logits(logits: torch.Tensor, caller: str) -> None:
@@ -164,6 +156,13 @@ def _check_logits(logits: torch.Tensor, caller: str) -> None:
         raise ValueError(f"{caller}: logits {logits.dtype} {tuple(logits.shape)} strides "
                          f"{logits.stride()}; pass [rows, vocab] floating-point logits with "
                          f"unit stride along the vocabulary")
+
+
+def _unit_rows(logits: torch.Tensor) -> torch.Tensor:
+    """Rows `vocab` apart: Triton specializes a kernel on its integer arguments' divisibility,
+    so the engine's [B, L, V][:, -1] view and the learner's [N, V] logits must pass the same
+    stride to run the same binary."""
+    return logits if logits.stride(0) == logits.shape[1] else logits.contiguous()
 
 
 def _parts(vocab: int) -> Tuple[int, int]:
@@ -174,30 +173,28 @@ def _parts(vocab: int) -> Tuple[int, int]:
 def _rows_pass(logits, rows, tokens, temperature, with_entropy, seed=None):
     """The two launches: span statistics (with the race when `seed` is given), then a row's
     combination. Returns (tokens, logprobs, entropy, norm [M, 2] = (max, log sum))."""
-    count = logits.shape[0] if rows is None else rows.shape[0]
+    count, device = rows.shape[0], logits.device
     parts, parts_pow2 = _parts(logits.shape[1])
-    device, race = logits.device, seed is not None
+    race = seed is not None
     f32 = dict(dtype=torch.float32, device=device)
     stats = torch.empty(count, parts, 3, **f32)
-    keys = torch.empty(count, parts, **f32) if race else stats
-    index = torch.empty(count, parts, dtype=torch.int32, device=device) if race else stats
+    keys = torch.empty(count, parts, **f32)
+    index = torch.empty(count, parts, dtype=torch.int32, device=device)
     if race:
         tokens = torch.empty(count, dtype=torch.int64, device=device)
+    else:
+        seed = torch.zeros(1, dtype=torch.int64, device=device)
     logprobs = torch.empty(count, **f32)
-    entropy = torch.empty(count if with_entropy else 0, **f32)
+    entropy = torch.empty(count, **f32)
     norm = torch.empty(count, 2, **f32)
-    rows_arg = logits if rows is None else rows
-    scale = dict(temperature=float(temperature), SCALE=float(temperature) != 1.0,
-                 HAS_ROWS=rows is not None, RACE=race)
+    temperature, stride = float(temperature), logits.stride(0)
     if count:
-        _span_kernel[(count, parts)](logits, rows_arg, logits if seed is None else seed, stats,
-                                     keys, index, logits.shape[1], logits.stride(0), SPAN=SPAN,
-                                     BLOCK=BLOCK, **scale)
-        _row_kernel[(count,)](stats, keys, index, logits, rows_arg, tokens, logprobs,
-                              entropy if with_entropy else logprobs, norm, parts,
-                              logits.stride(0), ENTROPY=with_entropy, PARTS=parts_pow2,
-                              **scale)
-    return tokens, logprobs, entropy, norm
+        _span_kernel[(count, parts)](logits, rows, seed, stats, keys, index, logits.shape[1],
+                                     stride, temperature, int(race), SPAN=SPAN, BLOCK=BLOCK)
+        _row_kernel[(count,)](stats, keys, index, logits, rows, tokens, logprobs, entropy,
+                              norm, parts, stride, temperature, int(race), int(with_entropy),
+                              PARTS=parts_pow2)
+    return tokens, logprobs, entropy if with_entropy else entropy[:0], norm
 
 
 def token_logprobs_forward(logits: torch.Tensor, rows: torch.Tensor, targets: torch.Tensor,
@@ -206,7 +203,8 @@ def token_logprobs_forward(logits: torch.Tensor, rows: torch.Tensor, targets: to
     """logits [N, V]; rows [M] (distinct); targets [M] -> (log p(target) [M], entropy [M] or
     empty, norm [M, 2] for the backward), all fp32, of softmax(logits[rows].float() / T)."""
     _check_logits(logits, "token_logprobs")
-    _, logprobs, entropy, norm = _rows_pass(logits, rows, targets.contiguous(), temperature,
+    _, logprobs, entropy, norm = _rows_pass(_unit_rows(logits), rows.long(),
+                                            targets.long().contiguous(), temperature,
                                             with_entropy)
     return logprobs, entropy, norm
 
@@ -216,13 +214,15 @@ def token_logprobs_backward(upstream: torch.Tensor, logits: torch.Tensor, rows: 
                             ) -> torch.Tensor:
     """d(sum upstream * log p(target)) / d logits: [N, V] in the logits' dtype, zero outside
     `rows`."""
+    logits = _unit_rows(logits)
     grad = torch.zeros_like(logits)
     parts, _ = _parts(logits.shape[1])
     if rows.shape[0]:
         _grad_kernel[(rows.shape[0], parts)](
-            grad, upstream.float().contiguous(), logits, rows, targets.contiguous(), norm,
-            logits.shape[1], logits.stride(0), grad.stride(0), float(temperature),
-            SCALE=float(temperature) != 1.0, SPAN=SPAN, BLOCK=BLOCK)
+            grad, upstream.float().contiguous(), logits, rows.long(), targets.long().contiguous(),
+            norm,
+            logits.shape[1], logits.stride(0), grad.stride(0), float(temperature), SPAN=SPAN,
+            BLOCK=BLOCK)
     return grad
 
 
@@ -235,6 +235,7 @@ def sample_with_logprobs(logits: torch.Tensor, temperature: float, generator: to
         raise ValueError(f"sample_with_logprobs: {tuple(logits.shape)} logits; the Philox "
                          f"offsets are int32, draw fewer rows at a time")
     seed = torch.randint(2**31 - 1, (1,), generator=generator, device=logits.device)
-    tokens, logprobs, _, _ = _rows_pass(logits, None, None, temperature, False, seed)
+    rows = torch.arange(logits.shape[0], device=logits.device)
+    tokens, logprobs, _, _ = _rows_pass(_unit_rows(logits), rows, None, temperature, False, seed)
     return tokens, logprobs
 

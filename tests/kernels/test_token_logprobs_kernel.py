@@ -58,13 +58,18 @@ def test_values_entropy_and_gradient_match_torch(device, small_spans, dtype, tem
 
 
 def test_a_rows_bits_do_not_depend_on_its_batch(device, small_spans):
-    """One row alone, in a batch of nine, and drawn by the sampler: the same logprob bits."""
-    vocab = 3 * small_spans
-    logits = _logits(9, vocab, torch.bfloat16, device)
-    tokens, sampled = kernel.sample_with_logprobs(logits, 0.8, torch.Generator(device).manual_seed(3))
-    every, _, _ = kernel.token_logprobs_forward(logits, torch.arange(9, device=device), tokens,
-                                                0.8, False)
+    """One row alone, in a batch of nine, and drawn by the sampler from the last position of
+    [batch, positions, vocab] logits (the engine's view): the same logprob bits. On the GPU
+    with Qwen3's vocabulary: ten spans, the last one ragged."""
+    vocab = 151936 if device.type == "cuda" else 3 * small_spans + 40
+    logits = _logits(9 * 3, vocab, torch.bfloat16, device).reshape(9, 3, vocab)
+    tokens, sampled = kernel.sample_with_logprobs(logits[:, -1], 0.8,
+                                                  torch.Generator(device).manual_seed(3))
+    logits = logits.reshape(27, vocab)
+    every, _, _ = kernel.token_logprobs_forward(logits, 3 * torch.arange(9, device=device) + 2,
+                                                tokens, 0.8, True)
     assert torch.equal(sampled, every)
+    logits = logits[2::3]
     for row in (0, 5):
         alone, _, _ = kernel.token_logprobs_forward(
             logits, torch.tensor([row], device=device), tokens[row:row + 1], 0.8, False)

@@ -203,7 +203,7 @@ def token_logprobs_forward(logits: torch.Tensor, rows: torch.Tensor, targets: to
     """logits [N, V]; rows [M] (distinct); targets [M] -> (log p(target) [M], entropy [M] or
     empty, norm [M, 2] for the backward), all fp32, of softmax(logits[rows].float() / T)."""
     _check_logits(logits, "token_logprobs")
-    _, logprobs, entropy, norm = _rows_pass(_unit_rows(logits), rows.long(),
+    _, logprobs, entropy, norm = _rows_pass(_unit_rows(logits), rows.long().contiguous(),
                                             targets.long().contiguous(), temperature,
                                             with_entropy)
     return logprobs, entropy, norm
@@ -219,7 +219,8 @@ def token_logprobs_backward(upstream: torch.Tensor, logits: torch.Tensor, rows: 
     parts, _ = _parts(logits.shape[1])
     if rows.shape[0]:
         _grad_kernel[(rows.shape[0], parts)](
-            grad, upstream.float().contiguous(), logits, rows.long(), targets.long().contiguous(),
+            grad, upstream.float().contiguous(), logits, rows.long().contiguous(),
+            targets.long().contiguous(),
             norm,
             logits.shape[1], logits.stride(0), grad.stride(0), float(temperature), SPAN=SPAN,
             BLOCK=BLOCK)

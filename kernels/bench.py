@@ -35,7 +35,7 @@ from .int8_quantize import int8_quantize, int8_quantize_activation
 from .race_argmax import race_argmax
 from .register import register_cuda_kernels
 from .routed_sum import routed_sum
-from .token_logprobs import sample_with_logprobs, token_logprobs_forward
+from .token_logprobs import inverse_temperature, sample_with_logprobs, token_logprobs_forward
 from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
@@ -652,7 +652,8 @@ def _bench_sampler_step(peak, check):
         seed = torch.cuda.get_rng_state()
         tokens, logprobs = sample_with_logprobs(logits, temperature, None)
         torch.cuda.set_rng_state(seed)
-        check.equal(name + " tokens", tokens, race_argmax(logits.float() / temperature, None))
+        check.equal(name + " tokens", tokens,
+                    race_argmax(logits.float() * inverse_temperature(temperature), None))
         want = torch.log_softmax(logits.float() / temperature, -1).gather(-1, tokens[:, None])
         check.close(name + " logprobs", logprobs, want.squeeze(-1))
         rows = torch.arange(b, device="cuda")

@@ -11,13 +11,15 @@ spans depend on the vocabulary only, never on the batch, so a row's bits do not 
 the batch it came in: the engine and the learner both call these kernels on CUDA, and equal
 logits give equal logprobs bit for bit.
 
-For the sampler the same kernel also runs race_argmax's exponential race over the span, with
-the same Philox counters: its tokens are `race_argmax(logits.float() / T)`'s for the same
-generator state. The race is switched on at run time, not compiled in, so both callers run
+The logits are scaled by fp32(1 / T), not divided by T as torch is (at most an ulp apart; at
+T = 1 the same). For the sampler the same kernel also runs race_argmax's exponential race over
+the span, with the same Philox counters: its tokens are
+`race_argmax(logits.float() * fp32(1 / T))`'s for the same generator state. The race is switched on at run time, not compiled in, so both callers run
 one binary (a constexpr would let the compiler lay out, and so sum, the span differently).
 """
 from typing import Tuple
 
+import numpy as np
 import torch
 import triton
 import triton.language as tl
@@ -29,17 +31,19 @@ BLOCK = 2048
 
 
 @triton.jit
-def _scaled(x, temperature):
-    """logits.float() / T with IEEE division (torch's; by 1 it changes no bit)."""
-    x = x.to(tl.float32)
-    return tl.div_rn(x, temperature + tl.zeros_like(x))
+def _scaled(ptr, cols, end, inv_temperature):
+    """logits.float() * fp32(1 / T) at `cols` (-inf past `end`): a multiply, not torch's IEEE
+    division, which took most of the issue slots; by 1 it is exact."""
+    x = tl.load(ptr + cols, mask=cols < end, other=float("-inf"))
+    return x.to(tl.float32) * inv_temperature
 
 
 # One binary serves the sampler and the learner: `race` and `entropy` are never-specialized
-# runtime flags, and both callers pass int64 row indices, tokens and unit-stride rows.
+# runtime flags, and both callers pass int64 row indices, tokens and unit-stride rows. The
+# race branch also takes the span's max (exact in any order); the sums run in common code.
 @triton.jit(do_not_specialize=["race"])
 def _span_kernel(logits_ptr, rows_ptr, seed_ptr, stats_ptr, key_ptr, index_ptr, vocab, stride,
-                 temperature, race, SPAN: tl.constexpr, BLOCK: tl.constexpr):
+                 inv_temperature, race, SPAN: tl.constexpr, BLOCK: tl.constexpr):
     i = tl.program_id(0)
     part = tl.program_id(1)
     parts = tl.num_programs(1)
@@ -54,29 +58,27 @@ def _span_kernel(logits_ptr, rows_ptr, seed_ptr, stats_ptr, key_ptr, index_ptr, 
     seed = tl.load(seed_ptr)
     row_counters = tl.cdiv(vocab, BLOCK) * QUARTER  # race_argmax's Philox counters
     for first in range(start, end, BLOCK):
-        for quarter in tl.static_range(4):
-            cols = first + quarter * QUARTER + lanes
-            x = _scaled(tl.load(base + cols, mask=cols < end, other=float("-inf")), temperature)
-            top = tl.maximum(top, x)
         if race:
             times = tl.rand4x(seed, i * row_counters + first // 4 + lanes)
             for quarter in tl.static_range(4):
                 cols = first + quarter * QUARTER + lanes
-                x = _scaled(tl.load(base + cols, mask=cols < end, other=float("-inf")),
-                            temperature)
+                x = _scaled(base, cols, end, inv_temperature)
+                top = tl.maximum(top, x)
                 key = x - tl.log(-tl.log(times[quarter]))
                 wins = key > best
                 best = tl.where(wins, key, best)
                 index = tl.where(wins, cols, index)
+        else:
+            for quarter in tl.static_range(4):
+                top = tl.maximum(top, _scaled(base, first + quarter * QUARTER + lanes, end,
+                                              inv_temperature))
     peak = tl.max(top, 0)
     total = tl.zeros([QUARTER], tl.float32)
     moment = tl.zeros([QUARTER], tl.float32)  # sum of e * (x - peak), for the entropy
     if peak > float("-inf"):
         for first in range(start, end, BLOCK):  # the span again, from L2
             for quarter in tl.static_range(4):
-                cols = first + quarter * QUARTER + lanes
-                x = _scaled(tl.load(base + cols, mask=cols < end, other=float("-inf")),
-                            temperature)
+                x = _scaled(base, first + quarter * QUARTER + lanes, end, inv_temperature)
                 shifted = x - peak
                 e = tl.exp(shifted)
                 total += e
@@ -93,7 +95,7 @@ def _span_kernel(logits_ptr, rows_ptr, seed_ptr, stats_ptr, key_ptr, index_ptr, 
 
 @triton.jit(do_not_specialize=["race", "entropy"])
 def _row_kernel(stats_ptr, key_ptr, index_ptr, logits_ptr, rows_ptr, tokens_ptr, logprob_ptr,
-                entropy_ptr, norm_ptr, parts, stride, temperature, race, entropy,
+                entropy_ptr, norm_ptr, parts, stride, inv_temperature, race, entropy,
                 PARTS: tl.constexpr):
     i = tl.program_id(0)
     p = tl.arange(0, PARTS)
@@ -115,7 +117,7 @@ def _row_kernel(stats_ptr, key_ptr, index_ptr, logits_ptr, rows_ptr, tokens_ptr,
     else:
         token = tl.load(tokens_ptr + i)
     row = tl.load(rows_ptr + i).to(tl.int64)
-    chosen = _scaled(tl.load(logits_ptr + row * stride + token), temperature)
+    chosen = tl.load(logits_ptr + row * stride + token).to(tl.float32) * inv_temperature
     tl.store(logprob_ptr + i, (chosen - peak) - log_total)  # torch's (x - max) - log(sum)
     tl.store(norm_ptr + i * 2, peak)
     tl.store(norm_ptr + i * 2 + 1, log_total)
@@ -128,9 +130,10 @@ def _row_kernel(stats_ptr, key_ptr, index_ptr, logits_ptr, rows_ptr, tokens_ptr,
 
 @triton.jit
 def _grad_kernel(grad_ptr, upstream_ptr, logits_ptr, rows_ptr, targets_ptr, norm_ptr, vocab,
-                 stride, grad_stride, temperature, SPAN: tl.constexpr, BLOCK: tl.constexpr):
-    """grad of log p(target) w.r.t. the logits: (g onehot - exp(log p) g) / T, the arithmetic
-    of autograd's log-softmax backward, the division and the cast."""
+                 stride, grad_stride, inv_temperature, SPAN: tl.constexpr,
+                 BLOCK: tl.constexpr):
+    """grad of log p(target) w.r.t. the logits: (g onehot - exp(log p) g) / T, as autograd's
+    log-softmax backward computes it, then the scaling and the cast."""
     i = tl.program_id(0)
     part = tl.program_id(1)
     row = tl.load(rows_ptr + i).to(tl.int64)
@@ -143,10 +146,9 @@ def _grad_kernel(grad_ptr, upstream_ptr, logits_ptr, rows_ptr, targets_ptr, norm
     for first in range(part * SPAN, end, BLOCK):
         cols = first + cols0
         mask = cols < end
-        x = _scaled(tl.load(logits_ptr + row * stride + cols, mask=mask, other=0.0),
-                    temperature)
-        d = tl.where(cols == target, g, 0.0) - tl.exp((x - peak) - log_total) * g
-        d = tl.div_rn(d, temperature + tl.zeros_like(d))
+        x = _scaled(logits_ptr + row * stride, cols, end, inv_temperature)
+        d = (tl.where(cols == target, g, 0.0) - tl.exp((x - peak) - log_total) * g) \
+            * inv_temperature
         tl.store(grad_ptr + row * grad_stride + cols, d.to(grad_ptr.dtype.element_ty),
                  mask=mask)
 
@@ -156,6 +158,11 @@ def _check_logits(logits: torch.Tensor, caller: str) -> None:
         raise ValueError(f"{caller}: logits {logits.dtype} {tuple(logits.shape)} strides "
                          f"{logits.stride()}; pass [rows, vocab] floating-point logits with "
                          f"unit stride along the vocabulary")
+
+
+def inverse_temperature(temperature: float) -> float:
+    """fp32(1 / T), the factor the kernels scale logits by."""
+    return float(np.float32(1.0 / temperature))
 
 
 def _unit_rows(logits: torch.Tensor) -> torch.Tensor:
@@ -187,12 +194,12 @@ def _rows_pass(logits, rows, tokens, temperature, with_entropy, seed=None):
     logprobs = torch.empty(count, **f32)
     entropy = torch.empty(count, **f32)
     norm = torch.empty(count, 2, **f32)
-    temperature, stride = float(temperature), logits.stride(0)
+    inv, stride = inverse_temperature(temperature), logits.stride(0)
     if count:
         _span_kernel[(count, parts)](logits, rows, seed, stats, keys, index, logits.shape[1],
-                                     stride, temperature, int(race), SPAN=SPAN, BLOCK=BLOCK)
+                                     stride, inv, int(race), SPAN=SPAN, BLOCK=BLOCK)
         _row_kernel[(count,)](stats, keys, index, logits, rows, tokens, logprobs, entropy,
-                              norm, parts, stride, temperature, int(race), int(with_entropy),
+                              norm, parts, stride, inv, int(race), int(with_entropy),
                               PARTS=parts_pow2)
     return tokens, logprobs, entropy if with_entropy else entropy[:0], norm
 
@@ -222,8 +229,8 @@ def token_logprobs_backward(upstream: torch.Tensor, logits: torch.Tensor, rows: 
             grad, upstream.float().contiguous(), logits, rows.long().contiguous(),
             targets.long().contiguous(),
             norm,
-            logits.shape[1], logits.stride(0), grad.stride(0), float(temperature), SPAN=SPAN,
-            BLOCK=BLOCK)
+            logits.shape[1], logits.stride(0), grad.stride(0), inverse_temperature(temperature),
+            SPAN=SPAN, BLOCK=BLOCK)
     return grad
 
 

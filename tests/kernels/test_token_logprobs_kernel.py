@@ -79,8 +79,8 @@ def test_a_rows_bits_do_not_depend_on_its_batch(device, small_spans):
 def test_the_draw_is_race_argmaxs_on_the_scaled_logits(device, small_spans):
     logits = _logits(6, 2 * small_spans + 5, torch.bfloat16, device)
     tokens, _ = kernel.sample_with_logprobs(logits, 0.6, torch.Generator(device).manual_seed(4))
-    want = race_argmax(logits.float() / 0.6, torch.Generator(device).manual_seed(4),
-                       block=kernel.BLOCK)
+    want = race_argmax(logits.float() * kernel.inverse_temperature(0.6),
+                       torch.Generator(device).manual_seed(4), block=kernel.BLOCK)
     assert torch.equal(tokens, want)
     assert tokens.dtype == torch.int64
     assert (tokens[1] >= logits.shape[1] // 3).all()  # never a -inf logit

@@ -38,9 +38,9 @@ RaceArgmaxOp = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 
 
 class TokenLogprobOps(NamedTuple):
-    """Kernels for log p(token) of softmax(logits.float() / T), registered per device type.
+    """Kernels for log p(token) of the temperature-scaled softmax, registered per device type.
     The rollout sampler and the learner both take them where registered, so equal logits give
-    equal logprobs: their own bits, not torch's log_softmax's."""
+    equal logprobs: their own bits (scaled by fp32(1/T)), not torch's log_softmax's."""
     #: (logits [N, V], rows [M], targets [M], T, with_entropy) -> (logprobs [M], entropy [M]
     #: or empty, norm [M, 2] for the backward), fp32
     forward: Callable[..., Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]

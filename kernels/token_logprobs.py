@@ -208,7 +208,8 @@ def token_logprobs_forward(logits: torch.Tensor, rows: torch.Tensor, targets: to
                            temperature: float, with_entropy: bool
                            ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """logits [N, V]; rows [M] (distinct); targets [M] -> (log p(target) [M], entropy [M] or
-    empty, norm [M, 2] for the backward), all fp32, of softmax(logits[rows].float() / T)."""
+    empty, norm [M, 2] for the backward), all fp32, of softmax(logits[rows].float() / T)
+    (scaled by inverse_temperature(T))."""
     _check_logits(logits, "token_logprobs")
     _, logprobs, entropy, norm = _rows_pass(_unit_rows(logits), rows.long().contiguous(),
                                             targets.long().contiguous(), temperature,
@@ -227,17 +228,16 @@ def token_logprobs_backward(upstream: torch.Tensor, logits: torch.Tensor, rows: 
     if rows.shape[0]:
         _grad_kernel[(rows.shape[0], parts)](
             grad, upstream.float().contiguous(), logits, rows.long().contiguous(),
-            targets.long().contiguous(),
-            norm,
-            logits.shape[1], logits.stride(0), grad.stride(0), inverse_temperature(temperature),
-            SPAN=SPAN, BLOCK=BLOCK)
+            targets.long().contiguous(), norm, logits.shape[1], logits.stride(0),
+            grad.stride(0), inverse_temperature(temperature), SPAN=SPAN, BLOCK=BLOCK)
     return grad
 
 
 def sample_with_logprobs(logits: torch.Tensor, temperature: float, generator: torch.Generator
                          ) -> Tuple[torch.Tensor, torch.Tensor]:
     """logits [B, V] -> (tokens [B] int64 drawn from softmax(logits.float() / T), their
-    logprobs [B] fp32), in one read; the draw consumes the generator as race_argmax does."""
+    logprobs [B] fp32, as token_logprobs_forward gives them), in one read; the draw consumes
+    the generator as race_argmax does."""
     _check_logits(logits, "sample_with_logprobs")
     if logits.shape[0] * logits.shape[1] >= 2**31:
         raise ValueError(f"sample_with_logprobs: {tuple(logits.shape)} logits; the Philox "

@@ -129,28 +129,33 @@ def _row_kernel(stats_ptr, key_ptr, index_ptr, logits_ptr, rows_ptr, tokens_ptr,
 
 
 @triton.jit
-def _grad_kernel(grad_ptr, upstream_ptr, logits_ptr, rows_ptr, targets_ptr, norm_ptr, vocab,
+def _grad_kernel(grad_ptr, upstream_ptr, logits_ptr, slots_ptr, targets_ptr, norm_ptr, vocab,
                  stride, grad_stride, inv_temperature, SPAN: tl.constexpr,
                  BLOCK: tl.constexpr):
     """grad of log p(target) w.r.t. the logits: (g onehot - exp(log p) g) / T, as autograd's
-    log-softmax backward computes it, then the scaling and the cast."""
-    i = tl.program_id(0)
+    log-softmax backward computes it, then the scaling and the cast. Every row of the
+    gradient is written once: zeros where the row has no target (slot -1)."""
+    row = tl.program_id(0).to(tl.int64)
     part = tl.program_id(1)
-    row = tl.load(rows_ptr + i).to(tl.int64)
-    target = tl.load(targets_ptr + i)
-    g = tl.load(upstream_ptr + i)
-    peak = tl.load(norm_ptr + i * 2)
-    log_total = tl.load(norm_ptr + i * 2 + 1)
+    slot = tl.load(slots_ptr + row)
     cols0 = tl.arange(0, BLOCK)
     end = tl.minimum(part * SPAN + SPAN, vocab)
-    for first in range(part * SPAN, end, BLOCK):
-        cols = first + cols0
-        mask = cols < end
-        x = _scaled(logits_ptr + row * stride, cols, end, inv_temperature)
-        d = (tl.where(cols == target, g, 0.0) - tl.exp((x - peak) - log_total) * g) \
-            * inv_temperature
-        tl.store(grad_ptr + row * grad_stride + cols, d.to(grad_ptr.dtype.element_ty),
-                 mask=mask)
+    out = grad_ptr + row * grad_stride
+    if slot < 0:
+        for first in range(part * SPAN, end, BLOCK):
+            cols = first + cols0
+            tl.store(out + cols, tl.zeros([BLOCK], grad_ptr.dtype.element_ty), mask=cols < end)
+    else:
+        target = tl.load(targets_ptr + slot)
+        g = tl.load(upstream_ptr + slot)
+        peak = tl.load(norm_ptr + slot * 2)
+        log_total = tl.load(norm_ptr + slot * 2 + 1)
+        for first in range(part * SPAN, end, BLOCK):
+            cols = first + cols0
+            x = _scaled(logits_ptr + row * stride, cols, end, inv_temperature)
+            d = (tl.where(cols == target, g, 0.0) - tl.exp((x - peak) - log_total) * g) \
+                * inv_temperature
+            tl.store(out + cols, d.to(grad_ptr.dtype.element_ty), mask=cols < end)
 
 
 def _check_logits(logits: torch.Tensor, caller: str) -> None:
@@ -223,13 +228,15 @@ def token_logprobs_backward(upstream: torch.Tensor, logits: torch.Tensor, rows: 
     """d(sum upstream * log p(target)) / d logits: [N, V] in the logits' dtype, zero outside
     `rows`."""
     logits = _unit_rows(logits)
-    grad = torch.zeros_like(logits)
+    grad = torch.empty_like(logits)
+    slots = torch.full((logits.shape[0],), -1, dtype=torch.int64, device=logits.device)
+    slots[rows] = torch.arange(rows.shape[0], device=logits.device)
     parts, _ = _parts(logits.shape[1])
-    if rows.shape[0]:
-        _grad_kernel[(rows.shape[0], parts)](
-            grad, upstream.float().contiguous(), logits, rows.long().contiguous(),
-            targets.long().contiguous(), norm, logits.shape[1], logits.stride(0),
-            grad.stride(0), inverse_temperature(temperature), SPAN=SPAN, BLOCK=BLOCK)
+    if logits.shape[0]:
+        _grad_kernel[(logits.shape[0], parts)](
+            grad, upstream.float().contiguous(), logits, slots, targets.long().contiguous(),
+            norm, logits.shape[1], logits.stride(0), grad.stride(0),
+            inverse_temperature(temperature), SPAN=SPAN, BLOCK=BLOCK)
     return grad
 
 

@@ -35,8 +35,8 @@ from .int8_quantize import int8_quantize, int8_quantize_activation
 from .race_argmax import race_argmax
 from .register import register_cuda_kernels
 from .routed_sum import routed_sum
-from .token_logprobs import inverse_temperature, sample_with_logprobs, token_logprobs_forward
 from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
+from .token_logprobs import inverse_temperature, sample_with_logprobs, token_logprobs_forward
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
                          w4a16_grouped_matmul, w4a16_grouped_swiglu)

@@ -77,6 +77,10 @@ def _training(p):
     g.add_argument("--max-tokens-per-micro-batch", type=int, default=0,
                    help="bucket responses by length into micro-batches of at most this many "
                         "(padded) tokens instead of --micro-batch-size responses; 0: off")
+    g.add_argument("--logprob-max-tokens-per-micro-batch", type=int, default=0,
+                   help="the same for the no-grad old-logprob forward, which keeps no "
+                        "activations and can take larger micro-batches; 0: "
+                        "--max-tokens-per-micro-batch")
     g.add_argument("--seq-length", type=int, default=64, help="max prompt + response tokens")
     g.add_argument("--optimizer", choices=OPTIMIZERS, default="adam")
     g.add_argument("--lr", type=float, default=1e-5)

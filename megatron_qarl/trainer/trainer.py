@@ -14,6 +14,7 @@ import os
 from typing import Dict
 
 import torch
+from megatron.core import parallel_state
 from megatron.core.utils import unwrap_model
 from tqdm import tqdm
 
@@ -29,7 +30,7 @@ from ..rl.objectives.numerics import masked_mean
 from ..rl.objectives.policy_loss import compute_policy_loss
 from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
-from .batches import collate, select
+from .batches import collate, micro_batch_rows, select
 from ..checkpoint.paths import latest_step
 from .checkpointing import (
     load_checkpoint,
@@ -197,13 +198,19 @@ class RLTrainer:
         return metrics
 
     def _logprobs(self, batch) -> torch.Tensor:
-        """Old logprobs: the aligned learner forward on the rollout's weight version."""
+        """Old logprobs: the aligned learner forward on the rollout's weight version, in
+        micro-batches of --micro-batch-size responses in rollout order, or bucketed by length
+        under a token budget (--logprob-max-tokens-per-micro-batch, else the training one)."""
+        args = self.args
         out = torch.zeros_like(batch.sampler_logprobs)
-        step = self.args.micro_batch_size
-        for start in range(0, batch.mask.shape[0], step):
-            rows = list(range(start, min(start + step, batch.mask.shape[0])))
-            part = response_logprobs(self.model, select(batch, rows),
-                                     self.args.rollout_temperature, self._sequence_multiple())
+        count, step = batch.mask.shape[0], args.micro_batch_size
+        budget = args.logprob_max_tokens_per_micro_batch or args.max_tokens_per_micro_batch
+        parts = (micro_batch_rows(batch.lengths.tolist(), step, budget,
+                                  parallel_state.get_data_parallel_group()) if budget else
+                 [list(range(start, min(start + step, count))) for start in range(0, count, step)])
+        for rows in parts:
+            part = response_logprobs(self.model, select(batch, rows), args.rollout_temperature,
+                                     self._sequence_multiple())
             out[rows, :part.shape[1]] = part
         return out
 

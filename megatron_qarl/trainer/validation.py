@@ -65,7 +65,8 @@ def _batches(args, dp: int):
               "rollout_batch_size", "n_samples_per_prompt", "rollout_max_batch",
               "make_vocab_size_divisible_by", "log_interval", "synthetic_num_prompts",
               "eval_num_prompts", "eval_samples_per_prompt", "sft_batch_size")
-    _non_negative(args, "train_iters", "max_tokens_per_micro_batch", "sft_iters", "save_interval",
+    _non_negative(args, "train_iters", "max_tokens_per_micro_batch",
+                  "logprob_max_tokens_per_micro_batch", "sft_iters", "save_interval",
                   "exit_interval", "eval_interval")
     if args.n_samples_per_prompt < 2:
         raise FlagError("--n-samples-per-prompt must be >= 2: advantages are normalised within "
@@ -90,10 +91,12 @@ def _batches(args, dp: int):
                         f"{args.global_batch_size // dp} responses per rank per optimizer step "
                         f"(--global-batch-size / data-parallel size), or set "
                         f"--max-tokens-per-micro-batch")
-    if args.max_tokens_per_micro_batch and args.max_tokens_per_micro_batch < args.seq_length:
-        raise FlagError(f"--max-tokens-per-micro-batch {args.max_tokens_per_micro_batch} is "
-                        f"below --seq-length {args.seq_length}: a full-length response would "
-                        f"not fit; raise it to at least {args.seq_length}")
+    for flag in ("max_tokens_per_micro_batch", "logprob_max_tokens_per_micro_batch"):
+        budget = getattr(args, flag)
+        if budget and budget < args.seq_length:
+            raise FlagError(f"--{flag.replace('_', '-')} {budget} is below --seq-length "
+                            f"{args.seq_length}: a full-length response would not fit; raise "
+                            f"it to at least {args.seq_length}")
     if args.rollout_max_new_tokens >= args.seq_length:
         raise FlagError(f"--rollout-max-new-tokens {args.rollout_max_new_tokens} leaves no room "
                         f"for the prompt in --seq-length {args.seq_length}; raise --seq-length")

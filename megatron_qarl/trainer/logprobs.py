@@ -7,6 +7,7 @@ import contextlib
 
 import torch
 
+from ..rollout.embedded.decode_graph import logits_in_model_dtype
 from ..rollout.embedded.generate import causal_mask
 from ..rollout.routing_replay import replay_routing, table_to_layers
 from .batches import ResponseBatch
@@ -27,7 +28,7 @@ def response_logprobs(model, batch: ResponseBatch, temperature: float,
     positions = torch.arange(length, device=ids.device).expand_as(ids)
     with _replay(model, batch, pad, length_multiple):
         logits = model(ids, positions, causal_mask(length, ids.device),
-                       runtime_gather_output=True)
+                       runtime_gather_output=True, **logits_in_model_dtype(model))
     seq, col = batch.mask.nonzero(as_tuple=True)  # response tokens only, no padding rows
     rows = seq * logits.shape[1] + batch.predict_pos[seq, col]
     lp, entropy = token_logprobs(logits.reshape(-1, logits.shape[-1]), rows,

@@ -268,3 +268,43 @@ def test_cuda_graph_decoding_equals_eager_decoding(scheme, grouped):
         assert tokens == g_tokens
         assert logprobs == g_logprobs
         assert torch.equal(routes, g_routes)
+
+
+def test_bf16_models_hand_the_sampler_and_learner_bf16_logits(config, monkeypatch):
+    """Float16Module (--bf16) upcasts the logits to fp32 unless asked not to; the engine and
+    the learner ask. The rows are cast to fp32 inside, exactly, so the learner's logprobs and
+    gradients keep the bits of fp32 logits, and the sampler's logprobs still equal them."""
+    from megatron.core.transformer.module import Float16Module
+
+    from megatron_qarl.rollout.embedded.decode_graph import logits_in_model_dtype
+    from megatron_qarl.trainer import logprobs as learner_logprobs
+
+    model = Float16Module(dataclasses.replace(config, bf16=True), _model(config, "none"))
+    assert logits_in_model_dtype(model) == {"fp32_output": False}
+    assert logits_in_model_dtype(model.module) == {}
+    ids = torch.tensor([[4, 5, 6, 7]])
+    with torch.no_grad():
+        logits = model(ids, torch.arange(4)[None], causal_mask(4, "cpu"),
+                       **logits_in_model_dtype(model))
+    assert logits.dtype == torch.bfloat16
+
+    engine = EmbeddedEngine(model, pad_id=0, max_batch=8, seed=3, device="cpu")
+    samples = [s for g in engine.generate([[4, 5, 6], [9, 8]],
+                                          SamplingParams(temperature=0.7, max_new_tokens=4, n=2))
+               for s in g]
+    batch = collate(samples, torch.zeros(len(samples)), 0, "cpu")
+
+    def logprobs_and_grads():
+        model.zero_grad()
+        lp = response_logprobs(model, batch, temperature=0.7)
+        lp[batch.mask].sum().backward()
+        return lp.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    lp_bf16, grads_bf16 = logprobs_and_grads()
+    monkeypatch.setattr(learner_logprobs, "logits_in_model_dtype", lambda model: {})
+    lp_fp32, grads_fp32 = logprobs_and_grads()
+    assert torch.equal(lp_bf16, lp_fp32)
+    assert len(grads_bf16) == len(grads_fp32) > 10
+    assert all(torch.equal(a, b) for a, b in zip(grads_bf16, grads_fp32))
+    torch.testing.assert_close(lp_bf16[batch.mask], batch.sampler_logprobs[batch.mask],
+                               atol=1e-4, rtol=0)

@@ -31,6 +31,7 @@ from typing import Optional
 import torch
 import torch.distributed as dist
 from megatron.core import tensor_parallel
+from megatron.core.transformer.module import Float16Module
 from megatron.core.transformer.moe.moe_layer import MoELayer
 
 from ...layers.fixed_size_dispatch import exchanges_tokens, fixed_size_exchange
@@ -79,6 +80,20 @@ def _side_stream(device: torch.device) -> torch.cuda.Stream:
     return torch.cuda.Stream(device)
 
 
+def logits_in_model_dtype(model) -> dict:
+    """Keyword arguments for a model call that keep its logits in the model's dtype.
+    Megatron's Float16Module (--bf16) upcasts them to fp32: a [tokens, vocab] copy of 4 bytes
+    an entry, and a second one as its gradient. The sampler and the learner cast rows to fp32
+    themselves, exactly, so bf16 logits give them the same logprobs and gradient bits. Both
+    must call the model alike: the token-logprob kernels compile one binary per dtype."""
+    module = model
+    while isinstance(module, torch.nn.Module):
+        if isinstance(module, Float16Module):
+            return {"fp32_output": False}
+        module = getattr(module, "module", None)
+    return {}
+
+
 class CachedForward:
     """model(ids at positions start..) -> logits [batch, window, vocab], over a
     PositionedKVCache of `room` positions; with `graph`, the decode steps (every window after
@@ -103,7 +118,8 @@ class CachedForward:
         # True: not attended
         mask = (self.key_positions[:visible] > positions[:, None])[None, None]
         return self.model(ids, positions.expand(ids.shape[0], -1), mask,
-                          inference_context=self.cache, runtime_gather_output=True)
+                          inference_context=self.cache, runtime_gather_output=True,
+                          **logits_in_model_dtype(self.model))
 
     def __call__(self, ids: torch.Tensor, start: int) -> torch.Tensor:
         visible = self._visible(start + ids.shape[1])

@@ -11,9 +11,13 @@ from ...quant.ops import race_argmax, token_logprob_ops
 from ..base import SamplingParams
 
 
+def _cuts_top_k(top_k: int, vocab: int) -> bool:
+    return 0 < top_k < vocab
+
+
 def _truncate(logprobs: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
     """-inf outside the top-k and outside the smallest top-p nucleus (the top token stays)."""
-    if top_k > 0 and top_k < logprobs.shape[-1]:
+    if _cuts_top_k(top_k, logprobs.shape[-1]):
         kth = torch.topk(logprobs, top_k, dim=-1).values[..., -1:]
         logprobs = logprobs.masked_fill(logprobs < kth, float("-inf"))
     if top_p < 1.0:
@@ -38,7 +42,7 @@ def sample_next(logits: torch.Tensor, params: SamplingParams,
     them, and so does this: the draw and the logprobs in one read of the logits, or with
     top-k/top-p the race on torch's truncated log-softmax and the logprobs by the kernel."""
     kernels = token_logprob_ops(logits.device)
-    truncated = 0 < params.top_k < logits.shape[-1] or params.top_p < 1.0
+    truncated = _cuts_top_k(params.top_k, logits.shape[-1]) or params.top_p < 1.0
     if kernels is not None and not truncated:
         return kernels.sample(logits, params.temperature, generator)
     scaled = logits.float()

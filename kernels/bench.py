@@ -30,7 +30,8 @@ from .fp8_grouped_ws import applies as ws_applies
 from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
                            fp8_quantize_swiglu)
 from .gluon_hopper import is_hopper
-from .int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_swiglu_experts
+from .int8_gemm import (int8_grouped_linear, int8_linear, int8_matmul, int8_swiglu_experts,
+                        int8_tiles)
 from .int8_quantize import int8_quantize, int8_quantize_activation
 from .race_argmax import race_argmax
 from .register import register_cuda_kernels
@@ -38,8 +39,8 @@ from .routed_sum import routed_sum
 from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from .token_logprobs import inverse_temperature, sample_with_logprobs, token_logprobs_forward
 from .w4a16_dequantize import w4a16_dequantize
-from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
-                         w4a16_grouped_matmul, w4a16_grouped_swiglu)
+from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT, dense_config,
+                         w4a16_grouped_matmul, w4a16_grouped_swiglu, w4a16_linear)
 from .w4a16_operand import w4a16_operand
 from .w4a16_quantize import w4a16_quantize
 
@@ -481,8 +482,8 @@ def bench_fp8_dispatch(check):
 def bench_int8(peak, check):
     """INT8 W8A8 against bf16, all in CUDA graphs of STEP_CALLS calls with the weights rotated
     past L2: decode sizes read weights (int8 halves bf16's bytes), training sizes run the int8
-    tensor cores. Dense rows: Qwen3-30B-A3B's attention projections (--quant-targets
-    experts+attention). Each case is checked bit for bit against the reference first."""
+    tensor cores. Dense calls: bench_dense. Each case is checked bit for bit against the
+    reference first."""
     scheme = get_scheme("int8")
     table = Table(f"INT8 W8A8 GEMM (per-token activations x per-channel weights) vs bf16, "
                   f"CUDA graphs of {STEP_CALLS} calls",
@@ -500,19 +501,8 @@ def bench_int8(peak, check):
 
     def weights(master):
         qws = [scheme.quantize_weight(master + i) for i in range(copies_for(master.numel()))]
-        return qws, [master.bfloat16()] * copies_for(2 * master.numel())
+        return qws, [(master + i).bfloat16() for i in range(copies_for(2 * master.numel()))]
 
-    for label, n, k in (("qkv 5120x2048", 5120, 2048), ("o_proj 2048x4096", 2048, 4096)):
-        qws, wbs = weights(torch.randn(n, k, device="cuda"))
-        for m in (8, 256, 4096, 16384):
-            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-            if m <= 4096:
-                check.equal(f"int8 dense {label} M={m}", int8_linear(x, qws[0]),
-                            scheme.reference_matmul(x, qws[0]))
-            xq, xs = int8_quantize_activation(x)
-            add("dense", label, m, n * (k + 4) + m * (k + n) * 2, 2 * m * n * k, qws, wbs,
-                lambda q: int8_linear(x, q), lambda q: int8_matmul(xq, xs, q),
-                lambda w: x @ w.t(), x)
     for label, e, n, k in GROUPED_SHAPES[:4]:
         qws, wbs = weights(torch.randn(e, n, k, device="cuda"))
         wbs = [w.transpose(1, 2) for w in wbs]
@@ -527,6 +517,54 @@ def bench_int8(peak, check):
                 lambda q: int8_matmul(xq, xs, q, counts),
                 lambda w: torch._grouped_mm(x, w, offs=offs), x)
         del qws, wbs
+    return [table]
+
+
+#: Qwen3-30B-A3B's attention projections (--quant-targets experts+attention), and TP2's halves
+DENSE_SHAPES = [("qkv", 5120, 2048), ("o_proj", 2048, 4096), ("qkv TP2", 2560, 2048),
+                ("o_proj TP2", 2048, 2048)]
+
+
+def bench_dense(peak, check):
+    """Dense GEMMs of one weight, W4A16 and INT8 against bf16, in CUDA graphs of STEP_CALLS
+    calls with the weights rotated past L2. 'one slice': the int4 or int8 kernel with the
+    same tiles and no K split (split_k.py), which decode sizes take by default; 'operand kept':
+    --quant-keep-operand's weights (bf16 GEMM from DENSE_KEPT_OPERAND_ROWS tokens)."""
+    w4a16, int8 = get_scheme("w4a16-g128"), get_scheme("int8")
+    table = Table(f"Dense GEMMs (attention projections) vs bf16, CUDA graphs of {STEP_CALLS} "
+                  f"calls",
+                  ["shape", "M tokens", "bf16 us", "bf16 %BW", "W4A16 us", "%BW",
+                   "W4A16 kernel, one slice us", "W4A16 operand kept us", "W4A16 / bf16",
+                   "INT8 us (act quant included)", "INT8 GEMM us", "INT8 GEMM one slice us",
+                   "INT8 / bf16"])
+    for label, n, k in DENSE_SHAPES:
+        master = torch.randn(n, k, device="cuda")
+        q4 = [w4a16_quantize(master + i, w4a16) for i in range(copies_for(n * k // 2))]
+        q8 = [int8.quantize_weight(master + i) for i in range(copies_for(n * k))]
+        wb = [(master + i).bfloat16() for i in range(copies_for(2 * n * k))]
+        kept = [dataclasses.replace(q, keep_operand=True) for q in q4]  # as many: past L2
+        for m in (1, 8, 64, 256, 4096):
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            xq, xs = int8_quantize_activation(x)
+            one_slice = dataclasses.replace(dense_config(m, n, k, 128, x.device), split_k=1)
+            tiles8 = int8_tiles(m, True) + (1,)
+            check.close(f"w4a16 dense {label} M={m}", w4a16_linear(x, q4[0]),
+                             w4a16.reference_matmul(x, q4[0]))
+            check.equal(f"int8 dense {label} M={m}", int8_linear(x, q8[0]),
+                        int8.reference_matmul(x, q8[0]))
+            tb, t4, t4one, t4kept, t8, t8g, t8one = (
+                graph_us([lambda w=w: fn(w) for w in weights], calls=STEP_CALLS)
+                for fn, weights in (
+                    (lambda w: x @ w.t(), wb), (lambda q: w4a16_linear(x, q), q4),
+                    (lambda q: w4a16_linear(x, q, one_slice), q4),
+                    (lambda q: w4a16_linear(x, q), kept),
+                    (lambda q: int8_linear(x, q), q8), (lambda q: int8_matmul(xq, xs, q), q8),
+                    (lambda q: int8_matmul(xq, xs, q, tiles=tiles8), q8)))
+            io = m * (k + n) * 2
+            table.add(f"{label} {n}x{k}", str(m), tb, _pct_copy(2 * n * k + io, tb, peak), t4,
+                      _pct_copy(n * k // 2 + n * k // 64 + io, t4, peak), t4one, t4kept,
+                      _fmt(tb / t4, ".2f"), t8, t8g, t8one, _fmt(tb / t8, ".2f"))
+        del q4, q8, wb, kept
     return [table]
 
 
@@ -547,8 +585,8 @@ def bench_int8_experts(check):
                    torch.randn(e, hidden, ffn, device="cuda"))
         copies = copies_for(sum(w.numel() for w in masters))
         qws = [tuple(scheme.quantize_weight(w + i) for w in masters) for i in range(copies)]
-        wbs = [tuple(w.bfloat16().transpose(1, 2) for w in masters)] * copies_for(
-            2 * sum(w.numel() for w in masters))
+        wbs = [tuple((w + i).bfloat16().transpose(1, 2) for w in masters)
+               for i in range(copies_for(2 * sum(w.numel() for w in masters)))]
         for m in (8, 64, 256, 4096):
             counts, rows, _, x, offs = _batch(m, e, hidden)
             probs = torch.rand(rows, device="cuda")
@@ -702,7 +740,7 @@ def write_section(path, body, key="qarl_kernels.bench", title="Kernels"):
         f.write(text)
 
 
-PARTS = ["w4a16", "quantize", "fp8", "int8", "combine", "sampler"]
+PARTS = ["w4a16", "dense", "quantize", "fp8", "int8", "combine", "sampler"]
 
 
 def main(argv=None):
@@ -731,6 +769,8 @@ def main(argv=None):
               if args.decode_only else [])
     if "w4a16" in parts:
         tables += bench_w4a16_grouped(peak, check)
+    if "dense" in parts:
+        tables += bench_dense(peak, check)
     if "quantize" in parts:
         tables += bench_quantize(peak, check, args.sweep)
     if "fp8" in parts:

@@ -17,6 +17,7 @@ from .checks import check_activation, check_tokens_per_expert, counts_on, tile_r
 from .expert_tiles import program_tile, tile_bound
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
 from .numerics import INTERPRETED, to_bf16
+from .split_k import split_buffers, split_for, split_sum
 
 #: under the interpreter a K block's sum is an fp32 dot, exact while BLOCK_K * 127^2 < 2^24
 _BLOCK_K = 128
@@ -24,20 +25,25 @@ _BLOCK_K = 128
 
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
 def _int8_gemm_kernel(
-    xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
+    xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, partials_ptr, counters_ptr,
+    num_experts, total_rows, N, K,
     stride_xm, stride_xsm, stride_we, stride_wn, stride_wse, stride_wsn, stride_ym,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, OUT_BF16: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """Axis 0: BLOCK_N weight rows; axis 1: BLOCK_M token rows of one expert
-    (expert_tiles.program_tile). Rows past the counts are left unwritten."""
+    (expert_tiles.program_tile); axis 2: a slice of K (split_k.split_sum adds the slices).
+    Rows past the counts are left unwritten."""
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
         counts_ptr, num_experts, total_rows, N, tl.program_id(1), BLOCK_M, BLOCK_N, E_PAD,
         DENSE)
     e = expert.to(tl.int64)
     offs_k = tl.arange(0, BLOCK_K)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.int32)
-    for kb in range(0, tl.where(has_rows, tl.cdiv(K, BLOCK_K), 0)):
+    per_split = tl.cdiv(tl.cdiv(K, BLOCK_K), SPLIT_K)
+    k_lo = tl.program_id(2) * per_split
+    k_hi = tl.minimum(k_lo + per_split, tl.cdiv(K, BLOCK_K))
+    for kb in range(k_lo, tl.where(has_rows, k_hi, k_lo)):
         ks = kb * BLOCK_K + offs_k
         a = tl.load(xq_ptr + rows[:, None].to(tl.int64) * stride_xm + ks[None, :],
                     mask=row_mask[:, None] & (ks[None, :] < K), other=0)
@@ -47,6 +53,21 @@ def _int8_gemm_kernel(
             acc += tl.dot(a.to(tl.float32), b.to(tl.float32)).to(tl.int32)
         else:
             acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+    if SPLIT_K > 1:
+        tile = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)
+        last, acc = split_sum(acc, partials_ptr, counters_ptr, tile, tl.program_id(2), SPLIT_K)
+        if last:
+            _epilogue(acc, xs_ptr, ws_ptr, y_ptr, e, rows, row_mask, offs_n, n_mask,
+                      stride_xsm, stride_wse, stride_wsn, stride_ym, OUT_BF16, SOFTWARE)
+    else:
+        _epilogue(acc, xs_ptr, ws_ptr, y_ptr, e, rows, row_mask, offs_n, n_mask, stride_xsm,
+                  stride_wse, stride_wsn, stride_ym, OUT_BF16, SOFTWARE)
+
+
+@triton.jit
+def _epilogue(acc, xs_ptr, ws_ptr, y_ptr, e, rows, row_mask, offs_n, n_mask, stride_xsm,
+              stride_wse, stride_wsn, stride_ym, OUT_BF16: tl.constexpr, SOFTWARE: tl.constexpr):
+    """(acc * x_scale) * w_scale in fp32, one rounding to the output dtype."""
     x_scale = tl.load(xs_ptr + rows * stride_xsm, mask=row_mask, other=0.0)
     w_scale = tl.load(ws_ptr + e * stride_wse + offs_n * stride_wsn, mask=n_mask, other=0.0)
     y = acc.to(tl.float32) * x_scale[:, None] * w_scale[None, :]
@@ -56,14 +77,16 @@ def _int8_gemm_kernel(
              mask=row_mask[:, None] & n_mask[None, :])
 
 
-def _tiles(rows_per_expert: int, dense: bool) -> tuple:
+def int8_tiles(rows_per_expert: int, dense: bool) -> tuple:
     """(block_m, block_n, num_warps, num_stages): the H100 sweeps' winners (`python -m
     qarl_kernels.tune --only int8` for the grouped kernel, docs/benchmarks.md), each within 3%
     of the best tiles of every case it covers. Dense calls (attention's projections) want more,
-    narrower programs at decode sizes: one weight, not 16-128."""
+    narrower programs at decode sizes, and split K where those are still few (int8_matmul)."""
     if dense:
-        if rows_per_expert <= 64:
+        if rows_per_expert <= 32:
             return 16, 32, 4, 4
+        if rows_per_expert <= 64:
+            return 32, 32, 4, 4
         if rows_per_expert <= 256:
             return 64, 64, 4, 4
         return (128, 128, 8, 3) if rows_per_expert <= 1024 else (128, 128, 4, 3)
@@ -79,7 +102,9 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     """Codes [T, in] and scales [T, 1] (int8_quantize_activation) @ W^T -> [T, out] in bf16
     (fp32 for any other out_dtype): dense for a [out, in] weight, grouped over tokens sorted
     by expert for [E, out, in] with tokens_per_expert. routed_rows: where xq is padded past
-    the rows routing is expected to fill, the tiles are chosen for those (checks.tile_rows)."""
+    the rows routing is expected to fill, the tiles are chosen for those (checks.tile_rows).
+    tiles: (block_m, block_n, num_warps, num_stages[, split_k]); dense calls of few programs
+    split K by default (split_k.split_for; the H100 sweep of docs/kernel_rounds.md round 32)."""
     dense = tokens_per_expert is None
     wq, ws = qweight.data, qweight.scale
     if dense:
@@ -92,14 +117,21 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     if rows == 0:
         return y
     counts = xs if dense else counts_on(xq.device, tokens_per_expert)
-    block_m, block_n, num_warps, num_stages = tiles or _tiles(
+    block_m, block_n, num_warps, num_stages, *split = tiles or int8_tiles(
         tile_rows(rows, routed_rows) // num_experts, dense)
     row_tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
-    _int8_gemm_kernel[(triton.cdiv(n, block_n), row_tiles)](
-        xq, xs, wq, ws, y, counts, num_experts, rows, n, k,
+    grid = (triton.cdiv(n, block_n), row_tiles)
+    split_k = split[0] if split else 1
+    if dense and not split:  # H100 sweep: about 4 waves of narrow tiles, 1 of 64 x 64 ones
+        split_k = split_for(grid[0] * grid[1], triton.cdiv(k, _BLOCK_K), xq.device,
+                            waves=4 if block_m <= 32 else 1, min_steps=4)
+    split_k, partials, counters = split_buffers(split_k, grid[0] * grid[1], block_m * block_n,
+                                                torch.int32, y)
+    _int8_gemm_kernel[grid + (split_k,)](
+        xq, xs, wq, ws, y, counts, partials, counters, num_experts, rows, n, k,
         xq.stride(0), xs.stride(0), wq.stride(0), wq.stride(1), ws.stride(0), ws.stride(1),
         y.stride(0),
-        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=_BLOCK_K,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=_BLOCK_K, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, OUT_BF16=out_bf16,
         SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages)
     return y

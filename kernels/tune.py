@@ -1,8 +1,8 @@
 """`python -m qarl_kernels.tune`: time tile configs of the W4A16 and FP8 grouped kernels on the
 GPU and print the winner per (shape, tokens) bucket, to hard-code in `default_config`,
 `w4a16_gemm.gluon_tiles` / `gluon_swiglu_tiles`, `fp8_gemm._tiles`,
-`fp8_grouped_ws.default_tiles` and `int8_gemm._tiles` (nothing autotunes at run time, so CI and
-graphs see fixed tiles).
+`fp8_grouped_ws.default_tiles` and `int8_gemm.int8_tiles` (nothing autotunes at run time, so
+CI and graphs see fixed tiles).
 
 Kernels are compiled first in parallel worker processes (Triton's on-disk cache is shared),
 so a sweep of ~40 configs fits in one short GPU lease.
@@ -92,7 +92,7 @@ FP8_CASES = [("W13 E128", 128, 1536, 2048, 4096), ("W13 E128", 128, 1536, 2048, 
              ("W2 E128", 128, 2048, 768, 4096), ("W2 E128", 128, 2048, 768, 16384),
              ("W13 EP8", 16, 1536, 2048, 4096), ("W2 EP8", 16, 2048, 768, 4096),
              ("W13 EP8", 16, 1536, 2048, 16384), ("W2 EP8", 16, 2048, 768, 16384)]
-#: (block_m, block_n, num_warps, num_stages) of the INT8 kernel (int8_gemm._tiles)
+#: (block_m, block_n, num_warps, num_stages) of the INT8 kernel (int8_gemm.int8_tiles)
 INT8_TILES = [(16, 64, 4, 4), (16, 128, 4, 4), (16, 64, 4, 6), (16, 128, 8, 4),
               (32, 64, 4, 4), (32, 128, 4, 4), (64, 64, 4, 4), (64, 128, 4, 4),
               (64, 128, 4, 3), (128, 128, 8, 3), (128, 128, 4, 3), (128, 256, 8, 3),
@@ -295,7 +295,7 @@ def _int8_sweep():
     for label, e, n, k, m in INT8_CASES:
         master = torch.randn(e, n, k, device="cuda")
         qws = [scheme.quantize_weight(master + i) for i in range(copies_for(e * n * k))]
-        wbs = [master.bfloat16().transpose(1, 2)] * copies_for(2 * e * n * k)
+        wbs = [(master + i).bfloat16().transpose(1, 2) for i in range(copies_for(2 * e * n * k))]
         counts = route(m, e, TOP_K)
         x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
         offs = torch.cumsum(counts, 0, dtype=torch.int32)

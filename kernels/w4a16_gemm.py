@@ -40,9 +40,10 @@ from megatron_qarl.quant.ops import gated_activation
 
 from .checks import check_activation, check_tokens_per_expert, counts_on, scale_words_fit, \
     tile_rows
-from .expert_tiles import program_tile, row_tile_count, row_tile_grid
+from .expert_tiles import program_tile, row_tile_count, row_tile_grid, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
+from .split_k import split_buffers, split_for, split_sum
 from .w4a16_gluon import GROUP as GLUON_GROUP, applies as gluon_applies, w4a16_grouped_gluon
 from .w4a16_lanes import has_lane_codes, lane_codes
 from .w4a16_operand import w4a16_operand
@@ -53,7 +54,7 @@ class W4A16Config:
     block_m: int  # token rows per program (MMA N side)
     block_n: int  # weight rows per program (MMA M side)
     block_k: int = 256  # inputs per K step, a power of two >= 128; halved while it misses K
-    split_k: int = 1  # K slices summed with fp32 atomics (for grids of few programs)
+    split_k: int = 1  # K slices, summed in slice order (split_k.split_sum; grids of few programs)
     num_warps: int = 4
     num_stages: int = 3
 
@@ -89,8 +90,8 @@ def _weight_step(acc, w_rows, s_rows, n_mask, step, K, x0, x1, x2, x3, GROUP: tl
 
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
 def _w4a16_gemm_kernel(
-    x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr, num_experts, total_rows, N, K,
-    stride_xm, stride_we, stride_wn, stride_se, stride_sn, stride_ym,
+    x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr, partials_ptr, counters_ptr, num_experts,
+    total_rows, N, K, stride_xm, stride_we, stride_wn, stride_se, stride_sn, stride_ym,
     GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
     SCALE_PAIRS: tl.constexpr, SWIGLU: tl.constexpr, HAS_PROBS: tl.constexpr,
@@ -103,20 +104,21 @@ def _w4a16_gemm_kernel(
     if ROW_LOOP:
         tiles = row_tile_count(counts_ptr, num_experts, BLOCK_M, E_PAD)
         for tile in range(tl.program_id(1), tiles, tl.num_programs(1)):
-            _w4a16_tile(tile, x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr, num_experts,
-                        total_rows, N, K, stride_xm, stride_we, stride_wn, stride_se,
+            _w4a16_tile(tile, x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr, partials_ptr,
+                        counters_ptr, num_experts, total_rows, N, K, stride_xm, stride_we, stride_wn, stride_se,
                         stride_sn, stride_ym, GROUP, BLOCK_M, BLOCK_N, BLOCK_K, E_PAD, DENSE,
                         SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU, HAS_PROBS, SOFTWARE)
     else:
         _w4a16_tile(tl.program_id(1), x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr,
-                    num_experts, total_rows, N, K, stride_xm, stride_we, stride_wn, stride_se,
+                    partials_ptr, counters_ptr, num_experts, total_rows, N, K, stride_xm, stride_we, stride_wn, stride_se,
                     stride_sn, stride_ym, GROUP, BLOCK_M, BLOCK_N, BLOCK_K, E_PAD, DENSE,
                     SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU, HAS_PROBS, SOFTWARE)
 
 
 @triton.jit
 def _w4a16_tile(
-    tile, x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr, num_experts, total_rows, N, K,
+    tile, x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr, partials_ptr, counters_ptr,
+    num_experts, total_rows, N, K,
     stride_xm, stride_we, stride_wn, stride_se, stride_sn, stride_ym,
     GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
@@ -169,7 +171,10 @@ def _w4a16_tile(
     elif SPLIT_K == 1:
         tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
     else:
-        tl.atomic_add(y_ptrs, acc, mask=mask, sem="relaxed")
+        last, acc = split_sum(acc, partials_ptr, counters_ptr,
+                              tile * tl.num_programs(0) + tl.program_id(0), pid_k, SPLIT_K)
+        if last:
+            tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
 
 
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
@@ -194,6 +199,20 @@ def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W
     if per_expert <= 64:
         return W4A16Config(block_m=32, block_n=128)
     return W4A16Config(block_m=128, block_n=128, num_warps=8)
+
+
+def dense_config(rows: int, n: int, k: int, group: int, device: torch.device) -> W4A16Config:
+    """Tiles of a dense call (attention's projections): at decode sizes 64-row weight tiles over
+    128-input K steps, K split until about six waves of 16- and 32-token tiles run, two of
+    64-token ones (split_k.split_for; H100 sweep, docs/kernel_rounds.md round 32); training
+    sizes take default_config."""
+    if rows > 256:
+        return default_config(rows, 1, n, k, group)
+    block_m = 16 if rows <= 16 else 32 if rows <= 128 else 64
+    programs = triton.cdiv(n, 64) * triton.cdiv(rows, block_m)
+    split = split_for(programs, triton.cdiv(k, 128), device, waves=6 if block_m <= 32 else 2,
+                      min_steps=4)
+    return W4A16Config(block_m=block_m, block_n=64, block_k=128, split_k=split)
 
 
 def swiglu_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
@@ -229,41 +248,41 @@ def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs
     rows = x2.shape[0]
     if data.dim() == 2:
         data, scale = data.unsqueeze(0), scale.unsqueeze(0)
+    if config is None and dense:
+        config = dense_config(rows, n, k, group, x2.device)
     rule = swiglu_config if swiglu else default_config
     cfg = config or rule(tile_rows(rows, routed_rows), num_experts, n, k, group)
-    if cfg.split_k > 1 and torch.are_deterministic_algorithms_enabled():
-        raise ValueError("split_k > 1 sums K slices with fp32 atomics, in no fixed order; "
-                         "deterministic mode (torch.use_deterministic_algorithms) needs "
-                         "split_k=1")
     if swiglu and cfg.split_k > 1:
         raise ValueError("the fused SwiGLU epilogue needs whole K per program: split_k=1")
-    out_dtype = torch.float32 if cfg.split_k > 1 else x2.dtype
-    alloc = torch.zeros if cfg.split_k > 1 else torch.empty
-    y = alloc(rows, n_out, device=x2.device, dtype=out_dtype)
+    y = torch.empty(rows, n_out, device=x2.device, dtype=x2.dtype)
     if rows == 0:
-        return y.to(x2.dtype)
+        return y
     if dense:
         tiles, row_loop = triton.cdiv(rows, cfg.block_m), False
     else:
         tiles, row_loop = row_tile_grid(rows, tile_rows(rows, routed_rows), num_experts,
                                         cfg.block_m)
-    grid = (triton.cdiv(n_out, cfg.block_n), tiles, cfg.split_k)
+    col_tiles = triton.cdiv(n_out, cfg.block_n)
+    split_k, partials, counters = split_buffers(
+        cfg.split_k, col_tiles * (tiles if dense else tile_bound(rows, num_experts, cfg.block_m)),
+        cfg.block_m * cfg.block_n, torch.float32, y)
+    grid = (col_tiles, tiles, split_k)
     block_k = block_k_for(k, cfg.block_k)
     even_k = k % block_k == 0
     pairs = even_k and (block_k // group) % 2 == 0 and scale_words_fit(scale)
     if pairs:
         scale = scale.view(torch.int32)
     _w4a16_gemm_kernel[grid](
-        x2, data, scale, y, counts, x2 if probs is None else probs, num_experts, rows, n_out,
-        k, x2.stride(0), data.stride(0), data.stride(1), scale.stride(0), scale.stride(1),
-        y.stride(0),
+        x2, data, scale, y, counts, x2 if probs is None else probs, partials, counters,
+        num_experts, rows, n_out, k, x2.stride(0), data.stride(0), data.stride(1),
+        scale.stride(0), scale.stride(1), y.stride(0),
         GROUP=group, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=block_k,
-        E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SPLIT_K=cfg.split_k,
+        E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SPLIT_K=split_k,
         EVEN_K=even_k, SCALE_PAIRS=pairs, SWIGLU=swiglu, HAS_PROBS=probs is not None,
         ROW_LOOP=row_loop, SOFTWARE=INTERPRETED, num_warps=cfg.num_warps,
         num_stages=cfg.num_stages,
     )
-    return y.to(x2.dtype)
+    return y
 
 
 def _check_bf16(x: torch.Tensor) -> None:
@@ -274,12 +293,27 @@ def _check_bf16(x: torch.Tensor) -> None:
         )
 
 
+#: tokens from which a dense call multiplies the bf16 operand (cuBLAS) instead of reading int4
+#: codes: H100, attention's projections (docs/benchmarks.md, "Dense GEMMs"): the kernel takes
+#: 1.9-2.2x bf16's time at 256 tokens, where dequantizing (a write of 2 B/param) then bf16
+#: costs about 1.7x; with the operand kept for the step (--quant-keep-operand) bf16's time
+#: beats the kernel from 64 tokens
+DENSE_DEQUANT_ROWS = 256
+DENSE_KEPT_OPERAND_ROWS = 64
+
+
 def w4a16_linear(x: torch.Tensor, qweight, config: W4A16Config = None) -> torch.Tensor:
-    """x [..., in] bf16 @ W^T for one W4A16 QuantizedWeight [out, in] -> [..., out] bf16."""
+    """x [..., in] bf16 @ W^T for one W4A16 QuantizedWeight [out, in] -> [..., out] bf16; from
+    DENSE_DEQUANT_ROWS tokens (DENSE_KEPT_OPERAND_ROWS with the operand kept) through the bf16
+    operand, unless a config names this file's tiles."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     x2 = x.reshape(-1, x.shape[-1]).contiguous()
-    y = _launch(x2, qweight, x2, 1, True, config)  # counts unused in dense mode
+    rows = DENSE_KEPT_OPERAND_ROWS if qweight.keep_operand else DENSE_DEQUANT_ROWS
+    if config is None and x2.shape[0] >= rows:
+        y = x2 @ w4a16_operand(qweight, None).t()
+    else:
+        y = _launch(x2, qweight, x2, 1, True, config)  # counts unused in dense mode
     return y.reshape(*x.shape[:-1], qweight.out_features)
 
 

@@ -57,6 +57,8 @@ def main():
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--layers", type=int, default=3)
     p.add_argument("--scheme", default="w4a16")
+    p.add_argument("--quant-targets", default="experts", choices=("experts", "experts+attention"),
+                   help="the trainer's flag: which layers run --scheme")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--prompt-len", type=int, default=18)
     p.add_argument("--new-tokens", type=int, default=64)
@@ -95,7 +97,7 @@ def main():
     tensor_parallel.model_parallel_cuda_manual_seed(0)
     preset = get_preset("qwen3-30b-a3b").replace(num_layers=args.layers)
     model = build_model(preset.transformer_config(params_dtype=torch.bfloat16), args.scheme,
-                        targets="experts", attention_backend=args.attention_backend,
+                        targets=args.quant_targets, attention_backend=args.attention_backend,
                         grouped_experts=args.moe_grouped_gemm, **preset.model_kwargs()).eval()
     blocker = graph_blocker(model, "cuda")
     if args.cuda_graph and blocker is not None:
@@ -132,7 +134,7 @@ def main():
     graph = "CUDA graph" if args.cuda_graph else "eager"
     layout = (f"TP{args.tensor_model_parallel_size} EP{args.expert_model_parallel_size} "
               f"ETP{args.expert_tensor_parallel_size}, {dist.get_world_size()} GPUs")
-    print(f"{args.layers} layers, {args.scheme}, {layout}, batch {args.batch}, {graph}, "
+    print(f"{args.layers} layers, {args.scheme} on {args.quant_targets}, {layout}, batch {args.batch}, {graph}, "
           f"{args.attention_backend} attention"
           f"{', deterministic' if args.deterministic_mode else ''}: {step_ms:.2f} ms per decode "
           f"step (wall, unprofiled) = a steady step of {steady_ms:.2f} ms + a batch's fixed "

@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 import torch
 
@@ -67,6 +69,21 @@ def test_large_batch_path_matches_reference(device, monkeypatch, assert_gemm_clo
                       scheme.reference_grouped_matmul(x, qweight, tokens))
 
 
+@pytest.mark.parametrize("keep", [False, True])
+def test_dense_large_batch_multiplies_the_operand(keep, device, monkeypatch, assert_gemm_close):
+    """From DENSE_DEQUANT_ROWS tokens (DENSE_KEPT_OPERAND_ROWS with the operand kept) the dense
+    op multiplies the bf16 operand, kept on the weight for the step's later calls."""
+    monkeypatch.setattr(w4a16_gemm, "DENSE_DEQUANT_ROWS", 4)
+    monkeypatch.setattr(w4a16_gemm, "DENSE_KEPT_OPERAND_ROWS", 2)
+    scheme, qweight = _setup(1, 32, 128, 32, device)
+    weight = dataclasses.replace(qweight[0], keep_operand=keep)
+    x = torch.randn(3, 128, device=device).bfloat16()
+    assert_gemm_close(w4a16_linear(x, weight), scheme.reference_matmul(x, weight))
+    assert (weight.operand is not None) == keep
+    if keep:
+        assert torch.equal(weight.operand, weight.dequantize().bfloat16())
+
+
 def test_bad_inputs_name_the_tensor(device):
     _, qweight = _setup(2, 16, 64, 32, device)
     with pytest.raises(ValueError, match="x: dtype torch.float32"):
@@ -88,15 +105,3 @@ def test_operand_is_the_engine_weight_bit_for_bit(k, group, device):
     _, qweight = _setup(1, 48, k, group, device)
     eye = torch.eye(k, device=device).bfloat16()
     assert torch.equal(w4a16_linear(eye, qweight[0]), qweight[0].dequantize().bfloat16().t())
-
-
-def test_split_k_is_refused_in_deterministic_mode(device):
-    """Its K slices meet in fp32 atomics, whose order no run repeats."""
-    _, qweight = _setup(2, 16, 64, 32, device)
-    x = torch.randn(3, 64, device=device).bfloat16()
-    torch.use_deterministic_algorithms(True)
-    try:
-        with pytest.raises(ValueError, match="deterministic mode.*split_k=1"):
-            w4a16_grouped_matmul(x, qweight, torch.tensor([1, 2]), W4A16Config(16, 16, split_k=2))
-    finally:
-        torch.use_deterministic_algorithms(False)

@@ -1,0 +1,95 @@
+"""K split over programs for decode-size GEMMs of one weight, summed in a fixed order.
+
+Why: a dense decode call (attention's projections, a few tokens) has few output tiles: at
+16 x 32 tiles Qwen3-30B-A3B's o_proj (2048 x 4096) gives 64 programs for 132 SMs, each walking
+all of K, and the call is latency-bound (INT8 at 8 tokens: 0.67x bf16, docs/benchmarks.md).
+Splitting K gives more programs a shorter walk. Atomic adds would sum the slices in arrival
+order; here each program writes its partial tile, and the last program of a tile to arrive
+(a counter per tile) adds the slices in slice order and runs the epilogue. So the result does
+not depend on timing: exact for INT8's int32 sums, deterministic for fp32 ones. One launch,
+no memset: the last program resets its counter, so the counters stay zero between calls.
+
+The counters are a ring per device, zeroed once, made outside CUDA-graph capture (the
+engine's warm-up step calls first; while capturing, a call that finds none does not split).
+Each call takes the next free stretch of the ring, so calls that overlap in time on two streams
+count on different counters unless some thousands of tiles were split in between; a graph
+keeps the stretch it captured, which calls made later on its stream reuse only after it.
+"""
+import functools
+from typing import Dict, List, Optional, Tuple
+
+import torch
+import triton
+import triton.language as tl
+
+#: counters per device (64 KiB); one call may split at most a quarter of them
+RING_TILES = 16384
+MAX_TILES = RING_TILES // 4
+
+_rings: Dict[torch.device, List] = {}  # device -> [counters, next free]
+
+
+def split_counters(device: torch.device, tiles: int) -> Optional[torch.Tensor]:
+    """Zeroed int32 counters for `tiles` output tiles, or None where the call must not split
+    (too many tiles, or capturing before any call on this device made the ring)."""
+    if tiles > MAX_TILES:
+        return None
+    ring = _rings.get(device)
+    if ring is None:
+        if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            return None  # a capture only records the zeroing
+        ring = _rings[device] = [torch.zeros(RING_TILES, dtype=torch.int32, device=device), 0]
+    start = ring[1] if ring[1] + tiles <= RING_TILES else 0
+    ring[1] = start + tiles
+    return ring[0][start:start + tiles]
+
+
+def split_buffers(split_k: int, tiles: int, tile_elems: int, dtype: torch.dtype,
+                  unused: torch.Tensor) -> Tuple[int, torch.Tensor, torch.Tensor]:
+    """(split_k, partials, counters) for a call of `tiles` output tiles of `tile_elems`
+    accumulators; (1, unused, unused) where the call must not split (split_counters)."""
+    counters = split_counters(unused.device, tiles) if split_k > 1 else None
+    if counters is None:
+        return 1, unused, unused
+    return split_k, torch.empty(tiles * split_k * tile_elems, dtype=dtype,
+                                device=unused.device), counters
+
+
+@functools.lru_cache(maxsize=None)
+def _sms(device: torch.device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def split_for(programs: int, k_steps: int, device: torch.device, waves: int = 2,
+              max_split: int = 8, min_steps: int = 2) -> int:
+    """Slices of K (a power of two) for a call of `programs` output tiles: doubled while the
+    programs fit in `waves` waves and each slice keeps `min_steps` K steps. 1 off CUDA."""
+    if device.type != "cuda":
+        return 1
+    split = 1
+    while (split < max_split and programs * split * 2 <= waves * _sms(device)
+           and k_steps >= 2 * split * min_steps):
+        split *= 2
+    return split
+
+
+@triton.jit
+def split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: tl.constexpr):
+    """(whether this program holds the tile's total, the total): every program stores its
+    slice's `acc` [R, C]; the last of the tile's SPLIT_K to arrive adds slices 0..SPLIT_K-1 in
+    that order and resets the tile's counter."""
+    R: tl.constexpr = acc.shape[0]
+    C: tl.constexpr = acc.shape[1]
+    index = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    base = partials_ptr + tile.to(tl.int64) * (SPLIT_K * R * C)
+    tl.store(base + split * (R * C) + index, acc)
+    tl.debug_barrier()  # every thread's slice is written before the arrival is counted
+    arrived = tl.atomic_add(counters_ptr + tile, 1, sem="acq_rel", scope="gpu")
+    last = arrived == SPLIT_K - 1
+    total = acc
+    if last:
+        total = tl.load(base + index, cache_modifier=".cg")
+        for s in tl.static_range(1, SPLIT_K):
+            total += tl.load(base + s * (R * C) + index, cache_modifier=".cg")
+        tl.atomic_xchg(counters_ptr + tile, 0, sem="relaxed", scope="gpu")
+    return last, total

@@ -1,0 +1,91 @@
+"""K split over programs (kernels/split_k.py): the slices meet in slice order, so INT8's int32
+sums equal the reference bit for bit and W4A16's fp32 sums repeat; the counters end at zero."""
+import pytest
+import torch
+
+from megatron_qarl.quant import get_scheme
+from qarl_kernels import split_k
+from qarl_kernels.int8_gemm import int8_matmul
+from qarl_kernels.int8_quantize import int8_quantize_activation
+from qarl_kernels.w4a16_gemm import W4A16Config, w4a16_grouped_matmul, w4a16_linear
+
+
+def _counters_zero(device):
+    counters, _ = split_k._rings[torch.empty(0, device=device).device]  # "cuda" -> "cuda:0"
+    return int(counters.abs().sum()) == 0
+
+
+@pytest.mark.parametrize("split", [2, 3, 4])
+@pytest.mark.parametrize("rows,n,k", [(1, 32, 1024), (17, 96, 384), (5, 40, 256)])
+def test_int8_dense_split_equals_the_reference(split, rows, n, k, device):
+    torch.manual_seed(0)
+    scheme = get_scheme("int8")
+    qweight = scheme.quantize_weight(torch.randn(n, k, device=device))
+    x = torch.randn(rows, k, device=device).bfloat16()
+    xq, xs = int8_quantize_activation(x)
+    got = int8_matmul(xq, xs, qweight, tiles=(16, 32, 4, 1, split))
+    assert torch.equal(got, scheme.reference_matmul(x, qweight))
+    assert _counters_zero(device)
+
+
+@pytest.mark.parametrize("counts", [[3, 0, 17, 1], [0, 0, 0, 6]])
+def test_int8_grouped_split_equals_the_reference(counts, device):
+    torch.manual_seed(1)
+    scheme = get_scheme("int8")
+    qweight = scheme.quantize_weight(torch.randn(4, 48, 384, device=device))
+    tokens = torch.tensor(counts)
+    x = torch.randn(sum(counts), 384, device=device).bfloat16()
+    xq, xs = int8_quantize_activation(x)
+    got = int8_matmul(xq, xs, qweight, tokens, tiles=(16, 32, 4, 1, 3))
+    assert torch.equal(got, scheme.reference_grouped_matmul(x, qweight, tokens))
+    assert _counters_zero(device)
+
+
+@pytest.mark.parametrize("split", [2, 4])
+def test_w4a16_split_repeats_its_bits(split, device, assert_gemm_close):
+    """fp32 slices added in slice order: the same bits on every call, near the reference."""
+    torch.manual_seed(2)
+    scheme = get_scheme("w4a16-g128")
+    qweight = scheme.quantize_weight(torch.randn(48, 1024, device=device))
+    x = torch.randn(5, 1024, device=device).bfloat16()
+    config = W4A16Config(16, 16, block_k=128, split_k=split)
+    first = w4a16_linear(x, qweight, config)
+    assert torch.equal(w4a16_linear(x, qweight, config), first)
+    assert_gemm_close(first, scheme.reference_matmul(x, qweight))
+    assert _counters_zero(device)
+
+
+def test_w4a16_grouped_split_with_empty_experts(device, assert_gemm_close):
+    torch.manual_seed(3)
+    scheme = get_scheme("w4a16-g32")
+    qweight = scheme.quantize_weight(torch.randn(4, 40, 256, device=device))
+    tokens = torch.tensor([3, 0, 17, 1])
+    x = torch.randn(21, 256, device=device).bfloat16()
+    got = w4a16_grouped_matmul(x, qweight, tokens, W4A16Config(16, 16, block_k=128, split_k=2))
+    assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens))
+    assert _counters_zero(device)
+
+
+def test_split_rule(monkeypatch):
+    """Doubled while `waves` waves hold the programs and each slice keeps `min_steps` K steps;
+    never off CUDA (the interpreter's tests pass their splits)."""
+    monkeypatch.setattr(split_k, "_sms", lambda device: 132)
+    cuda = torch.device("cuda")
+    assert split_k.split_for(64, 32, cuda) == 4  # o_proj, 16 x 32 tiles: 64 programs
+    assert split_k.split_for(160, 16, cuda) == 1  # qkv: 160 programs already
+    assert split_k.split_for(160, 16, cuda, waves=4) == 2
+    assert split_k.split_for(32, 3, cuda) == 1  # 3 K steps: no two slices of two
+    assert split_k.split_for(64, 16, cuda, waves=4, min_steps=4) == 4  # slices of 4 steps
+    assert split_k.split_for(8, 64, cuda) == 8  # at most 8
+    assert split_k.split_for(64, 32, torch.device("cpu")) == 1
+
+
+def test_calls_take_the_next_stretch_of_the_ring():
+    cpu = torch.device("cpu")
+    assert split_k.split_counters(cpu, split_k.MAX_TILES + 1) is None
+    first = split_k.split_counters(cpu, 4)
+    second = split_k.split_counters(cpu, 4)
+    assert first.dtype == torch.int32 and second.data_ptr() == first.data_ptr() + 16
+    for _ in range(split_k.RING_TILES // split_k.MAX_TILES):  # past the end: from the start
+        last = split_k.split_counters(cpu, split_k.MAX_TILES)
+    assert last.data_ptr() == split_k._rings[cpu][0].data_ptr()

@@ -529,7 +529,8 @@ def bench_dense(peak, check):
     """Dense GEMMs of one weight, W4A16 and INT8 against bf16, in CUDA graphs of STEP_CALLS
     calls with the weights rotated past L2. 'one slice': the int4 or int8 kernel with the
     same tiles and no K split (split_k.py), which decode sizes take by default; 'operand kept':
-    --quant-keep-operand's weights (bf16 GEMM from DENSE_KEPT_OPERAND_ROWS tokens)."""
+    --quant-keep-operand's weights (bf16 GEMM from DENSE_KEPT_OPERAND_ROWS tokens). FP8 block
+    weights: _fp8_dense_table."""
     w4a16, int8 = get_scheme("w4a16-g128"), get_scheme("int8")
     table = Table(f"Dense GEMMs (attention projections) vs bf16, CUDA graphs of {STEP_CALLS} "
                   f"calls",
@@ -565,7 +566,40 @@ def bench_dense(peak, check):
                       _pct_copy(n * k // 2 + n * k // 64 + io, t4, peak), t4one, t4kept,
                       _fmt(tb / t4, ".2f"), t8, t8g, t8one, _fmt(tb / t8, ".2f"))
         del q4, q8, wb, kept
-    return [table]
+    return [table, _fp8_dense_table(peak, check)]
+
+
+def _fp8_dense_table(peak, check):
+    """FP8 block dense calls at decode sizes: cuBLAS's blockwise scaled_mm (the op's choice on
+    SM90 past fp8_gemm.DENSE_SPLIT_ROWS tokens) and the Triton kernel (with K split up to
+    them), each timed alone on quantized inputs."""
+    scheme = get_scheme("fp8-block")
+    table = Table(f"FP8 block dense GEMMs (attention projections) vs bf16, CUDA graphs of "
+                  f"{STEP_CALLS} calls",
+                  ["shape", "M tokens", "bf16 us", "FP8 us (act quant included)", "%BW",
+                   "act quant us", "scaled_mm alone us", "Triton GEMM alone us", "FP8 / bf16"])
+    for label, n, k in DENSE_SHAPES:
+        master = torch.randn(n, k, device="cuda")
+        qws = [scheme.quantize_weight(master + i) for i in range(copies_for(n * k))]
+        wb = [(master + i).bfloat16() for i in range(copies_for(2 * n * k))]
+        for m in (1, 8, 32, 64, 256):
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            check.close_norm(f"fp8 dense {label} M={m}", fp8_block_linear(x, qws[0]),
+                             scheme.reference_matmul(x, qws[0]))
+            xq, xs = fp8_quantize_activation(x, pad_rows_to=4)  # scaled_mm's rows
+            tq = fp8_quantize_activation(x)
+            tb, t8, tquant, tmm, ttriton = (
+                graph_us([lambda w=w: fn(w) for w in weights], calls=STEP_CALLS)
+                for fn, weights in (
+                    (lambda w: x @ w.t(), wb), (lambda q: fp8_block_linear(x, q), qws),
+                    (lambda q: quantize_linear_input(x, q), qws[:1]),
+                    (lambda q: fp8_block_matmul(xq, xs, q, scaled_mm=True), qws),
+                    (lambda q: fp8_block_matmul(*tq, q, scaled_mm=False), qws)))
+            table.add(f"{label} {n}x{k}", str(m), tb, t8,
+                      _pct_copy(n * k + n * k // 16384 * 4 + m * (k + n) * 2, t8, peak), tquant,
+                      tmm, ttriton, _fmt(tb / t8, ".2f"))
+        del qws, wb
+    return table
 
 
 def bench_int8_experts(check):

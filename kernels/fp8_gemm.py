@@ -1,6 +1,7 @@
 """FP8 block-scaled GEMMs (1x128 activations x 128x128 weights, fp32 accumulation).
 
-Dense: torch.nn.functional.scaled_mm (cuBLAS) on SM90, which wants the activation scales
+Dense: up to DENSE_SPLIT_ROWS tokens the Triton kernel below with K split; past them
+torch.nn.functional.scaled_mm (cuBLAS) on SM90, which wants the activation scales
 token-major with the token count padded to 4, and the weight scales' K-block count padded
 to 4 (measured on an H100 with torch 2.11: the activation scales must not be padded in K).
 Grouped (MoE): from 2048 rows on Hopper the warp-specialized Gluon kernel
@@ -21,44 +22,51 @@ from .fp8_grouped_ws import applies as ws_applies, default_tiles as ws_tiles, \
 from .gluon_hopper import is_hopper
 from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 from .numerics import INTERPRETED, mma, to_bf16
+from .split_k import split_buffers, split_for, split_sum
 
 _SCALED_MM_PAD = 4
 
 
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
 def _fp8_grouped_kernel(
-    xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
-    stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn,
-    stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    E_PAD: tl.constexpr, DENSE: tl.constexpr, ROW_LOOP: tl.constexpr, SOFTWARE: tl.constexpr,
+    xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, partials_ptr, counters_ptr, num_experts,
+    total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse,
+    stride_wsn, stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    SPLIT_K: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr, ROW_LOOP: tl.constexpr,
+    SOFTWARE: tl.constexpr,
 ):
-    """ROW_LOOP: as w4a16_gemm's kernel (programs walk the row tiles of a capped grid)."""
+    """ROW_LOOP: as w4a16_gemm's kernel (programs walk the row tiles of a capped grid).
+    Axis 2: a slice of K (split_k.split_sum adds the slices)."""
     if ROW_LOOP:
         tiles = row_tile_count(counts_ptr, num_experts, BLOCK_M, E_PAD)
         for tile in range(tl.program_id(1), tiles, tl.num_programs(1)):
-            _fp8_tile(tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts,
-                      total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn,
-                      stride_wse, stride_wsn, stride_ym, BLOCK_M, BLOCK_N, BLOCK_K, E_PAD,
-                      DENSE, SOFTWARE)
+            _fp8_tile(tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, partials_ptr,
+                      counters_ptr, num_experts, total_rows, N, K, stride_xm, stride_xsm,
+                      stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn, stride_ym,
+                      BLOCK_M, BLOCK_N, BLOCK_K, SPLIT_K, E_PAD, DENSE, SOFTWARE)
     else:
         _fp8_tile(tl.program_id(1), xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr,
-                  num_experts, total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we,
-                  stride_wn, stride_wse, stride_wsn, stride_ym, BLOCK_M, BLOCK_N, BLOCK_K, E_PAD,
-                  DENSE, SOFTWARE)
+                  partials_ptr, counters_ptr, num_experts, total_rows, N, K, stride_xm,
+                  stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn,
+                  stride_ym, BLOCK_M, BLOCK_N, BLOCK_K, SPLIT_K, E_PAD, DENSE, SOFTWARE)
 
 
 @triton.jit
 def _fp8_tile(
-    tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, num_experts, total_rows, N, K,
-    stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn,
-    stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    E_PAD: tl.constexpr, DENSE: tl.constexpr, SOFTWARE: tl.constexpr,
+    tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, partials_ptr, counters_ptr,
+    num_experts, total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn,
+    stride_wse, stride_wsn, stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr,
+    SOFTWARE: tl.constexpr,
 ):
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
         counts_ptr, num_experts, total_rows, N, tile, BLOCK_M, BLOCK_N, E_PAD, DENSE)
     offs_k = tl.arange(0, BLOCK_K)
     e = expert.to(tl.int64)
-    k_blocks = tl.where(has_rows, tl.cdiv(K, BLOCK_K), 0)
+    per_split = tl.cdiv(tl.cdiv(K, BLOCK_K), SPLIT_K)
+    k_lo = tl.program_id(2) * per_split
+    k_hi = tl.where(has_rows, tl.minimum(k_lo + per_split, tl.cdiv(K, BLOCK_K)), k_lo)
+    first = tl.maximum(tl.minimum(k_lo, k_hi - 1), 0)  # an empty slice reads a block in range
 
     # the per-block scales are read one K block ahead: Triton's pipeline copies only the
     # MMA operands asynchronously, and a scale read in its own iteration waits the full
@@ -69,15 +77,15 @@ def _fp8_tile(
     sa_rows = xs_ptr + rows * stride_xsm
     if ONE_WEIGHT_BLOCK:
         sb_rows = ws_ptr + e * stride_wse + (tl.program_id(0) * BLOCK_N // BLOCK_K) * stride_wsn
-        sb_next = tl.load(sb_rows)
+        sb_next = tl.load(sb_rows + first)
     else:
         sb_rows = ws_ptr + e * stride_wse + (offs_n // BLOCK_K) * stride_wsn
-        sb_next = tl.load(sb_rows, mask=n_mask, other=0.0)
-    sa_next = tl.load(sa_rows, mask=row_mask, other=0.0)
+        sb_next = tl.load(sb_rows + first, mask=n_mask, other=0.0)
+    sa_next = tl.load(sa_rows + first * stride_xsk, mask=row_mask, other=0.0)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for kb in range(0, k_blocks):
+    for kb in range(k_lo, k_hi):
         sa, sb = sa_next, sb_next
-        ahead = tl.minimum(kb + 1, k_blocks - 1)  # the last block re-reads its own (unused)
+        ahead = tl.minimum(kb + 1, k_hi - 1)  # the last block re-reads its own (unused)
         sa_next = tl.load(sa_rows + ahead * stride_xsk, mask=row_mask, other=0.0)
         if ONE_WEIGHT_BLOCK:
             sb_next = tl.load(sb_rows + ahead)
@@ -94,13 +102,22 @@ def _fp8_tile(
         else:
             acc += partial * sa[:, None] * sb[None, :]
 
-    tl.store(y_ptr + rows[:, None].to(tl.int64) * stride_ym + offs_n[None, :],
-             to_bf16(acc, SOFTWARE), mask=row_mask[:, None] & n_mask[None, :])
+    y_ptrs = y_ptr + rows[:, None].to(tl.int64) * stride_ym + offs_n[None, :]
+    mask = row_mask[:, None] & n_mask[None, :]
+    if SPLIT_K == 1:
+        tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
+    else:
+        last, acc = split_sum(acc, partials_ptr, counters_ptr,
+                              tile * tl.num_programs(0) + tl.program_id(0), tl.program_id(2),
+                              SPLIT_K)
+        if last:
+            tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
 
 
 def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_warps,
-            num_stages, routed_rows=None):
-    """routed_rows: the rows the grid is sized for (expert_tiles.row_tile_grid)."""
+            num_stages, split_k=1, routed_rows=None):
+    """routed_rows: the rows the grid is sized for (expert_tiles.row_tile_grid); split_k:
+    slices of K for a dense call (split_k.py)."""
     wq, ws = qweight.data, qweight.scale
     if wq.dim() == 2:
         wq, ws = wq.unsqueeze(0), ws.unsqueeze(0)
@@ -113,11 +130,14 @@ def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_w
         tiles, row_loop = triton.cdiv(rows, block_m), False
     else:
         tiles, row_loop = row_tile_grid(rows, tile_rows(rows, routed_rows), num_experts, block_m)
-    _fp8_grouped_kernel[(triton.cdiv(n, block_n), tiles)](
-        xq, xs, wq, ws, y, counts, num_experts, rows, n, k,
+    col_tiles = triton.cdiv(n, block_n)
+    split_k, partials, counters = split_buffers(split_k if dense else 1, col_tiles * tiles,
+                                                block_m * block_n, torch.float32, y)
+    _fp8_grouped_kernel[(col_tiles, tiles, split_k)](
+        xq, xs, wq, ws, y, counts, partials, counters, num_experts, rows, n, k,
         xq.stride(0), xs.stride(0), xs.stride(1), wq.stride(0), wq.stride(1),
         ws.stride(0), ws.stride(1), y.stride(0),
-        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=BLOCK,
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=BLOCK, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, ROW_LOOP=row_loop,
         SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages)
     return y
@@ -194,9 +214,17 @@ def _routed_only(tokens_per_expert: torch.Tensor, routed_rows) -> dict:
     return dict(counts=tokens_per_expert, routed_rows=routed_rows)
 
 
+#: tokens up to which a dense call takes this file's kernel with K split (split_k.py) over
+#: cuBLAS's blockwise scaled_mm: H100, attention's projections, 1-32 tokens: 10.0-12.4 us
+#: against 12.1-18.7 (quantizer included); from 64 tokens each wins some shapes (session 36,
+#: docs/kernel_rounds.md round 32)
+DENSE_SPLIT_ROWS = 32
+
+
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:
-    """cuBLAS blockwise FP8 (SM90) for whole 128-blocks; Triton otherwise."""
-    return (x.is_cuda and is_hopper(x.device)
+    """cuBLAS blockwise FP8 (SM90) for whole 128-blocks past DENSE_SPLIT_ROWS tokens; Triton
+    otherwise."""
+    return (x.is_cuda and is_hopper(x.device) and x.shape[0] > DENSE_SPLIT_ROWS
             and hasattr(F, "scaled_mm") and qweight.out_features % BLOCK == 0
             and qweight.in_features % BLOCK == 0)
 
@@ -208,15 +236,31 @@ def quantize_linear_input(x2: torch.Tensor, qweight):
     return fp8_quantize_activation(x2, pad_rows_to=pad)
 
 
-def fp8_block_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight) -> torch.Tensor:
-    """Codes [M', in] and scales from quantize_linear_input @ W^T -> bf16 [M', out]."""
-    if scaled_mm_applies(xq, qweight):
+def dense_tiles(rows: int, n: int, k: int, device: torch.device) -> tuple:
+    """The Triton kernel's (block_m, block_n, num_warps, num_stages, split_k) for a dense call:
+    up to DENSE_SPLIT_ROWS tokens 16 x 32 tiles, K split while five waves hold the programs
+    (H100 sweep, round 32: within 2% of the best tiles and split at every shape)."""
+    if rows > DENSE_SPLIT_ROWS:
+        return _tiles(rows, k) + (1,)
+    programs = triton.cdiv(n, 32) * triton.cdiv(rows, 16)
+    return 16, 32, 4, 4, split_for(programs, triton.cdiv(k, BLOCK), device, waves=5,
+                                   min_steps=4)
+
+
+def fp8_block_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, scaled_mm: bool = None
+                     ) -> torch.Tensor:
+    """Codes [M', in] and scales from quantize_linear_input @ W^T -> bf16 [M', out].
+    scaled_mm: cuBLAS or this file's kernel (None: cuBLAS where scaled_mm_applies)."""
+    if scaled_mm is None:
+        scaled_mm = scaled_mm_applies(xq, qweight)
+    if scaled_mm:
         ws = qweight.scale
         if ws.shape[1] % _SCALED_MM_PAD:  # whole groups of 4 K blocks (a copy per call)
             ws = F.pad(ws, (0, (-ws.shape[1]) % _SCALED_MM_PAD))
         return F.scaled_mm(xq, qweight.data.t(), xs, F.ScalingType.BlockWise1x128, ws.t(),
                            F.ScalingType.BlockWise128x128, output_dtype=torch.bfloat16)
-    return _launch(xq, xs, qweight, xq, 1, True, *_tiles(xq.shape[0], qweight.in_features))
+    return _launch(xq, xs, qweight, xq, 1, True, *dense_tiles(
+        xq.shape[0], qweight.out_features, qweight.in_features, xq.device))
 
 
 def fp8_block_linear(x: torch.Tensor, qweight) -> torch.Tensor:

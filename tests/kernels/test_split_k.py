@@ -1,10 +1,13 @@
 """K split over programs (kernels/split_k.py): the slices meet in slice order, so INT8's int32
-sums equal the reference bit for bit and W4A16's fp32 sums repeat; the counters end at zero."""
+sums equal the reference bit for bit and W4A16's and FP8's fp32 sums repeat; the counters end
+at zero."""
 import pytest
 import torch
 
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import split_k
+from qarl_kernels.fp8_gemm import _launch as fp8_launch
+from qarl_kernels.fp8_quantize import fp8_quantize_activation
 from qarl_kernels.int8_gemm import int8_matmul
 from qarl_kernels.int8_quantize import int8_quantize_activation
 from qarl_kernels.w4a16_gemm import W4A16Config, w4a16_grouped_matmul, w4a16_linear
@@ -89,3 +92,17 @@ def test_calls_take_the_next_stretch_of_the_ring():
     for _ in range(split_k.RING_TILES // split_k.MAX_TILES):  # past the end: from the start
         last = split_k.split_counters(cpu, split_k.MAX_TILES)
     assert last.data_ptr() == split_k._rings[cpu][0].data_ptr()
+
+
+@pytest.mark.parametrize("split", [2, 3])
+def test_fp8_dense_split_repeats_its_bits(split, device):
+    torch.manual_seed(4)
+    scheme = get_scheme("fp8-block")
+    qweight = scheme.quantize_weight(torch.randn(256, 640, device=device))
+    x = torch.randn(5, 640, device=device).bfloat16()
+    xq, xs = fp8_quantize_activation(x)
+    first = fp8_launch(xq, xs, qweight, xq, 1, True, 16, 64, 4, 1, split)
+    assert torch.equal(fp8_launch(xq, xs, qweight, xq, 1, True, 16, 64, 4, 1, split), first)
+    want = scheme.reference_matmul(x, qweight).float()
+    assert float((first.float() - want).norm() / want.norm()) < 1e-2
+    assert _counters_zero(device)

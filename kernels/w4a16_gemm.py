@@ -105,14 +105,16 @@ def _w4a16_gemm_kernel(
         tiles = row_tile_count(counts_ptr, num_experts, BLOCK_M, E_PAD)
         for tile in range(tl.program_id(1), tiles, tl.num_programs(1)):
             _w4a16_tile(tile, x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr, partials_ptr,
-                        counters_ptr, num_experts, total_rows, N, K, stride_xm, stride_we, stride_wn, stride_se,
-                        stride_sn, stride_ym, GROUP, BLOCK_M, BLOCK_N, BLOCK_K, E_PAD, DENSE,
-                        SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU, HAS_PROBS, SOFTWARE)
+                        counters_ptr, num_experts, total_rows, N, K, stride_xm, stride_we,
+                        stride_wn, stride_se, stride_sn, stride_ym, GROUP, BLOCK_M, BLOCK_N,
+                        BLOCK_K, E_PAD, DENSE, SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU, HAS_PROBS,
+                        SOFTWARE)
     else:
         _w4a16_tile(tl.program_id(1), x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr,
-                    partials_ptr, counters_ptr, num_experts, total_rows, N, K, stride_xm, stride_we, stride_wn, stride_se,
-                    stride_sn, stride_ym, GROUP, BLOCK_M, BLOCK_N, BLOCK_K, E_PAD, DENSE,
-                    SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU, HAS_PROBS, SOFTWARE)
+                    partials_ptr, counters_ptr, num_experts, total_rows, N, K, stride_xm,
+                    stride_we, stride_wn, stride_se, stride_sn, stride_ym, GROUP, BLOCK_M,
+                    BLOCK_N, BLOCK_K, E_PAD, DENSE, SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU,
+                    HAS_PROBS, SOFTWARE)
 
 
 @triton.jit

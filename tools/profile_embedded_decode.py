@@ -134,7 +134,8 @@ def main():
     graph = "CUDA graph" if args.cuda_graph else "eager"
     layout = (f"TP{args.tensor_model_parallel_size} EP{args.expert_model_parallel_size} "
               f"ETP{args.expert_tensor_parallel_size}, {dist.get_world_size()} GPUs")
-    print(f"{args.layers} layers, {args.scheme} on {args.quant_targets}, {layout}, batch {args.batch}, {graph}, "
+    print(f"{args.layers} layers, {args.scheme} on {args.quant_targets}, {layout}, "
+          f"batch {args.batch}, {graph}, "
           f"{args.attention_backend} attention"
           f"{', deterministic' if args.deterministic_mode else ''}: {step_ms:.2f} ms per decode "
           f"step (wall, unprofiled) = a steady step of {steady_ms:.2f} ms + a batch's fixed "

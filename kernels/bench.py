@@ -550,7 +550,7 @@ def bench_dense(peak, check):
             one_slice = dataclasses.replace(dense_config(m, n, k, 128, x.device), split_k=1)
             tiles8 = int8_tiles(m, True) + (1,)
             check.close(f"w4a16 dense {label} M={m}", w4a16_linear(x, q4[0]),
-                             w4a16.reference_matmul(x, q4[0]))
+                        w4a16.reference_matmul(x, q4[0]))
             check.equal(f"int8 dense {label} M={m}", int8_linear(x, q8[0]),
                         int8.reference_matmul(x, q8[0]))
             tb, t4, t4one, t4kept, t8, t8g, t8one = (

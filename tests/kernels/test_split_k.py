@@ -106,3 +106,15 @@ def test_fp8_dense_split_repeats_its_bits(split, device):
     want = scheme.reference_matmul(x, qweight).float()
     assert float((first.float() - want).norm() / want.norm()) < 1e-2
     assert _counters_zero(device)
+
+
+def test_dense_rules_split_decode_calls_only(monkeypatch):
+    """Each scheme's dense rule on an H100 (132 SMs): o_proj at 8 tokens splits K; from 256
+    tokens (W4A16, FP8 past 32) no call splits."""
+    from qarl_kernels import fp8_gemm, w4a16_gemm
+    monkeypatch.setattr(split_k, "_sms", lambda device: 132)
+    cuda = torch.device("cuda")
+    assert w4a16_gemm.dense_config(8, 2048, 4096, 128, cuda).split_k == 8
+    assert w4a16_gemm.dense_config(512, 2048, 4096, 128, cuda).split_k == 1
+    assert fp8_gemm.dense_tiles(8, 2048, 4096, cuda) == (16, 32, 4, 4, 8)
+    assert fp8_gemm.dense_tiles(64, 2048, 4096, cuda)[-1] == 1

@@ -19,6 +19,7 @@ import triton
 from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import (
     composed_swiglu_experts, gated_activation, reference_race_argmax, reference_routed_sum,
+    swiglu_experts,
 )
 
 from .bench_setup import (DECODE_MAX_TOKENS, STEP_CALLS, ceilings, copies_for, graph_us,
@@ -30,8 +31,7 @@ from .fp8_grouped_ws import applies as ws_applies
 from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
                            fp8_quantize_swiglu)
 from .gluon_hopper import is_hopper
-from .int8_gemm import (int8_grouped_linear, int8_linear, int8_matmul, int8_swiglu_experts,
-                        int8_tiles)
+from .int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_tiles
 from .int8_quantize import int8_quantize, int8_quantize_activation
 from .race_argmax import race_argmax
 from .register import register_cuda_kernels
@@ -602,45 +602,68 @@ def _fp8_dense_table(peak, check):
     return table
 
 
-def bench_int8_experts(check):
+#: the experts block's layouts: (label, local experts, experts routed over, tokens): E128 is
+#: EP = 1; "EP8, TP attention" one rank's 16 of 128 experts for a batch of M tokens (the decode
+#: batch); "EP8" DP attention's 16 experts receiving every rank's rows (M / 2 an expert)
+BLOCK_LAYOUTS = [("E128", 128, None), ("EP8, TP attention", 16, 128), ("EP8", 16, None)]
+BLOCK_SCHEMES = [("W4A16", "w4a16"), ("FP8", "fp8-block"), ("INT8", "int8")]
+
+
+def bench_experts(peak, check):
     """A whole MoE experts block without autograd (fc1, SwiGLU with router probs, fc2), as the
-    rollout engine runs it, in CUDA graphs of STEP_CALLS calls: bf16 grouped_mm with torch's
-    SwiGLU, INT8 composed from the grouped op and torch's SwiGLU (quant.ops), and INT8 with the
-    SwiGLU writing fc2's codes (int8_swiglu_experts; the same bits)."""
-    register_cuda_kernels()  # the composed block's grouped op on CUDA (the reference syncs)
-    scheme = get_scheme("int8")
-    table = Table(f"INT8 experts block (fc1 + SwiGLU + fc2) vs bf16, CUDA graphs of "
-                  f"{STEP_CALLS} calls",
-                  ["experts", "M tokens", "bf16 us", "int8 composed us", "int8 fused us",
-                   "composed / fused", "bf16 / fused"])
+    rollout engine runs it (quant.ops.swiglu_experts: each scheme's fused op, from bf16 tokens),
+    against bf16 grouped_mm with torch's SwiGLU, in CUDA graphs of STEP_CALLS calls with both
+    projections' weights rotated past L2. %BW: the touched experts' weights of both
+    projections, tokens in and out, over the copy ceiling. Each op is checked against the
+    composed reference first (INT8 bit for bit)."""
+    register_cuda_kernels()  # the composed reference's grouped op on CUDA (the CPU one syncs)
     hidden, ffn = 2048, 768
-    for label, e in (("E128", 128), ("EP8", 16)):
+    header = ["experts", "M tokens", "rows an expert", "bf16 us", "bf16 %BW"]
+    for name, _ in BLOCK_SCHEMES:
+        header += [f"{name} us", f"{name} %BW", f"bf16 / {name}"]
+    table = Table(f"Experts block (fc1 + SwiGLU + fc2) vs bf16, CUDA graphs of {STEP_CALLS} "
+                  f"calls", header)
+    for label, e, routed in BLOCK_LAYOUTS:
         masters = (torch.randn(e, 2 * ffn, hidden, device="cuda"),
                    torch.randn(e, hidden, ffn, device="cuda"))
-        copies = copies_for(sum(w.numel() for w in masters))
-        qws = [tuple(scheme.quantize_weight(w + i) for w in masters) for i in range(copies)]
+        params = sum(w.numel() for w in masters)
         wbs = [tuple((w + i).bfloat16().transpose(1, 2) for w in masters)
-               for i in range(copies_for(2 * sum(w.numel() for w in masters)))]
-        for m in (8, 64, 256, 4096):
-            counts, rows, _, x, offs = _batch(m, e, hidden)
+               for i in range(copies_for(2 * params))]
+        quantized = []
+        for name, scheme_name in BLOCK_SCHEMES:
+            scheme = get_scheme(scheme_name)
+            q0 = tuple(scheme.quantize_weight(w) for w in masters)
+            nbytes = sum(q.data.numel() * q.data.element_size()
+                         + q.scale.numel() * q.scale.element_size() for q in q0)
+            quantized.append((name, scheme, nbytes, [q0] + [
+                tuple(scheme.quantize_weight(w + i) for w in masters)
+                for i in range(1, copies_for(nbytes))]))
+        for m in (8, 64, 128, 256, 4096):
+            counts, rows, touched, x, offs = _batch(m, e, hidden, routed=routed)
             probs = torch.rand(rows, device="cuda")
+            io = rows * hidden * 4
 
             def bf16(w1, w2):
                 h = gated_activation(torch._grouped_mm(x, w1, offs=offs), probs)
                 return torch._grouped_mm(h, w2, offs=offs)
 
-            def composed(q1, q2):
-                return composed_swiglu_experts(x, q1, q2, counts, probs)
-
-            check.equal(f"int8 experts {label} M={m}",
-                        int8_swiglu_experts(x, *qws[0], counts, probs), composed(*qws[0]))
-            t_bf16, t_composed, t_fused = (
-                graph_us([lambda w=w: fn(*w) for w in weights], calls=STEP_CALLS)
-                for fn, weights in ((bf16, wbs), (composed, qws), (
-                    lambda q1, q2: int8_swiglu_experts(x, q1, q2, counts, probs), qws)))
-            table.add(label, str(m), t_bf16, t_composed, t_fused,
-                      _fmt(t_composed / t_fused, ".2f"), _fmt(t_bf16 / t_fused, ".2f"))
-        del qws, wbs
+            t_bf16 = graph_us([lambda w=w: bf16(*w) for w in wbs], calls=STEP_CALLS)
+            cells = [label, str(m), f"{rows / e:.1f}", t_bf16,
+                     _pct_copy(touched * params * 2 // e + io, t_bf16, peak)]
+            for name, scheme, nbytes, qws in quantized:
+                got = swiglu_experts(x, *qws[0], counts, probs)
+                want = composed_swiglu_experts(x, *qws[0], counts, probs)
+                case = f"{name} experts block {label} M={m}"
+                if name == "INT8":
+                    check.equal(case, got, want)
+                else:
+                    check.close_norm(case, got, want)
+                t = graph_us([lambda q=q: swiglu_experts(x, *q, counts, probs) for q in qws],
+                             calls=STEP_CALLS)
+                cells += [t, _pct_copy(touched * nbytes // e + io, t, peak),
+                          _fmt(t_bf16 / t, ".2f")]
+            table.add(*cells)
+        del wbs, quantized
     return [table]
 
 
@@ -774,7 +797,7 @@ def write_section(path, body, key="qarl_kernels.bench", title="Kernels"):
         f.write(text)
 
 
-PARTS = ["w4a16", "dense", "quantize", "fp8", "int8", "combine", "sampler"]
+PARTS = ["w4a16", "dense", "quantize", "fp8", "int8", "experts", "combine", "sampler"]
 
 
 def main(argv=None):
@@ -810,7 +833,9 @@ def main(argv=None):
     if "fp8" in parts:
         tables += bench_fp8(peak, check) + bench_fp8_swiglu(check) + bench_fp8_dispatch(check)
     if "int8" in parts:
-        tables += bench_int8(peak, check) + bench_int8_experts(check)
+        tables += bench_int8(peak, check)
+    if "experts" in parts:
+        tables += bench_experts(peak, check)
     if "combine" in parts:
         tables += bench_combine(peak, check)
     if "sampler" in parts:

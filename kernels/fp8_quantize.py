@@ -153,6 +153,20 @@ def _routed(counts: torch.Tensor, x: torch.Tensor) -> dict:
                 E_PAD=triton.next_power_of_2(counts.numel()), ROUTED=True)
 
 
+#: rows up to which a row quantizer's program takes one row with one warp. H100, CUDA graphs
+#: of 10 calls (session 37, docs/kernel_rounds.md round 33): at 1-8 rows the 16-row programs
+#: took 3.6-3.8 us (activations, packed rows) and 6.1-6.3 us (the SwiGLU's), one-row programs
+#: 1.4-1.9 us; at 16-32 rows 2.1 and 2.8 us against 1.7-2.0; past 32 rows 16-row programs win
+ONE_ROW_PROGRAMS = 32
+
+
+def _row_block(rows: int, block_rows) -> tuple:
+    """(rows a program, warps) of the row quantizers for `rows` rows (block_rows: forced)."""
+    if block_rows is None:
+        block_rows = 1 if rows <= ONE_ROW_PROGRAMS else 16
+    return block_rows, 1 if block_rows <= 2 else 4
+
+
 def _row_programs(rows: int, block_rows: int, counts, routed_rows) -> int:
     """A quantizer grid's row programs: one a row block, or, where x is padded past
     routed_rows, enough for PADDED_GRID_SLACK x routed_rows, walking on over any further
@@ -167,7 +181,7 @@ def _row_programs(rows: int, block_rows: int, counts, routed_rows) -> int:
 
 
 def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to: int = 1,
-                            block_rows: int = 16, counts: torch.Tensor = None,
+                            block_rows: int = None, counts: torch.Tensor = None,
                             routed_rows: int = None):
     """x [M, K] -> (e4m3 [M', K], fp32 scales [M', KB'] as a token-major view).
 
@@ -188,15 +202,16 @@ def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to
     scale_t = alloc(kb_out, rows_out, device=x.device, dtype=torch.float32)
     if rows_out and k:
         x = x if x.stride(-1) == 1 else x.contiguous()
+        block_rows, warps = _row_block(tile_rows(rows_out, routed_rows), block_rows)
         grid = (_row_programs(rows_out, block_rows, counts, routed_rows), kb)
         _fp8_activation_kernel[grid](
             x, q, scale_t, rows=rows, rows_out=rows_out, K=k, stride_xm=x.stride(0),
             stride_qm=k, stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
-            BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=4, **_routed(counts, x))
+            BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=warps, **_routed(counts, x))
     return q, scale_t.t()
 
 
-def fp8_quantize_packed_rows(x: torch.Tensor, block_rows: int = 16) -> torch.Tensor:
+def fp8_quantize_packed_rows(x: torch.Tensor, block_rows: int = None) -> torch.Tensor:
     """Tokens [T, H] -> uint8 [T, packed_row_bytes(H)] in one pass: codes and scales of each
     token in its own row (quant.fp8_block.pack_activation_rows; padding bytes undefined), for
     the MoE dispatcher to move quantized tokens (layers.token_dispatch)."""
@@ -207,15 +222,16 @@ def fp8_quantize_packed_rows(x: torch.Tensor, block_rows: int = 16) -> torch.Ten
     _, scale = unpack_activation_rows(packed, k)
     if rows and k:
         x = x if x.stride(-1) == 1 else x.contiguous()
+        block_rows, warps = _row_block(rows, block_rows)
         _fp8_activation_kernel[(triton.cdiv(rows, block_rows), triton.cdiv(k, BLOCK))](
             x, packed.view(FP8_DTYPE), scale, rows=rows, rows_out=rows, K=k,
             stride_xm=x.stride(0), stride_qm=packed.stride(0), stride_sm=scale.stride(0),
-            stride_sk=scale.stride(1), BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=4,
+            stride_sk=scale.stride(1), BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=warps,
             **_routed(None, x))
     return packed
 
 
-def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows: int = 16,
+def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows: int = None,
                         counts: torch.Tensor = None, routed_rows: int = None):
     """MoE experts' activation straight to fc2's FP8 input: h = [gate | up] [T, 2F] bf16
     (fc1's output), probs [T] -> (e4m3 [T, F], fp32 scales [T, ceil(F/128)] token-major),
@@ -229,9 +245,10 @@ def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows:
     scale_t = torch.empty(kb, rows, device=h.device, dtype=torch.float32)
     if rows and ffn:
         h = h if h.stride(-1) == 1 else h.contiguous()
+        block_rows, warps = _row_block(tile_rows(rows, routed_rows), block_rows)
         _fp8_swiglu_kernel[(_row_programs(rows, block_rows, counts, routed_rows), kb)](
             h, h if probs is None else probs.contiguous(), q, scale_t, rows=rows, F=ffn,
             stride_hm=h.stride(0), stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
             HAS_PROBS=probs is not None, BLOCK_R=block_rows, BLOCK=BLOCK,
-            SOFTWARE=INTERPRETED, num_warps=4, **_routed(counts, h))
+            SOFTWARE=INTERPRETED, num_warps=warps, **_routed(counts, h))
     return q, scale_t.t()

@@ -5,8 +5,8 @@ from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.fp8_block import (pack_activation_rows, packed_row_bytes,
                                           quantize_activation, unpack_activation_rows)
 from qarl_kernels.fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
-from qarl_kernels.fp8_quantize import (fp8_block_quantize, fp8_quantize_activation,
-                                       fp8_quantize_packed_rows)
+from qarl_kernels.fp8_quantize import (ONE_ROW_PROGRAMS, fp8_block_quantize,
+                                       fp8_quantize_activation, fp8_quantize_packed_rows)
 
 
 def _bits(t):
@@ -27,16 +27,20 @@ def test_weight_quantize_bit_identical(shape, dtype, device):
     assert torch.equal(got.scale, want.scale)
 
 
-def test_activation_quantize_bit_identical_and_padded(device):
+# one-row programs up to ONE_ROW_PROGRAMS rows, 16-row programs past them
+@pytest.mark.parametrize("rows", [5, ONE_ROW_PROGRAMS + 3])
+def test_activation_quantize_bit_identical_and_padded(rows, device):
     torch.manual_seed(0)
-    x = (torch.randn(5, 300) * torch.logspace(-12, 3, 300)).bfloat16().to(device)
+    x = (torch.randn(rows, 300) * torch.logspace(-12, 3, 300)).bfloat16().to(device)
     x[1] = 0.0  # all-zero token: eps scale
     q, scale = fp8_quantize_activation(x, pad_rows_to=4, pad_blocks_to=4)
     want_q, want_scale = quantize_activation(x)
-    assert q.shape == (8, 300) and scale.shape == (8, 4) and scale.stride() == (1, 8)
-    assert torch.equal(_bits(q[:5]), _bits(want_q))
-    assert torch.equal(scale[:5, :3], want_scale)
-    assert not q[5:].float().any() and not scale[:, 3:].any()
+    padded = -(-rows // 4) * 4
+    assert q.shape == (padded, 300) and scale.shape == (padded, 4)
+    assert scale.stride() == (1, padded)
+    assert torch.equal(_bits(q[:rows]), _bits(want_q))
+    assert torch.equal(scale[:rows, :3], want_scale)
+    assert not q[rows:].float().any() and not scale[:, 3:].any()
 
 
 # default tiles: one weight scale per tile and K block (one-FMA promotion); 256-wide tiles

@@ -4,7 +4,7 @@ import torch
 from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.fp8_block import (pack_activation_rows, packed_row_bytes,
                                           quantize_activation, unpack_activation_rows)
-from qarl_kernels.fp8_gemm import fp8_block_grouped_linear, fp8_block_linear
+from qarl_kernels.fp8_gemm import _decode_tiles, fp8_block_grouped_linear, fp8_block_linear
 from qarl_kernels.fp8_quantize import (ONE_ROW_PROGRAMS, fp8_block_quantize,
                                        fp8_quantize_activation, fp8_quantize_packed_rows)
 
@@ -44,8 +44,8 @@ def test_activation_quantize_bit_identical_and_padded(rows, device):
 
 
 # default tiles: one weight scale per tile and K block (one-FMA promotion); 256-wide tiles
-# span two weight blocks (per-column scales)
-@pytest.mark.parametrize("tiles", [None, (16, 256, 4, 2)])
+# span two weight blocks (per-column scales); the other decode rules' tiles
+@pytest.mark.parametrize("tiles", [None, (16, 256, 4, 2), (16, 128, 4, 3), (64, 128, 4, 4)])
 def test_grouped_matches_reference_with_empty_experts(tiles, device, assert_gemm_close):
     torch.manual_seed(0)
     scheme = get_scheme("fp8-block")
@@ -54,6 +54,17 @@ def test_grouped_matches_reference_with_empty_experts(tiles, device, assert_gemm
     x = torch.randn(9, 200, device=device).bfloat16()
     assert_gemm_close(fp8_block_grouped_linear(x, qweight, tokens, tiles),
                       scheme.reference_grouped_matmul(x, qweight, tokens))
+
+
+def test_decode_tiles_follow_the_h100_sweep():
+    """fp8_gemm._decode_tiles (round 33): 64 x 64 for a handful of rows and for fc1 (K 2048)
+    over few experts or under 2 rows an expert, else 16 x 128 under 32 rows an expert."""
+    assert _decode_tiles(8, 128, 2048) == (64, 64, 4, 4)  # one token at E128
+    assert _decode_tiles(64, 128, 2048) == (64, 64, 4, 4)  # fc1, half a row an expert
+    assert _decode_tiles(512, 128, 2048) == (16, 128, 4, 3)  # fc1, 4 rows an expert
+    assert _decode_tiles(512, 16, 2048) == (64, 64, 4, 4)  # fc1 at EP8
+    assert _decode_tiles(64, 128, 768) == (16, 128, 4, 3)  # fc2 at E128
+    assert _decode_tiles(512, 16, 768) == (64, 128, 4, 4)  # fc2, 32 rows an expert
 
 
 @pytest.mark.parametrize("n,k", [(256, 384), (128, 512), (160, 200)])  # SM90: scaled_mm,

@@ -90,10 +90,11 @@ def test_fp8_tiles_for_the_routed_rows(device, monkeypatch, assert_gemm_close):
     routed = sum(COUNTS)
     exact = fp8_gemm.fp8_swiglu_experts(x[:routed], fc1, fc2, tokens, probs[:routed])
     seen = []
-    monkeypatch.setattr(fp8_gemm, "_tiles", lambda per_expert, k, rule=fp8_gemm._tiles:
-                        seen.append(per_expert) or rule(per_expert, k))
+    monkeypatch.setattr(fp8_gemm, "_decode_tiles",
+                        lambda rows, experts, k, rule=fp8_gemm._decode_tiles:
+                        seen.append(rows) or rule(rows, experts, k))
     padded = fp8_gemm.fp8_swiglu_experts(x, fc1, fc2, tokens, probs, routed_rows=routed)
-    assert seen == [routed // 4] * 2
+    assert seen == [routed] * 2
     assert torch.equal(padded[:routed], exact)
 
 

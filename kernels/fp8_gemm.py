@@ -17,8 +17,8 @@ from megatron_qarl.quant.fp8_block import BLOCK, unpack_activation_rows
 
 from .checks import check_activation, check_tokens_per_expert, counts_on, tile_rows
 from .expert_tiles import program_tile, row_tile_count, row_tile_grid
-from .fp8_grouped_ws import MIN_ROWS as ws_min_rows, applies as ws_applies, \
-    default_tiles as ws_tiles, fp8_grouped_ws
+from .fp8_grouped_ws import MIN_ROWS as ws_min_rows, MIN_ROWS_PER_EXPERT as \
+    ws_min_rows_per_expert, applies as ws_applies, default_tiles as ws_tiles, fp8_grouped_ws
 from .gluon_hopper import is_hopper
 from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 from .numerics import INTERPRETED, mma, to_bf16
@@ -155,16 +155,18 @@ def _tiles(rows_per_expert: int, k: int):
 
 
 def _decode_tiles(rows: int, num_experts: int, k: int):
-    """Grouped tiles below the Gluon kernel's MIN_ROWS (decode batches), from an H100 sweep
-    of 10 tiles at E128, EP8 beside TP attention and EP8 under DP attention, 1-256 tokens,
-    CUDA graphs (docs/kernel_rounds.md round 33): each of the 32 cells within 1% of its best,
-    1.00-2.05x _tiles' (1.10x or more in 25). 64 x 64 tiles where few rows spread over many
-    tiles (a handful of rows, or fc1's long K over few experts or under 2 rows an expert),
-    16 x 128 with 3 stages for the rest under 32 rows an expert, 64 x 128 from there."""
+    """Grouped tiles below the Gluon kernel's thresholds (decode batches), from H100 sweeps of
+    10 tiles at E128, EP8 beside TP attention and EP8 under DP attention, 1-448 tokens, CUDA
+    graphs (docs/kernel_rounds.md round 33): each of the 40 cells within 2% of its best,
+    1.00-2.05x _tiles'. 64 x 64 tiles where few rows spread over many tiles (a handful of
+    rows, or fc1's long K over few experts or under 2 rows an expert), 64 x 128 from 32 rows
+    an expert (fc1 from 16), 16 x 128 with 3 stages between."""
     per_expert = rows // max(1, num_experts)
     if rows <= 16 or (k >= 2048 and (num_experts < 64 or per_expert < 2)):
         return 64, 64, 4, 4
-    return (16, 128, 4, 3) if per_expert < 32 else (64, 128, 4, 4)
+    if per_expert >= 32 or (k >= 2048 and per_expert >= 16):
+        return 64, 128, 4, 4
+    return 16, 128, 4, 3
 
 
 def fp8_block_grouped_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight,
@@ -184,8 +186,9 @@ def fp8_block_grouped_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight,
         # they come token-major, as in packed rows); the Triton kernel takes any strides
         xs = xs if xs.stride(0) == 1 else xs.t().contiguous().t()
         return fp8_grouped_ws(xq, xs, qweight, counts, ws_tiles(rows))
-    if tiles is None:
-        tiles = (_decode_tiles(rows, num_experts, qweight.in_features) if rows < ws_min_rows
+    if tiles is None:  # where the Gluon kernel starts on Hopper, _tiles
+        gluon_rows = max(ws_min_rows, ws_min_rows_per_expert * num_experts)
+        tiles = (_decode_tiles(rows, num_experts, qweight.in_features) if rows < gluon_rows
                  else _tiles(rows // max(1, num_experts), qweight.in_features))
     return _launch(xq, xs, qweight, counts, num_experts, False, *tiles, routed_rows=rows)
 

@@ -39,7 +39,8 @@ from .routed_sum import routed_sum
 from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from .token_logprobs import inverse_temperature, sample_with_logprobs, token_logprobs_forward
 from .w4a16_dequantize import w4a16_dequantize
-from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT, dense_config,
+from .w4a16_gemm import (DENSE_GLUON_MAX_ROWS, DEQUANT_ROWS_PER_EXPERT,
+                         KEPT_OPERAND_ROWS_PER_EXPERT, dense_config, w4a16_dense_gluon,
                          w4a16_grouped_matmul, w4a16_grouped_swiglu, w4a16_linear)
 from .w4a16_operand import w4a16_operand
 from .w4a16_quantize import w4a16_quantize
@@ -527,15 +528,17 @@ DENSE_SHAPES = [("qkv", 5120, 2048), ("o_proj", 2048, 4096), ("qkv TP2", 2560, 2
 
 def bench_dense(peak, check):
     """Dense GEMMs of one weight, W4A16 and INT8 against bf16, in CUDA graphs of STEP_CALLS
-    calls with the weights rotated past L2. 'one slice': the int4 or int8 kernel with the
-    same tiles and no K split (split_k.py), which decode sizes take by default; 'operand kept':
-    --quant-keep-operand's weights (bf16 GEMM from DENSE_KEPT_OPERAND_ROWS tokens). FP8 block
-    weights: _fp8_dense_table."""
+    calls with the weights rotated past L2. W4A16: the op (in graphs on Hopper the Gluon
+    kernel up to DENSE_GLUON_MAX_ROWS tokens), the Triton kernel with its tiles and K split
+    (dense_config: eager calls' kernel), and --quant-keep-operand's weights (bf16 GEMM from
+    DENSE_KEPT_OPERAND_ROWS tokens). INT8 'one slice': the int8 kernel with the same tiles and
+    no K split (split_k.py), which decode sizes take by default. FP8 block weights:
+    _fp8_dense_table."""
     w4a16, int8 = get_scheme("w4a16-g128"), get_scheme("int8")
     table = Table(f"Dense GEMMs (attention projections) vs bf16, CUDA graphs of {STEP_CALLS} "
                   f"calls",
                   ["shape", "M tokens", "bf16 us", "bf16 %BW", "W4A16 us", "%BW",
-                   "W4A16 kernel, one slice us", "W4A16 operand kept us", "W4A16 / bf16",
+                   "W4A16 Triton kernel us", "W4A16 operand kept us", "W4A16 / bf16",
                    "INT8 us (act quant included)", "INT8 GEMM us", "INT8 GEMM one slice us",
                    "INT8 / bf16"])
     for label, n, k in DENSE_SHAPES:
@@ -544,26 +547,29 @@ def bench_dense(peak, check):
         q8 = [int8.quantize_weight(master + i) for i in range(copies_for(n * k))]
         wb = [(master + i).bfloat16() for i in range(copies_for(2 * n * k))]
         kept = [dataclasses.replace(q, keep_operand=True) for q in q4]  # as many: past L2
-        for m in (1, 8, 64, 256, 4096):
+        for m in (1, 8, 64, 256, 512, 4096):
             x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             xq, xs = int8_quantize_activation(x)
-            one_slice = dataclasses.replace(dense_config(m, n, k, 128, x.device), split_k=1)
+            triton_tiles = dense_config(m, n, k, 128, x.device)
             tiles8 = int8_tiles(m, True) + (1,)
             check.close(f"w4a16 dense {label} M={m}", w4a16_linear(x, q4[0]),
                         w4a16.reference_matmul(x, q4[0]))
+            if is_hopper(x.device) and m <= DENSE_GLUON_MAX_ROWS:  # what graphs take
+                check.close(f"w4a16 dense gluon {label} M={m}", w4a16_dense_gluon(x, q4[0]),
+                            w4a16.reference_matmul(x, q4[0]))
             check.equal(f"int8 dense {label} M={m}", int8_linear(x, q8[0]),
                         int8.reference_matmul(x, q8[0]))
-            tb, t4, t4one, t4kept, t8, t8g, t8one = (
+            tb, t4, t4triton, t4kept, t8, t8g, t8one = (
                 graph_us([lambda w=w: fn(w) for w in weights], calls=STEP_CALLS)
                 for fn, weights in (
                     (lambda w: x @ w.t(), wb), (lambda q: w4a16_linear(x, q), q4),
-                    (lambda q: w4a16_linear(x, q, one_slice), q4),
+                    (lambda q: w4a16_linear(x, q, triton_tiles), q4),
                     (lambda q: w4a16_linear(x, q), kept),
                     (lambda q: int8_linear(x, q), q8), (lambda q: int8_matmul(xq, xs, q), q8),
                     (lambda q: int8_matmul(xq, xs, q, tiles=tiles8), q8)))
             io = m * (k + n) * 2
             table.add(f"{label} {n}x{k}", str(m), tb, _pct_copy(2 * n * k + io, tb, peak), t4,
-                      _pct_copy(n * k // 2 + n * k // 64 + io, t4, peak), t4one, t4kept,
+                      _pct_copy(n * k // 2 + n * k // 64 + io, t4, peak), t4triton, t4kept,
                       _fmt(tb / t4, ".2f"), t8, t8g, t8one, _fmt(tb / t8, ".2f"))
         del q4, q8, wb, kept
     return [table, _fp8_dense_table(peak, check)]

@@ -21,6 +21,10 @@ from typing import Dict, List, Optional, Tuple
 import torch
 import triton
 import triton.language as tl
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+from .gluon_hopper import cta_barrier
 
 #: counters per device (64 KiB); one call may split at most a quarter of them
 RING_TILES = 16384
@@ -92,4 +96,26 @@ def split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: tl.constexp
         for s in tl.static_range(1, SPLIT_K):
             total += tl.load(base + s * (R * C) + index, cache_modifier=".cg")
         tl.atomic_xchg(counters_ptr + tile, 0, sem="relaxed", scope="gpu")
+    return last, total
+
+
+@gluon.jit
+def gluon_split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: gl.constexpr):
+    """split_sum for a Gluon kernel's accumulator, in its own register layout."""
+    layout: gl.constexpr = acc.type.layout
+    R: gl.constexpr = acc.shape[0]
+    C: gl.constexpr = acc.shape[1]
+    index = (gl.expand_dims(gl.arange(0, R, layout=gl.SliceLayout(1, layout)) * C, 1)
+             + gl.expand_dims(gl.arange(0, C, layout=gl.SliceLayout(0, layout)), 0))
+    base = partials_ptr + tile.to(gl.int64) * (SPLIT_K * R * C)
+    gl.store(base + split * (R * C) + index, acc)
+    cta_barrier()  # every thread's slice is written before the arrival is counted
+    arrived = gl.atomic_add(counters_ptr + tile, 1, sem="acq_rel", scope="gpu")
+    last = arrived == SPLIT_K - 1
+    total = acc
+    if last:
+        total = gl.load(base + index, cache_modifier=".cg")
+        for s in gl.static_range(1, SPLIT_K):
+            total += gl.load(base + s * (R * C) + index, cache_modifier=".cg")
+        gl.atomic_xchg(counters_ptr + tile, 0, sem="relaxed", scope="gpu")
     return last, total

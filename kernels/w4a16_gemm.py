@@ -27,7 +27,9 @@ MoE fc1 can also run with the experts' SwiGLU and router prob in the epilogue
 over the same x tiles, so the [T, 2F] intermediate and the activation's kernels disappear.
 
 On Hopper the grouped ops hand batches of up to 128 tokens per expert to the Gluon kernel
-(w4a16_gluon, routed by gluon_tiles), which unpacks into the registers of asynchronous wgmmas.
+(w4a16_gluon, routed by gluon_tiles), which unpacks into the registers of asynchronous wgmmas;
+dense calls in CUDA graphs, up to DENSE_GLUON_MAX_ROWS tokens, take it as one expert with K
+split (gluon_dense_tiles).
 """
 import warnings
 from dataclasses import dataclass, replace
@@ -44,6 +46,7 @@ from .expert_tiles import program_tile, row_tile_count, row_tile_grid, tile_boun
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
 from .split_k import split_buffers, split_for, split_sum
+from .gluon_hopper import sm_count
 from .w4a16_gluon import GROUP as GLUON_GROUP, applies as gluon_applies, w4a16_grouped_gluon
 from .w4a16_lanes import has_lane_codes, lane_codes
 from .w4a16_operand import w4a16_operand
@@ -295,28 +298,88 @@ def _check_bf16(x: torch.Tensor) -> None:
         )
 
 
-#: tokens from which a dense call multiplies the bf16 operand (cuBLAS) instead of reading int4
-#: codes: H100, attention's projections (docs/benchmarks.md, "Dense GEMMs"): the kernel takes
-#: 1.9-2.2x bf16's time at 256 tokens, where dequantizing (a write of 2 B/param) then bf16
-#: costs about 1.7x; with the operand kept for the step (--quant-keep-operand) bf16's time
-#: beats the kernel from 64 tokens
+#: tokens from which a dense call outside the Gluon kernel's reach multiplies the bf16 operand
+#: (cuBLAS) instead of reading int4 codes: H100, attention's projections (docs/benchmarks.md,
+#: "Dense GEMMs"): this file's kernel takes 1.9-2.2x bf16's time at 256 tokens, where
+#: dequantizing (a write of 2 B/param) then bf16 costs about 1.7x; with the operand kept for
+#: the step (--quant-keep-operand) bf16's time beats either kernel from 64 tokens (round 34:
+#: the Gluon kernel 0.68-1.08x bf16 at 64)
 DENSE_DEQUANT_ROWS = 256
 DENSE_KEPT_OPERAND_ROWS = 64
+#: tokens up to which a dense call in CUDA-graph capture takes the Gluon kernel: at 512 it
+#: takes 0.74-0.94x of the bf16 operand path's time at attention's projections (round 34)
+DENSE_GLUON_MAX_ROWS = 512
 
 
 def w4a16_linear(x: torch.Tensor, qweight, config: W4A16Config = None) -> torch.Tensor:
-    """x [..., in] bf16 @ W^T for one W4A16 QuantizedWeight [out, in] -> [..., out] bf16; from
-    DENSE_DEQUANT_ROWS tokens (DENSE_KEPT_OPERAND_ROWS with the operand kept) through the bf16
-    operand, unless a config names this file's tiles."""
+    """x [..., in] bf16 @ W^T for one W4A16 QuantizedWeight [out, in] -> [..., out] bf16. In
+    CUDA-graph capture on Hopper up to DENSE_GLUON_MAX_ROWS tokens the Gluon kernel
+    (gluon_dense_tiles); else from DENSE_DEQUANT_ROWS tokens (DENSE_KEPT_OPERAND_ROWS with the
+    operand kept) through the bf16 operand, unless a config names this file's tiles."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     x2 = x.reshape(-1, x.shape[-1]).contiguous()
-    rows = DENSE_KEPT_OPERAND_ROWS if qweight.keep_operand else DENSE_DEQUANT_ROWS
-    if config is None and x2.shape[0] >= rows:
+    rows = x2.shape[0]
+    kept = qweight.keep_operand and rows >= DENSE_KEPT_OPERAND_ROWS
+    tiles = None if kept else _gluon_route(x2, qweight, config, rows)
+    if tiles:
+        y = w4a16_dense_gluon(x2, qweight, tiles)
+    elif config is None and rows >= (DENSE_KEPT_OPERAND_ROWS if qweight.keep_operand
+                                     else DENSE_DEQUANT_ROWS):
         y = x2 @ w4a16_operand(qweight, None).t()
     else:
         y = _launch(x2, qweight, x2, 1, True, config)  # counts unused in dense mode
     return y.reshape(*x.shape[:-1], qweight.out_features)
+
+
+def w4a16_dense_gluon(x: torch.Tensor, qweight, tiles: tuple = None) -> torch.Tensor:
+    """x [T, in] bf16 @ W^T through the Gluon kernel as one expert, with gluon_dense_tiles'
+    tiles or the given ones (block_m, block_n, stages, groups, split_k): what w4a16_linear
+    takes in CUDA-graph capture, callable eagerly (after an eager call on x's device, in
+    capture)."""
+    rows = x.shape[0]
+    tiles = tiles or gluon_dense_tiles(rows, qweight.out_features, qweight.in_features,
+                                       sm_count(x.device))
+    return w4a16_grouped_gluon(x, qweight, _dense_counts(x), *tiles[:3], groups=tiles[3],
+                               split_k=tiles[4], pdl=gluon_pdl(rows))
+
+
+_row_counts = {}  # device -> int32 arange(DENSE_GLUON_MAX_ROWS + 1)
+
+
+def _dense_counts(x: torch.Tensor):
+    """The counts [1] = rows of x that the Gluon kernel reads for a dense call (one expert): a
+    view into a per-device arange made on the first eager call, so a captured call writes no
+    tensor; None while capturing before any eager call on this device."""
+    table = _row_counts.get(x.device)
+    if table is None:
+        if _capturing(x):
+            return None
+        table = _row_counts[x.device] = torch.arange(DENSE_GLUON_MAX_ROWS + 1, device=x.device,
+                                                     dtype=torch.int32)
+    return table[x.shape[0]:x.shape[0] + 1]
+
+
+def gluon_dense_tiles(rows: int, n: int, k: int, sms: int):
+    """(block_m, block_n, stages, groups, split_k) of the Gluon kernel for a dense call of `rows`
+    tokens on a GPU of `sms` SMs, or None past DENSE_GLUON_MAX_ROWS. Fitted to an H100 sweep
+    of 288 configurations at attention's projections and their TP2 halves, 1-512 tokens
+    (round 34: each cell within 1.18x of its best, 1.04x on average): 64-row weight tiles;
+    token tiles of 8, 16, 32, 64 (to 256 tokens) and 128; stages of two groups while the tiles
+    fit one program an SM, else one (two stages of two groups filled an SM at 64 tokens a
+    tile, and a second wave cost 1.3x); K split while the programs fit eight waves of 8- and
+    16-token tiles, one of larger ones."""
+    if rows > DENSE_GLUON_MAX_ROWS or k % (2 * GLUON_GROUP):
+        return None
+    block_m = next(b for b, most in ((8, 8), (16, 16), (32, 32), (64, 256), (128, None))
+                   if most is None or rows <= most)
+    programs = triton.cdiv(n, 64) * triton.cdiv(rows, block_m)
+    groups = 2 if programs <= sms else 1
+    split, waves = 1, 8 if block_m <= 16 else 1
+    while split < 8 and programs * split * 2 <= waves * sms and k % (GLUON_GROUP * groups
+                                                                     * split * 2) == 0:
+        split *= 2
+    return block_m, 64, 2 if block_m == 128 else 3, groups, split
 
 
 #: host time per eager call (H100 host, W13 EP8 M=64, round 8): 87 us for the Gluon kernel
@@ -640,25 +703,32 @@ def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False, x_rows: int =
 
 def _gluon_route(x: torch.Tensor, qweight, config, rows: int):
     """The Gluon kernel's tiles for this grouped call with tiles chosen for `rows` (tile_rows),
-    or None for this file's kernel.
+    or for this dense call (gluon_dense_tiles; eager dense calls take this file's kernel, whose
+    host launch is 30 us shorter), or None for this file's kernel.
     The Gluon kernel reads the codes in lane order, made once per weight. An eager call of a
     batch that a CUDA graph would hand to it makes them (the usual warm-up before capture), so
     the graph does not record the reorder; a capture that finds none takes this file's kernel
     and warns."""
     if config is not None:
         return None
-    k = qweight.in_features
-    experts, n = qweight.data.shape[:2]
-    tiles = gluon_tiles(rows, experts, n, k)  # what a CUDA graph of this batch takes
+    k, n = qweight.in_features, qweight.data.shape[-2]
+    dense = qweight.data.dim() == 2
+    if dense:  # what a CUDA graph of this batch takes
+        tiles = x.is_cuda and gluon_dense_tiles(rows, n, k, sm_count(x.device))
+    else:
+        tiles = gluon_tiles(rows, qweight.data.shape[0], n, k)
     if not tiles or not gluon_applies(x, qweight):
         return None
     if not _capturing(x):
         lane_codes(qweight)
-        return gluon_tiles(rows, experts, n, k, capturing=False)
-    if has_lane_codes(qweight):
+        if dense:
+            _dense_counts(x)
+            return None
+        return gluon_tiles(rows, qweight.data.shape[0], n, k, capturing=False)
+    if has_lane_codes(qweight) and (not dense or _dense_counts(x) is not None):
         return tiles
-    warnings.warn("W4A16 grouped GEMM: this CUDA-graph capture is the weight's first call at "
-                  "this batch size, so it takes the Triton kernel; the Hopper kernel needs the "
+    warnings.warn("W4A16 GEMM: this CUDA-graph capture is the weight's first call at this "
+                  "batch size, so it takes the Triton kernel; the Hopper kernel needs the "
                   "codes reordered once outside capture. Run one eager step before capturing.")
     return None
 

@@ -64,6 +64,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from .checks import scale_words_fit
 from .expert_tiles import tile_bound
+from .split_k import gluon_split_sum, split_buffers
 from .gluon_hopper import allow_next_grid, cp_async_load, cta_barrier, expert_tables, is_hopper, \
     row_tile_count, sm_count, tile_of, tma_load, wait_for_previous_grid, warp_uniform
 from .w4a16_lanes import lane_codes
@@ -228,13 +229,13 @@ def _issue(descs, ring, stage, kb, expert, n0, x_row, x_end, x_ptr, stride_xm, s
 def _prologue(descs, ring, first, io, STAGES: gl.constexpr, SWIGLU: gl.constexpr,
               X_ASYNC: gl.constexpr, TAIL: gl.constexpr, WITH_WORDS: gl.constexpr,
               num_warps: gl.constexpr):
-    """The first STAGES - 1 stages of the program's first tile (expert, n0, rows, row end);
-    WITH_WORDS off: their words are on their way already."""
-    expert, n0, row_start, row_end = first
+    """The first STAGES - 1 stages of the program's first tile (expert, n0, rows, row end, its
+    first K step); WITH_WORDS off: their words are on their way already."""
+    expert, n0, row_start, row_end, kb0 = first
     x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr, stride_ym = io
     for i in gl.static_range(STAGES - 1):
-        _issue(descs, ring, i, i, expert, n0, row_start, row_end, x_ptr, stride_xm, s_ptr, N,
-               stride_se, stride_sn, SWIGLU, X_ASYNC, 2 if TAIL else 0, num_warps, WITH_WORDS)
+        _issue(descs, ring, i, kb0 + i, expert, n0, row_start, row_end, x_ptr, stride_xm, s_ptr,
+               N, stride_se, stride_sn, SWIGLU, X_ASYNC, 2 if TAIL else 0, num_warps, WITH_WORDS)
 
 
 @gluon.jit
@@ -279,7 +280,7 @@ def _refill(descs, ring, j, kb, steps, walk, at, io, STAGES: gl.constexpr, SWIGL
     the next kernel in first if that is the program's last load (_release)."""
     w_desc, x_desc, xt_desc = descs
     tile, grid, tiles, tables, n_blocks, num_experts = walk
-    expert, row_start, row_end, nb = at
+    expert, row_start, row_end, nb, kb0 = at
     x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr, stride_ym = io
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
@@ -288,9 +289,9 @@ def _refill(descs, ring, j, kb, steps, walk, at, io, STAGES: gl.constexpr, SWIGL
     if RELEASE:
         _release(kb, steps, walk, STAGES, PERSISTENT)
     if ahead < steps:
-        _issue(descs, ring, (j + STAGES - 1) % STAGES, ahead, expert, nb * BLOCK_N, row_start,
-               row_end, x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU, X_ASYNC,
-               1 if WITH_TAIL else 0, num_warps)
+        _issue(descs, ring, (j + STAGES - 1) % STAGES, kb0 + ahead, expert, nb * BLOCK_N,
+               row_start, row_end, x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, SWIGLU,
+               X_ASYNC, 1 if WITH_TAIL else 0, num_warps)
     elif PERSISTENT:
         if tile + grid < tiles:  # the next tile's origin, found again there
             next_expert, next_start, next_end, next_nb = tile_of(
@@ -315,7 +316,7 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
     w_desc, x_desc, xt_desc = descs
     w_bufs, x_bufs, xt_bufs, s_bufs, ready = ring
     tile, grid, tiles, tables, n_blocks, num_experts = walk
-    expert, row_start, row_end, nb = at
+    expert, row_start, row_end, nb, kb0 = at
     x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr, stride_ym = io
     acc_layout: gl.constexpr = layouts[0]
     tail_layout: gl.constexpr = layouts[1]
@@ -345,12 +346,12 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
         mbarrier.wait(ready.index(s), (j // STAGES) & 1)
         for g in gl.static_range(GROUPS):
             pair = PAIRS * PARTS * s + g // 2
-            scale2 = _scale_pairs(s_bufs.index(pair), kb * GROUPS + g, row_layout)
+            scale2 = _scale_pairs(s_bufs.index(pair), (kb0 + kb) * GROUPS + g, row_layout)
             halves = _halves(_group_words(w_bufs.index(PARTS * s), g, word_layout))
             up_scale2, up_halves = scale2, halves
             if SWIGLU:
                 up_scale2 = _scale_pairs(s_bufs.index(pair + PAIRS),
-                                         kb * GROUPS + g, row_layout)
+                                         (kb0 + kb) * GROUPS + g, row_layout)
                 up_halves = _halves(_group_words(w_bufs.index(PARTS * s + 1), g, word_layout))
             for h in gl.static_range(2):
                 # unpack this half (gate and up), issue its wgmmas, retire the previous half's:
@@ -423,6 +424,7 @@ def _epilogue(acc, acc_up, first_row, row_end, nb, y_ptr, p_ptr, N, stride_ym,
 
 @gluon.jit(do_not_specialize=["num_experts"])
 def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, counts_ptr,
+                        partials_ptr, counters_ptr,
                         num_experts, N, K, stride_xm, stride_se, stride_sn, stride_ym,
                         acc_layout: gl.constexpr, tail_layout: gl.constexpr,
                         word_layout: gl.constexpr, split_layout: gl.constexpr,
@@ -430,7 +432,7 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
                         HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
                         X_ASYNC: gl.constexpr, TAIL: gl.constexpr, RELEASE: gl.constexpr,
                         EARLY_WORDS: gl.constexpr, REFILL_FIRST: gl.constexpr,
-                        num_warps: gl.constexpr):
+                        SPLIT_K: gl.constexpr, num_warps: gl.constexpr):
     """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
     program accumulates the gate and the up rows of its columns over the same x tiles.
     TAIL: an expert's last row tile takes up to TAIL rows past BLOCK_M (xt_desc's boxes), in a
@@ -443,7 +445,10 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
     tile per program: the tile loop and the look-ahead cost 10 and 11 registers, one CTA per
     SM fewer at 64 x 128 tiles (round 12).
     REFILL_FIRST (stages of several groups, one tile a program): each K step first refills the
-    previous step's stage, then waits for its own (_tile)."""
+    previous step's stage, then waits for its own (_tile).
+    SPLIT_K (one tile a program, no SwiGLU, tail or early words): program (tile, s) of grid axis
+    1 takes slice s of K, and the last of a tile's programs to finish adds the slices in slice
+    order (split_k.gluon_split_sum): the few tiles of a dense call's grid fill the SMs."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
@@ -485,16 +490,18 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
         return
     # with no zero-trip path through the K loop ptxas keeps the wgmmas pipelined: the path
     # that left the loop with zeroed accumulators made it serialize them (round 11)
-    gl.assume(K >= GROUPS * BLOCK_K)
-    steps = K // (GROUPS * BLOCK_K)
+    gl.assume(K >= SPLIT_K * GROUPS * BLOCK_K)
+    steps = K // (SPLIT_K * GROUPS * BLOCK_K)
     gl.assume(steps > 0)
+    split = gl.program_id(1)
+    kb0 = split * steps
     descs = (w_desc, x_desc, xt_desc)
     ring = (w_bufs, x_bufs, xt_bufs, s_bufs, ready)
     io = (x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr, stride_ym)
     layouts: gl.constexpr = (acc_layout, tail_layout, word_layout, split_layout)
     expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M,
                                              num_warps, TAIL)
-    first = (expert, nb * BLOCK_N, row_start, row_end)
+    first = (expert, nb * BLOCK_N, row_start, row_end, kb0)
     if EARLY_WORDS:
         if warp_uniform(guessed & (expert * n_blocks + nb == tile)):  # the guess was right
             _prologue(descs, ring, first, io, STAGES, SWIGLU, X_ASYNC, TAIL, False, num_warps)
@@ -513,7 +520,7 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
         expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M,
                                                  num_warps, TAIL)
         walk = (tile, grid, tiles, tables, n_blocks, num_experts)
-        at = (expert, row_start, row_end, nb)
+        at = (expert, row_start, row_end, nb, kb0)
         if TAIL:  # the loop with the tail's wgmma only for tiles that have one
             if warp_uniform(row_start + BLOCK_M < row_end):
                 acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES,
@@ -527,8 +534,14 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
             acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES, SWIGLU,
                                    HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False, RELEASE,
                                    REFILL_FIRST, num_warps)
-        _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym, SWIGLU,
-                  HAS_PROBS)
+        if SPLIT_K > 1:
+            last, acc = gluon_split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K)
+            if last:
+                _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym,
+                          SWIGLU, HAS_PROBS)
+        else:
+            _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym, SWIGLU,
+                      HAS_PROBS)
     # the barriers end here, invalidated: PTX wants that before their memory holds anything
     # else, and the epilogue's layout scratch took a finished one's (round 19: 8-byte
     # clobbers of the output, early_stress.txt)
@@ -544,7 +557,7 @@ def applies(x: torch.Tensor, qweight) -> bool:
     data = qweight.data
     return (x.is_cuda and is_hopper(x.device)
             and qweight.scheme.group_size == GROUP and qweight.in_features % GROUP == 0
-            and data.dim() == 3 and data.is_contiguous() and data.data_ptr() % 16 == 0
+            and data.dim() in (2, 3) and data.is_contiguous() and data.data_ptr() % 16 == 0
             and scale_words_fit(qweight.scale)
             and x.stride(-1) == 1 and x.stride(0) % 8 == 0 and x.data_ptr() % 16 == 0)
 
@@ -560,8 +573,7 @@ def _weight_descriptor(qweight, block_n: int, groups: int) -> TensorDescriptor:
     codes = lane_codes(qweight)
     memo, key = qweight.lane_codes[2], (block_n, groups)
     if key not in memo:
-        num_experts, n, words = codes.shape
-        memo[key] = TensorDescriptor.from_tensor(codes.view(num_experts * n, words),
+        memo[key] = TensorDescriptor.from_tensor(codes.view(-1, codes.shape[-1]),
                                                  [block_n, STAGE_WORDS * groups], _WORD_LAYOUT)
     return memo[key]
 
@@ -572,9 +584,11 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                         probs: torch.Tensor = None, x_async: bool = False,
                         pdl: bool = False, tail: int = 0, groups: int = 1,
                         release: bool = False, early_words: bool = False,
-                        refill_first: bool = False, max_programs: int = None) -> torch.Tensor:
+                        refill_first: bool = False, max_programs: int = None,
+                        split_k: int = 1) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
-    QuantizedWeight [E, out, in] -> bf16 [T, out]. swiglu: the weight is fc1's [gate; up]
+    QuantizedWeight [E, out, in] (or [out, in]: one expert, a dense call) -> bf16 [T, out].
+    swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
     quant.ops.gated_activation of this kernel's unfused output. maxnreg: a register cap, for
     one more CTA per SM: ptxas then retires each wgmma before the next (no pipelining), which
@@ -597,9 +611,12 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     its own, not after its first half (w4a16_gemm.gluon_refill_first; the same bits): stages
     of 2 or 4 groups, one tile a program. max_programs: a cap on the grid of one tile a
     program, whose programs then walk the tiles as a persistent grid's (w4a16_gemm.gluon_walk:
-    x padded past the rows routing fills)."""
+    x padded past the rows routing fills). split_k: slices of K over grid axis 1, added in
+    slice order (split_k.py; w4a16_gemm.gluon_dense_tiles): one tile a program, without
+    swiglu, tail or early words."""
     data, scale = qweight.data, qweight.scale
-    num_experts, n, words = data.shape
+    num_experts = data.shape[0] if data.dim() == 3 else 1
+    n = data.shape[-2]
     n_out = n // 2 if swiglu else n
     rows, k = x.shape[0], qweight.in_features
     y = torch.empty(rows, n_out, device=x.device, dtype=torch.bfloat16)
@@ -616,21 +633,30 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         raise ValueError(f"refill_first: stages of 2 or 4 groups (groups={groups}) and one "
                          f"tile a program (ctas_per_sm={ctas_per_sm} must be None, and "
                          f"max_programs={max_programs} not below the grid's bound)")
+    if split_k > 1 and (persistent or swiglu or tail or early_words
+                        or k % (GROUP * groups * split_k)):
+        raise ValueError(f"split_k={split_k}: one tile a program without swiglu, tail or "
+                         f"early words, and K={k} in {split_k} slices of whole stages of "
+                         f"{groups} groups")
+    split_k, partials, counters = split_buffers(split_k, grid, block_m * block_n,
+                                                torch.float32, y)
     w_desc = _weight_descriptor(qweight, block_n, groups)
     if tail and (x_async or tail not in (8, 16, 32, 64)):
         raise ValueError(f"tail={tail}: 8, 16, 32 or 64 token rows, with x by TMA (x_async off)")
     x_desc = x_descriptor(x, block_m, groups)
     xt_desc = x_descriptor(x, tail, groups) if tail else x_desc
     words = scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
+    words = words if words.dim() == 3 else words.unsqueeze(0)
     acc, word_layout, operand = _layouts(block_n, block_m)
-    _w4a16_gluon_kernel[(grid, )](
-        w_desc, x_desc, xt_desc, x, words, y, x if probs is None else probs, counts,
-        num_experts, n_out, k, x.stride(0), words.stride(0), words.stride(1), y.stride(0), acc,
+    _w4a16_gluon_kernel[(grid, split_k)](
+        w_desc, x_desc, xt_desc, x, words, y, x if probs is None else probs, counts, partials,
+        counters, num_experts, n_out, k, x.stride(0), words.stride(0), words.stride(1), y.stride(0), acc,
         _acc_layout(tail or block_m), word_layout, operand,
-        E_PAD=triton.next_power_of_2(num_experts), STAGES=min(stages, k // (GROUP * groups) + 1),
+        E_PAD=triton.next_power_of_2(num_experts),
+        STAGES=min(stages, k // (GROUP * groups * split_k) + 1),
         SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=persistent,
         X_ASYNC=x_async, TAIL=tail, RELEASE=release, EARLY_WORDS=early_words and not persistent,
-        REFILL_FIRST=refill_first, num_warps=4, launch_pdl=pdl,
+        REFILL_FIRST=refill_first, SPLIT_K=split_k, num_warps=4, launch_pdl=pdl,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 

@@ -43,9 +43,9 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                       swiglu: int, x_async: int = 0, e_pad: int = 16, tail: int = 0,
                       groups: int = 1, release: int = 0, early_words: int = 0,
-                      refill_first: int = 0) -> dict:
+                      refill_first: int = 0, split_k: int = 1) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
-    size; tail: token rows past block_m; groups: scale groups per stage)."""
+    size; tail: token rows past block_m; groups: scale groups per stage; split_k: K slices)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
     w_desc = TensorDescriptor.from_tensor(
@@ -54,9 +54,9 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     x_desc = wg.x_descriptor(x, block_m, groups)
     xt_desc = wg.x_descriptor(x, tail, groups) if tail else x_desc
     names = ["w_desc", "x_desc", "xt_desc", "x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr",
-             "num_experts", "N", "K", "stride_xm", "stride_se", "stride_sn", "stride_ym"]
+             "partials_ptr", "counters_ptr", "num_experts", "N", "K", "stride_xm", "stride_se", "stride_sn", "stride_ym"]
     types = [mangle_type(w_desc), mangle_type(x_desc), mangle_type(xt_desc), "*bf16", "*i32",
-             "*bf16", "*fp32", "*i32"]
+             "*bf16", "*fp32", "*i32", "*fp32", "*i32"]
     types += ["i32"] * 7
     signature = dict(zip(names, types))
     acc, words, operand = wg._layouts(block_n, block_m)
@@ -65,10 +65,11 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                   "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu),
                   "PERSISTENT": bool(persistent), "X_ASYNC": bool(x_async), "TAIL": tail,
                   "RELEASE": bool(release), "EARLY_WORDS": bool(early_words),
-                  "REFILL_FIRST": bool(refill_first), "num_warps": 4}
+                  "REFILL_FIRST": bool(refill_first), "SPLIT_K": split_k, "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     aligned = {(names.index(name), ): [["tt.divisibility", 16]]
-               for name in ("x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr")}  # as a launch
+               for name in ("x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr", "partials_ptr",
+                            "counters_ptr")}  # as a launch
     kernel = triton.compile(
         GluonASTSource(fn=wg._w4a16_gluon_kernel, signature=signature, constexprs=constexprs,
                        attrs=aligned),
@@ -90,6 +91,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
             "scale_copies": len(re.findall(r"cp\.async\.c[ag]\.shared\.global", ptx)),
             "copy_arrives": len(re.findall(r"cp\.async\.mbarrier\.arrive", ptx)),
             "global_loads": len(re.findall(r"ld\.global", ptx)),
+            "atomics": len(re.findall(r"atom\.global", ptx)),
             "pdl_waits": len(re.findall(r"griddepcontrol\.wait", ptx)),
             "pdl_releases": len(re.findall(r"griddepcontrol\.launch_dependents", ptx)),
             "wait_before_reads": words_before + sum(before.values()) == 0,
@@ -176,6 +178,20 @@ def test_tail_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
     # one wait per half block in each loop, one after the plain loop, two after the tail's
     assert facts["sass_wgmma_waits"] == 7
     assert facts["shared"] <= 227 * 1024
+
+
+@pytest.mark.parametrize("block_m,block_n,stages,groups,x_async",
+                         [(64, 64, 3, 1, 0), (32, 64, 3, 2, 0), (8, 64, 3, 2, 1)])
+def test_split_k_compiles_for_sm90(block_m, block_n, stages, groups, x_async):
+    """Slices of K (dense calls, w4a16_gemm.gluon_dense_tiles): the same pipelined K loop and
+    loads as the whole-K kernel, plus the slice sum's two atomics (the arrival, the reset)."""
+    whole, split = (_facts_of_child(block_m, block_n, stages, 0, 0, x_async, 1, 0, groups, 0, 0,
+                                    0, s) for s in (1, 4))
+    for fact in ("sass_wgmma_waits", "wgmma", "wgmma_register_a", "tma_loads", "scale_copies",
+                 "pdl_waits", "wait_before_reads"):
+        assert split[fact] == whole[fact], fact
+    assert whole["atomics"] == 0 and split["atomics"] == 2
+    assert split["shared"] <= 227 * 1024
 
 
 def test_tail_on_tiles_of_two_groups_compiles_for_sm90():

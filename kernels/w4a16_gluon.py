@@ -493,8 +493,11 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
     gl.assume(K >= SPLIT_K * GROUPS * BLOCK_K)
     steps = K // (SPLIT_K * GROUPS * BLOCK_K)
     gl.assume(steps > 0)
-    split = gl.program_id(1)
-    kb0 = split * steps
+    split = 0
+    kb0 = 0  # the first K step of the program's slice
+    if SPLIT_K > 1:  # without: the whole-K kernel's code, unchanged
+        split = gl.program_id(1)
+        kb0 = split * steps
     descs = (w_desc, x_desc, xt_desc)
     ring = (w_bufs, x_bufs, xt_bufs, s_bufs, ready)
     io = (x_ptr, stride_xm, s_ptr, N, stride_se, stride_sn, y_ptr, p_ptr, stride_ym)

@@ -1,0 +1,5 @@
+export PYTHONPATH=/tmp/pp:$PWD:/tmp/site PYTHONUNBUFFERED=1
+python3 -c "import pydantic, loguru, compressed_tensors, megatron.core, emerging_optimizers, math_verify, xdist" 2>/dev/null || pip install -q --no-deps --upgrade --target /tmp/site .whl/*.whl .whl/extra/*.whl .whl/ct/*.whl .whl/eo/*.whl
+mkdir -p /tmp/pp && ln -sfn $PWD/kernels /tmp/pp/qarl_kernels
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+python3 .gpu/dense_gluon_probe.py 480 2>&1 | grep -v Warning | tee $OUT/probe1.txt

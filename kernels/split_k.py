@@ -99,12 +99,24 @@ def split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: tl.constexp
     return last, total
 
 
+@gluon.constexpr_function
+def _rows_of_16_bytes(cols, warps):
+    """A layout whose threads hold 4 neighbouring fp32 of a row (16-byte accesses)."""
+    lanes = min(32, cols // 4)
+    return gl.BlockedLayout([1, 4], [32 // lanes, lanes], [warps, 1], [1, 0])
+
+
 @gluon.jit
-def gluon_split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: gl.constexpr):
-    """split_sum for a Gluon kernel's accumulator, in its own register layout."""
-    layout: gl.constexpr = acc.type.layout
+def gluon_split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: gl.constexpr,
+                    num_warps: gl.constexpr):
+    """split_sum for a Gluon kernel's accumulator [R, C]; from C = 16 through a layout of
+    16-byte accesses (a wgmma accumulator's threads hold 8 bytes of a row): at 32-64 tokens
+    a tile and 4-8 slices 1.1-1.4x faster calls, at 8-token tiles no gain (H100, round 34)."""
     R: gl.constexpr = acc.shape[0]
     C: gl.constexpr = acc.shape[1]
+    if C >= 16:
+        acc = gl.convert_layout(acc, _rows_of_16_bytes(C, num_warps))
+    layout: gl.constexpr = acc.type.layout
     index = (gl.expand_dims(gl.arange(0, R, layout=gl.SliceLayout(1, layout)) * C, 1)
              + gl.expand_dims(gl.arange(0, C, layout=gl.SliceLayout(0, layout)), 0))
     base = partials_ptr + tile.to(gl.int64) * (SPLIT_K * R * C)

@@ -302,26 +302,28 @@ def _check_bf16(x: torch.Tensor) -> None:
 #: (cuBLAS) instead of reading int4 codes: H100, attention's projections (docs/benchmarks.md,
 #: "Dense GEMMs"): this file's kernel takes 1.9-2.2x bf16's time at 256 tokens, where
 #: dequantizing (a write of 2 B/param) then bf16 costs about 1.7x; with the operand kept for
-#: the step (--quant-keep-operand) bf16's time beats either kernel from 64 tokens (round 34:
-#: the Gluon kernel 0.68-1.08x bf16 at 64)
+#: the step (--quant-keep-operand) bf16's time beats this file's kernel from 64 tokens
 DENSE_DEQUANT_ROWS = 256
 DENSE_KEPT_OPERAND_ROWS = 64
 #: tokens up to which a dense call in CUDA-graph capture takes the Gluon kernel: at 512 it
-#: takes 0.74-0.94x of the bf16 operand path's time at attention's projections (round 34)
+#: takes 0.74-0.94x of the bf16 operand path's time at attention's projections; with the
+#: operand kept up to 64, where it takes 0.77-1.04x of the kept operand's time (round 34)
 DENSE_GLUON_MAX_ROWS = 512
+DENSE_KEPT_GLUON_MAX_ROWS = 64
 
 
 def w4a16_linear(x: torch.Tensor, qweight, config: W4A16Config = None) -> torch.Tensor:
     """x [..., in] bf16 @ W^T for one W4A16 QuantizedWeight [out, in] -> [..., out] bf16. In
-    CUDA-graph capture on Hopper up to DENSE_GLUON_MAX_ROWS tokens the Gluon kernel
-    (gluon_dense_tiles); else from DENSE_DEQUANT_ROWS tokens (DENSE_KEPT_OPERAND_ROWS with the
-    operand kept) through the bf16 operand, unless a config names this file's tiles."""
+    CUDA-graph capture on Hopper up to DENSE_GLUON_MAX_ROWS tokens (DENSE_KEPT_GLUON_MAX_ROWS
+    with the operand kept) the Gluon kernel (gluon_dense_tiles); else from DENSE_DEQUANT_ROWS
+    tokens (DENSE_KEPT_OPERAND_ROWS with the operand kept) through the bf16 operand, unless a
+    config names this file's tiles."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     x2 = x.reshape(-1, x.shape[-1]).contiguous()
     rows = x2.shape[0]
-    kept = qweight.keep_operand and rows >= DENSE_KEPT_OPERAND_ROWS
-    tiles = None if kept else _gluon_route(x2, qweight, config, rows)
+    gluon_rows = DENSE_KEPT_GLUON_MAX_ROWS if qweight.keep_operand else DENSE_GLUON_MAX_ROWS
+    tiles = _gluon_route(x2, qweight, config, rows) if rows <= gluon_rows else None
     if tiles:
         y = w4a16_dense_gluon(x2, qweight, tiles)
     elif config is None and rows >= (DENSE_KEPT_OPERAND_ROWS if qweight.keep_operand

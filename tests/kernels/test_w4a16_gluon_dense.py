@@ -1,13 +1,15 @@
 """Dense W4A16 calls through the Gluon kernel (one expert, K split in the kernel): the tile rule
 here, the kernel on an H100 (Gluon has no CPU interpreter; test_w4a16_gluon.py compiles the
 split build for sm_90 in CI)."""
+import dataclasses
+
 import pytest
 import torch
 
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import w4a16_gluon as wg
-from qarl_kernels.w4a16_gemm import DENSE_GLUON_MAX_ROWS, gluon_dense_tiles, w4a16_dense_gluon, \
-    w4a16_linear
+from qarl_kernels.w4a16_gemm import DENSE_GLUON_MAX_ROWS, DENSE_KEPT_GLUON_MAX_ROWS, \
+    gluon_dense_tiles, w4a16_dense_gluon, w4a16_linear
 from qarl_kernels.w4a16_lanes import has_lane_codes
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
@@ -93,3 +95,24 @@ def test_graphs_take_it_after_an_eager_call(rows, assert_gemm_close):
         assert torch.equal(got_cold, eager)
     assert torch.equal(got_warm, w4a16_dense_gluon(x, qweight))
     assert_gemm_close(got_warm, scheme.reference_matmul(x, qweight))
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+def test_kept_operand_graphs_take_it_to_64_tokens():
+    """With --quant-keep-operand a graph takes the Gluon kernel up to DENSE_KEPT_GLUON_MAX_ROWS
+    tokens and the kept bf16 operand past them, as eager calls do from
+    DENSE_KEPT_OPERAND_ROWS."""
+    torch.manual_seed(0)
+    qweight = dataclasses.replace(
+        get_scheme("w4a16").quantize_weight(torch.randn(*QKV_TP2, device="cuda")),
+        keep_operand=True)
+    for rows in (DENSE_KEPT_GLUON_MAX_ROWS, DENSE_KEPT_GLUON_MAX_ROWS + 1):
+        x = torch.randn(rows, QKV_TP2[1], device="cuda").bfloat16()
+        eager = w4a16_linear(x, qweight)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            got = w4a16_linear(x, qweight)
+        graph.replay()
+        torch.cuda.synchronize()
+        gluon = rows <= DENSE_KEPT_GLUON_MAX_ROWS
+        assert torch.equal(got, w4a16_dense_gluon(x, qweight) if gluon else eager)

@@ -109,10 +109,11 @@ def _rows_of_16_bytes(cols, warps):
 @gluon.jit
 def gluon_split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: gl.constexpr,
                     num_warps: gl.constexpr):
-    """split_sum for a Gluon kernel's accumulator [R, C]; from C = 16 through a layout of
-    16-byte accesses (a wgmma accumulator's threads hold 8 bytes of a row): at 32-64 tokens
-    and 4-8 slices 1.07-1.39x faster calls in 15 of 16 cells, at 8-token tiles no gain (H100,
-    round 34)."""
+    """split_sum's protocol, line for line, for a Gluon kernel's accumulator [R, C] (a Gluon
+    kernel calls no @triton.jit function, and split_sum's tensors carry no layout); from C = 16
+    through a layout of 16-byte accesses (a wgmma accumulator's threads hold 8 bytes of a row):
+    at 32-64 tokens and 4-8 slices 1.07-1.39x faster calls in 15 of 16 cells, at 8-token tiles
+    no gain (H100, round 34)."""
     R: gl.constexpr = acc.shape[0]
     C: gl.constexpr = acc.shape[1]
     if C >= 16:

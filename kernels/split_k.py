@@ -33,16 +33,23 @@ MAX_TILES = RING_TILES // 4
 _rings: Dict[torch.device, List] = {}  # device -> [counters, next free]
 
 
-def split_counters(device: torch.device, tiles: int) -> Optional[torch.Tensor]:
-    """Zeroed int32 counters for `tiles` output tiles, or None where the call must not split
-    (too many tiles, or capturing before any call on this device made the ring)."""
-    if tiles > MAX_TILES:
-        return None
+def split_ring(device: torch.device) -> Optional[List]:
+    """The device's [counters, next free], made by the first call outside CUDA-graph capture;
+    None while capturing before any (a capture would only record the zeroing)."""
     ring = _rings.get(device)
     if ring is None:
         if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
-            return None  # a capture only records the zeroing
+            return None
         ring = _rings[device] = [torch.zeros(RING_TILES, dtype=torch.int32, device=device), 0]
+    return ring
+
+
+def split_counters(device: torch.device, tiles: int) -> Optional[torch.Tensor]:
+    """Zeroed int32 counters for `tiles` output tiles, or None where the call must not split
+    (too many tiles, or capturing before any call on this device made the ring)."""
+    ring = split_ring(device) if tiles <= MAX_TILES else None
+    if ring is None:
+        return None
     start = ring[1] if ring[1] + tiles <= RING_TILES else 0
     ring[1] = start + tiles
     return ring[0][start:start + tiles]

@@ -45,7 +45,7 @@ from .checks import check_activation, check_tokens_per_expert, counts_on, scale_
 from .expert_tiles import program_tile, row_tile_count, row_tile_grid, tile_bound
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
-from .split_k import split_buffers, split_for, split_sum
+from .split_k import split_buffers, split_for, split_ring, split_sum
 from .gluon_hopper import sm_count
 from .w4a16_gluon import GROUP as GLUON_GROUP, applies as gluon_applies, w4a16_grouped_gluon
 from .w4a16_lanes import has_lane_codes, lane_codes
@@ -723,8 +723,9 @@ def _gluon_route(x: torch.Tensor, qweight, config, rows: int):
         return None
     if not _capturing(x):
         lane_codes(qweight)
-        if dense:
+        if dense:  # what the graphs captured after it read: the counts, the split's counters
             _dense_counts(x)
+            split_ring(x.device)
             return None
         return gluon_tiles(rows, qweight.data.shape[0], n, k, capturing=False)
     if has_lane_codes(qweight) and (not dense or _dense_counts(x) is not None):

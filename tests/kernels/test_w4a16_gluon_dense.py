@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from megatron_qarl.quant import get_scheme
-from qarl_kernels import w4a16_gluon as wg
+from qarl_kernels import split_k, w4a16_gluon as wg
 from qarl_kernels.w4a16_gemm import DENSE_GLUON_MAX_ROWS, DENSE_KEPT_GLUON_MAX_ROWS, \
     gluon_dense_tiles, w4a16_dense_gluon, w4a16_linear
 from qarl_kernels.w4a16_lanes import has_lane_codes
@@ -98,10 +98,12 @@ def test_graphs_take_it_after_an_eager_call(rows, assert_gemm_close):
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
-def test_kept_operand_graphs_take_it_to_64_tokens():
+def test_kept_operand_graphs_take_it_to_64_tokens(monkeypatch):
     """With --quant-keep-operand a graph takes the Gluon kernel up to DENSE_KEPT_GLUON_MAX_ROWS
     tokens and the kept bf16 operand past them, as eager calls do from
-    DENSE_KEPT_OPERAND_ROWS."""
+    DENSE_KEPT_OPERAND_ROWS. The eager call, which runs no split kernel there, still makes the
+    split's counters, so the graph splits K as the rule says (two slices at 64 tokens)."""
+    monkeypatch.setattr(split_k, "_rings", {})  # a device no split call has run on
     torch.manual_seed(0)
     qweight = dataclasses.replace(
         get_scheme("w4a16").quantize_weight(torch.randn(*QKV_TP2, device="cuda")),
@@ -116,3 +118,4 @@ def test_kept_operand_graphs_take_it_to_64_tokens():
         torch.cuda.synchronize()
         gluon = rows <= DENSE_KEPT_GLUON_MAX_ROWS
         assert torch.equal(got, w4a16_dense_gluon(x, qweight) if gluon else eager)
+    assert gluon_dense_tiles(64, *QKV_TP2, 132)[4] == 2

@@ -1,7 +1,8 @@
 """W4A16 grouped GEMM for Hopper in Gluon: the int4 weights unpack straight into the A registers
 of an asynchronous wgmma, so the unpack of one half K block runs while the tensor core works
 on the previous one, and both operands arrive by TMA. The decode path, up to 128 tokens per
-expert (w4a16_gemm.gluon_tiles).
+expert (w4a16_gemm.gluon_tiles), and of dense calls in CUDA graphs up to 512 tokens: one
+expert, K split over the grid (w4a16_gemm.gluon_dense_tiles, round 34).
 
 Swap AB, as in w4a16_gemm: weight rows are the MMA's M side, tokens its N side. The A registers
 of a wgmma hold pairs of neighbouring inputs (2q, 2q + 1) in lane q of each quad, for rows

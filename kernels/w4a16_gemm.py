@@ -43,10 +43,10 @@ from megatron_qarl.quant.ops import gated_activation
 from .checks import check_activation, check_tokens_per_expert, counts_on, scale_words_fit, \
     tile_rows
 from .expert_tiles import program_tile, row_tile_count, row_tile_grid, tile_bound
+from .gluon_hopper import sm_count
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
 from .split_k import split_buffers, split_for, split_ring, split_sum
-from .gluon_hopper import sm_count
 from .w4a16_gluon import GROUP as GLUON_GROUP, applies as gluon_applies, w4a16_grouped_gluon
 from .w4a16_lanes import has_lane_codes, lane_codes
 from .w4a16_operand import w4a16_operand
@@ -373,8 +373,8 @@ def gluon_dense_tiles(rows: int, n: int, k: int, sms: int):
     16-token tiles, one of larger ones."""
     if rows > DENSE_GLUON_MAX_ROWS or k % (2 * GLUON_GROUP):
         return None
-    block_m = next(b for b, most in ((8, 8), (16, 16), (32, 32), (64, 256), (128, None))
-                   if most is None or rows <= most)
+    block_m = (8 if rows <= 8 else 16 if rows <= 16 else 32 if rows <= 32 else 64 if rows <= 256
+               else 128)
     programs = triton.cdiv(n, 64) * triton.cdiv(rows, block_m)
     groups = 2 if programs <= sms else 1
     split, waves = 1, 8 if block_m <= 16 else 1

@@ -1,13 +1,15 @@
 """The search that fitted w4a16_gemm.gluon_dense_tiles to call2_dense_split_sweep.csv: a family
 of rules (token tile by rows, split while the programs fit T_small / T_big slots, two groups a
 stage while the programs fit gth), scored by mean and worst time over each cell's best.
-Run here: python fit_rule.py"""
+Run here: python fit_rule.py [CSV] (default: this folder's csv; call2_dense_split_sweep.py
+writes dense_split_sweep.csv under $OUT or the working directory)."""
 import collections
 import csv
 import itertools
+import sys
 
 cells, ref = collections.defaultdict(dict), {}
-for r in csv.DictReader(open("call2_dense_split_sweep.csv")):
+for r in csv.DictReader(open(sys.argv[1] if len(sys.argv) > 1 else "call2_dense_split_sweep.csv")):
     key = (r["shape"], int(r["m"]))
     cfg = (int(r["block_m"]), int(r["block_n"]), int(r["stages"]), int(r["groups"]),
            int(r["split"]), r["x_async"] == "True")

@@ -342,6 +342,10 @@ def w4a16_dense_gluon(x: torch.Tensor, qweight, tiles: tuple = None) -> torch.Te
     rows = x.shape[0]
     tiles = tiles or gluon_dense_tiles(rows, qweight.out_features, qweight.in_features,
                                        sm_count(x.device))
+    if tiles is None:
+        raise ValueError(f"x: {rows} rows, K={qweight.in_features}: the rule has tiles up to "
+                         f"{DENSE_GLUON_MAX_ROWS} rows and for K in whole pairs of 128-input "
+                         f"groups; pass tiles, or call w4a16_linear")
     return w4a16_grouped_gluon(x, qweight, _dense_counts(x), *tiles[:3], groups=tiles[3],
                                split_k=tiles[4], pdl=gluon_pdl(rows))
 

@@ -66,6 +66,8 @@ def test_split_refuses_what_it_cannot_slice():
     counts = torch.tensor([8], device="cuda", dtype=torch.int32)
     with pytest.raises(ValueError, match="split_k=4"):  # six groups in four slices
         wg.w4a16_grouped_gluon(x, qweight, counts, 8, 64, 3, split_k=4)
+    with pytest.raises(ValueError, match="up to 512 rows"):
+        w4a16_dense_gluon(torch.randn(513, 768, device="cuda").bfloat16(), qweight)
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

@@ -538,13 +538,11 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
             acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES, SWIGLU,
                                    HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False, RELEASE,
                                    REFILL_FIRST, num_warps)
+        last = True  # whole K: every program stores its tile
         if SPLIT_K > 1:
             last, acc = gluon_split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K,
                                         num_warps)
-            if last:
-                _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym,
-                          SWIGLU, HAS_PROBS)
-        else:
+        if last:
             _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym, SWIGLU,
                       HAS_PROBS)
     # the barriers end here, invalidated: PTX wants that before their memory holds anything

@@ -114,29 +114,39 @@ def _rows_of_16_bytes(cols, warps):
 
 
 @gluon.jit
-def gluon_split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: gl.constexpr,
-                    num_warps: gl.constexpr):
-    """split_sum's protocol, line for line, for a Gluon kernel's accumulator [R, C] (a Gluon
-    kernel calls no @triton.jit function, and split_sum's tensors carry no layout); from C = 16
-    through a layout of 16-byte accesses (a wgmma accumulator's threads hold 8 bytes of a row):
-    at 32-64 tokens and 4-8 slices 1.07-1.39x faster calls in 15 of 16 cells, at 8-token tiles
-    no gain (H100, round 34)."""
+def gluon_split_sum(acc, acc_up, partials_ptr, counters_ptr, tile, split,
+                    SPLIT_K: gl.constexpr, PARTS: gl.constexpr, num_warps: gl.constexpr):
+    """split_sum's protocol, line for line, for a Gluon kernel's accumulator [R, C] and, with
+    PARTS = 2, a second one summed with it (a fused fc1's up rows beside its gate rows: the
+    SwiGLU takes whole sums). A Gluon kernel calls no @triton.jit function, and split_sum's
+    tensors carry no layout. From C = 16 through a layout of 16-byte accesses (a wgmma
+    accumulator's threads hold 8 bytes of a row): at 32-64 tokens and 4-8 slices 1.07-1.39x
+    faster calls in 15 of 16 cells, at 8-token tiles no gain (H100, round 34)."""
     R: gl.constexpr = acc.shape[0]
     C: gl.constexpr = acc.shape[1]
     if C >= 16:
         acc = gl.convert_layout(acc, _rows_of_16_bytes(C, num_warps))
+        acc_up = gl.convert_layout(acc_up, _rows_of_16_bytes(C, num_warps))
     layout: gl.constexpr = acc.type.layout
     index = (gl.expand_dims(gl.arange(0, R, layout=gl.SliceLayout(1, layout)) * C, 1)
              + gl.expand_dims(gl.arange(0, C, layout=gl.SliceLayout(0, layout)), 0))
-    base = partials_ptr + tile.to(gl.int64) * (SPLIT_K * R * C)
-    gl.store(base + split * (R * C) + index, acc)
+    base = partials_ptr + tile.to(gl.int64) * (SPLIT_K * PARTS * R * C)
+    gl.store(base + split * (PARTS * R * C) + index, acc)
+    if PARTS == 2:
+        gl.store(base + split * (PARTS * R * C) + R * C + index, acc_up)
     cta_barrier()  # every thread's slice is written before the arrival is counted
     arrived = gl.atomic_add(counters_ptr + tile, 1, sem="acq_rel", scope="gpu")
     last = arrived == SPLIT_K - 1
     total = acc
+    total_up = acc_up
     if last:
         total = gl.load(base + index, cache_modifier=".cg")
         for s in gl.static_range(1, SPLIT_K):
-            total += gl.load(base + s * (R * C) + index, cache_modifier=".cg")
+            total += gl.load(base + s * (PARTS * R * C) + index, cache_modifier=".cg")
+        if PARTS == 2:
+            total_up = gl.load(base + R * C + index, cache_modifier=".cg")
+            for s in gl.static_range(1, SPLIT_K):
+                total_up += gl.load(base + s * (PARTS * R * C) + R * C + index,
+                                    cache_modifier=".cg")
         gl.atomic_xchg(counters_ptr + tile, 0, sem="relaxed", scope="gpu")
-    return last, total
+    return last, total, total_up

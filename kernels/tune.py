@@ -205,8 +205,9 @@ def _gluon_sweep(cases):
 
         def timed(tiles, swiglu=False, x_async=False, tail=0, groups=1):
             """(us, name) of these tiles, or None where they do not fit or miss the reference."""
+            # tiles are tuned over the whole K: the split (gluon_split_k) was fitted apart
             launch = dict(gluon_launch((x.shape[0], e, n, k), tiles, swiglu), x_async=x_async,
-                          tail=tail, groups=groups)
+                          tail=tail, groups=groups, split_k=1)
             launch["refill_first"] = gluon_refill_first(tiles, groups)
 
             def run(q):

@@ -625,6 +625,28 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
     return None
 
 
+#: token rows a call up to which few-row grouped calls split K (gluon_split_k)
+SPLIT_MAX_ROWS = 16
+
+
+def gluon_split_k(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False) -> int:
+    """K slices (split_k.py) of a grouped Gluon call of at most SPLIT_MAX_ROWS token rows at
+    K >= 2048, in stages of two groups (gluon_launch). Such a call's grid is at most min(rows,
+    E) tiles of 64 output columns, each walking all of K. The fused fc1 + SwiGLU, which holds
+    gate and up accumulators, at M = 1 (E128, TP2, EP8) and in EP8's decode batch at M = 8
+    took 1.17-1.44x with four slices while that bound is at most 96 programs, and at E128
+    M = 2 1.14x with two up to 192; EP8 with 9-16 rows gained or lost by routing (1.07x,
+    0.94x; H200, round 35). The plain GEMM, with half the work a program, does not split: on
+    the H100 EP8 lost 0.93x at M = 1 and gained 1.03x in the decode batch at M = 8, and E128
+    lost 0.92x at M = 1 (H200)."""
+    if not swiglu or rows > SPLIT_MAX_ROWS or k < 2048:
+        return 1
+    programs = min(rows, num_experts) * triton.cdiv(n // 2, 64)
+    if programs <= 96:
+        return 4
+    return 2 if programs <= 192 and num_experts >= 64 else 1
+
+
 #: rows per expert up to which EP8's one-tile-a-program grids release the next kernel early
 RELEASE_ROWS_PER_EXPERT = 64
 
@@ -692,19 +714,22 @@ def gluon_walk(shape: tuple, tiles: tuple, x_rows: int, swiglu: bool = False):
 
 def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False, x_rows: int = None) -> dict:
     """The Gluon kernel's launch options besides its tiles for a grouped call of shape (rows,
-    experts, n, k): x by cp.async, tail, groups a stage, PDL, release, early words, refills
-    first and, for x of x_rows padded past those rows, the grid's cap, as this file's rules
-    give them."""
+    experts, n, k): x by cp.async, tail, groups a stage (two where K is split), PDL, release,
+    early words, refills first, K slices and, for x of x_rows padded past those rows, the
+    grid's cap, as this file's rules give them."""
     rows, num_experts, _, k = shape
     tail, groups = gluon_tail(*shape, swiglu=swiglu), gluon_groups(*shape, swiglu=swiglu)
     release = gluon_release(rows, num_experts, tiles[4])
     max_programs = gluon_walk(shape, tiles, x_rows or rows, swiglu)
     walks = max_programs is not None
+    split_k = 1 if walks or tiles[4] or tail else gluon_split_k(*shape, swiglu=swiglu)
+    groups = 2 if split_k > 1 else groups
     return dict(swiglu=swiglu, x_async=gluon_x_async(*shape, swiglu=swiglu), tail=tail,
                 groups=groups, pdl=gluon_pdl(rows), release=release,
-                early_words=not walks and gluon_early_words(rows, num_experts, k, tiles, tail),
+                early_words=(not walks and split_k == 1
+                             and gluon_early_words(rows, num_experts, k, tiles, tail)),
                 refill_first=not walks and gluon_refill_first(tiles, groups),
-                max_programs=max_programs)
+                max_programs=max_programs, split_k=split_k)
 
 
 def _gluon_route(x: torch.Tensor, qweight, config, rows: int):
@@ -727,9 +752,9 @@ def _gluon_route(x: torch.Tensor, qweight, config, rows: int):
         return None
     if not _capturing(x):
         lane_codes(qweight)
-        if dense:  # what the graphs captured after it read: the counts, the split's counters
+        split_ring(x.device)  # what the graphs captured after it read: the split's counters
+        if dense:  # and the counts
             _dense_counts(x)
-            split_ring(x.device)
             return None
         return gluon_tiles(rows, qweight.data.shape[0], n, k, capturing=False)
     if has_lane_codes(qweight) and (not dense or _dense_counts(x) is not None):
@@ -767,8 +792,9 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     """MoE fc1 with its gated activation in the epilogue: qweight [E, 2F, in] = [gate; up]
     -> silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, F] bf16, bit for bit
     quant.ops.gated_activation of the unfused GEMM's output (w4a16_grouped_matmul with the
-    same config). Saves the [T, 2F] intermediate and the activation's kernels (decode: their
-    launches). routed_rows: as w4a16_grouped_matmul's."""
+    same config), up to fp32 summation order where either call splits K (gluon_split_k).
+    Saves the [T, 2F] intermediate and the activation's kernels (decode: their launches).
+    routed_rows: as w4a16_grouped_matmul's."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     num_experts = qweight.data.shape[0]
@@ -784,7 +810,7 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     x = x.contiguous()
     probs = None if probs is None else probs.contiguous()
     tiles = _gluon_route(x, qweight, config, rows)
-    if tiles:  # the same bits as the unfused op, which takes the Gluon GEMM here too
+    if tiles:  # the unfused op's bits where neither splits K; it takes the Gluon GEMM here too
         shape = (rows, num_experts, qweight.out_features, x.shape[1])
         tiles = gluon_swiglu_tiles(*shape)
         return w4a16_grouped_gluon(x, qweight, counts, *tiles, probs=probs,

@@ -447,9 +447,10 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
     SM fewer at 64 x 128 tiles (round 12).
     REFILL_FIRST (stages of several groups, one tile a program): each K step first refills the
     previous step's stage, then waits for its own (_tile).
-    SPLIT_K (one tile a program, no SwiGLU, tail or early words): program (tile, s) of grid axis
-    1 takes slice s of K, and the last of a tile's programs to finish adds the slices in slice
-    order (split_k.gluon_split_sum): the few tiles of a dense call's grid fill the SMs."""
+    SPLIT_K (one tile a program, no tail or early words): program (tile, s) of grid axis 1 takes
+    slice s of K, and the last of a tile's programs to finish adds the slices (gate and up with
+    SWIGLU) in slice order (split_k.gluon_split_sum): the few tiles of a dense call's grid, or
+    of a decode batch's few touched experts, fill the SMs."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[1]
     PARTS: gl.constexpr = 2 if SWIGLU else 1
@@ -540,8 +541,8 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
                                    REFILL_FIRST, num_warps)
         last = True  # whole K: every program stores its tile
         if SPLIT_K > 1:
-            last, acc = gluon_split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K,
-                                        num_warps)
+            last, acc, acc_up = gluon_split_sum(acc, acc_up, partials_ptr, counters_ptr, tile,
+                                                split, SPLIT_K, PARTS, num_warps)
         if last:
             _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym, SWIGLU,
                       HAS_PROBS)
@@ -615,8 +616,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     of 2 or 4 groups, one tile a program. max_programs: a cap on the grid of one tile a
     program, whose programs then walk the tiles as a persistent grid's (w4a16_gemm.gluon_walk:
     x padded past the rows routing fills). split_k: slices of K over grid axis 1, added in
-    slice order (split_k.py; w4a16_gemm.gluon_dense_tiles): one tile a program, without
-    swiglu, tail or early words."""
+    slice order (split_k.py; w4a16_gemm.gluon_dense_tiles, gluon_split): one tile a program,
+    without tail or early words."""
     data, scale = qweight.data, qweight.scale
     num_experts = data.shape[0] if data.dim() == 3 else 1
     n = data.shape[-2]
@@ -636,12 +637,10 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         raise ValueError(f"refill_first: stages of 2 or 4 groups (groups={groups}) and one "
                          f"tile a program (ctas_per_sm={ctas_per_sm} must be None, and "
                          f"max_programs={max_programs} not below the grid's bound)")
-    if split_k > 1 and (persistent or swiglu or tail or early_words
-                        or k % (GROUP * groups * split_k)):
-        raise ValueError(f"split_k={split_k}: one tile a program without swiglu, tail or "
-                         f"early words, and K={k} in {split_k} slices of whole stages of "
-                         f"{groups} groups")
-    split_k, partials, counters = split_buffers(split_k, grid, block_m * block_n,
+    if split_k > 1 and (persistent or tail or early_words or k % (GROUP * groups * split_k)):
+        raise ValueError(f"split_k={split_k}: one tile a program without tail or early words, "
+                         f"and K={k} in {split_k} slices of whole stages of {groups} groups")
+    split_k, partials, counters = split_buffers(split_k, grid, block_m * block_n * (1 + swiglu),
                                                 torch.float32, y)
     w_desc = _weight_descriptor(qweight, block_n, groups)
     if tail and (x_async or tail not in (8, 16, 32, 64)):

@@ -180,13 +180,15 @@ def test_tail_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
     assert facts["shared"] <= 227 * 1024
 
 
-@pytest.mark.parametrize("block_m,block_n,stages,groups,x_async",
-                         [(64, 64, 3, 1, 0), (32, 64, 3, 2, 0), (8, 64, 3, 2, 1)])
-def test_split_k_compiles_for_sm90(block_m, block_n, stages, groups, x_async):
-    """Slices of K (dense calls, w4a16_gemm.gluon_dense_tiles): the same pipelined K loop and
-    loads as the whole-K kernel, plus the slice sum's two atomics (the arrival, the reset)."""
-    whole, split = (_facts_of_child(block_m, block_n, stages, 0, 0, x_async, 1, 0, groups, 0, 0,
-                                    0, s) for s in (1, 4))
+@pytest.mark.parametrize("block_m,block_n,stages,groups,x_async,swiglu",
+                         [(64, 64, 3, 1, 0, 0), (32, 64, 3, 2, 0, 0), (8, 64, 3, 2, 1, 0),
+                          (8, 64, 2, 4, 0, 1), (32, 64, 3, 2, 0, 1)])
+def test_split_k_compiles_for_sm90(block_m, block_n, stages, groups, x_async, swiglu):
+    """Slices of K (dense calls, w4a16_gemm.gluon_dense_tiles; decode's few grouped tiles,
+    gluon_split): the same pipelined K loop and loads as the whole-K kernel, plus the slice
+    sum's two atomics (the arrival, the reset), one for the gate and the up sums together."""
+    whole, split = (_facts_of_child(block_m, block_n, stages, 0, swiglu, x_async, 1, 0, groups,
+                                    0, 0, 0, s) for s in (1, 4))
     for fact in ("sass_wgmma_waits", "wgmma", "wgmma_register_a", "tma_loads", "scale_copies",
                  "pdl_waits", "wait_before_reads"):
         assert split[fact] == whole[fact], fact
@@ -425,6 +427,26 @@ def test_refill_first_rule():
     assert not gluon_refill_first((16, 128, 3, None, None), 2)
     assert not gluon_refill_first((8, 64, 2, None, 3), 4)
     assert not gluon_refill_first((64, 64, 3, None, None), 1)
+
+
+def test_split_rule():
+    # round 35: the fused fc1 four ways while the grid's bound is at most 96 programs (M = 1
+    # at E128, EP8 and TP2 with its halved columns, the decode batch at M = 8 and TP2 at M = 2),
+    # two ways at E128 M = 2; none past 16 rows; the GEMM never; split calls take stages of
+    # two groups
+    def rule(rows, experts, shape, swiglu):
+        s = (rows, experts) + shape
+        launch = gluon_launch(s, (gluon_swiglu_tiles if swiglu else gluon_tiles)(*s), swiglu)
+        assert launch["split_k"] == 1 or (launch["groups"] == 2 and not launch["early_words"])
+        return launch["split_k"]
+    assert [rule(r, e, sh, True) for r, e, sh in [(8, 128, W13), (8, 16, W13), (8, 128, TP2),
+                                                  (16, 128, TP2), (16, 128, W13), (16, 16, W13),
+                                                  (24, 128, TP2), (64, 16, W13)]] == [
+        4, 4, 4, 4, 2, 1, 1, 1]
+    assert [rule(r, e, sh, False) for r, e, sh in [(8, 16, W13), (4, 16, W13), (16, 16, W13),
+                                                   (8, 128, W13), (8, 128, TP2), (8, 16, W2),
+                                                   (8, 128, W2)]] == [1] * 7
+    assert gluon_launch((8, 16) + W13, gluon_tiles(8, 16, *W13))["groups"] == 4
 
 
 def test_ep2_swiglu_rule():
@@ -734,6 +756,66 @@ def test_fused_swiglu_is_the_unfused_bits(with_probs, counts, fused_tiles):
                             ones if probs is None else probs)
     got = wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True, probs=probs)
     assert torch.equal(got, want)
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+@pytest.mark.parametrize("split", [2, 4])
+@pytest.mark.parametrize("counts", [[0, 3, 0, 1, 1, 0], [0, 0, 9, 0, 0, 40]])
+@pytest.mark.parametrize("fused_tiles,groups", [((8, 64, 2, None), 2), ((32, 64, 3, None), 1)])
+def test_split_fused_swiglu_matches_and_repeats(split, counts, fused_tiles, groups,
+                                                assert_gemm_close):
+    """K split in the fused fc1: the gate's and the up's slices are each summed before the
+    SwiGLU, so the output is the unsplit call's up to fp32 summation order, and a split call
+    repeats its bits (slices added in slice order)."""
+    torch.manual_seed(0)
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(6, 2 * 192, 1024, device="cuda"))
+    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    x = torch.randn(sum(counts), 1024, device="cuda").bfloat16()
+    probs = torch.rand(sum(counts), device="cuda")
+    whole = wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True, probs=probs,
+                                   groups=groups)
+    got = [wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True, probs=probs,
+                                  groups=groups, split_k=split) for _ in range(3)]
+    _assert_swiglu_close(got[0], whole)
+    assert torch.equal(got[0], got[1]) and torch.equal(got[0], got[2])
+
+
+def _assert_swiglu_close(got, want):
+    """Sums in another order move gate and up by an fp32 ulp, which can flip each of the
+    SwiGLU's five bf16 roundings (silu's slope amplifies the gate's near its minimum): a few
+    bf16 ulps on some elements, so a bound on the whole's relative error, at 2**-8."""
+    assert (got.float() - want.float()).norm() <= 2**-8 * want.float().norm()
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+@pytest.mark.parametrize("fused", [False, True])
+def test_decode_graphs_split_few_rows(fused, monkeypatch, assert_gemm_close):
+    """A decode graph of 8 rows on 16 experts at K = 2048 (EP8's decode batch at M = 8) takes the
+    Gluon kernel, the fused fc1 with K in four slices (gluon_split_k), after an eager call on
+    a device no split has run on: the eager call, which takes the Triton kernel, makes the
+    counters."""
+    from qarl_kernels import split_k, w4a16_gemm
+    monkeypatch.setattr(split_k, "_rings", {})
+    calls = []
+    monkeypatch.setattr(w4a16_gemm, "w4a16_grouped_gluon",
+                        lambda *a, **kw: calls.append(kw["split_k"]) or
+                        wg.w4a16_grouped_gluon(*a, **kw))
+    torch.manual_seed(0)
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(16, 384, 2048, device="cuda"))
+    tokens = torch.tensor([0, 3, 0, 0, 1, 0, 0, 2, 0, 0, 0, 1, 0, 0, 1, 0], device="cuda",
+                          dtype=torch.int32)
+    x = torch.randn(8, 2048, device="cuda").bfloat16()
+    probs = torch.rand(8, device="cuda")
+    op = ((lambda: w4a16_gemm.w4a16_grouped_swiglu(x, qweight, tokens, probs)) if fused
+          else (lambda: w4a16_grouped_matmul(x, qweight, tokens)))
+    eager = op()
+    assert calls == []
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        got = op()
+    graph.replay()
+    assert calls == [4 if fused else 1]
+    (_assert_swiglu_close if fused else assert_gemm_close)(got, eager)
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

@@ -625,20 +625,20 @@ def _grouped_rule(rows: int, num_experts: int, n: int, k: int, swiglu: bool):
     return None
 
 
-#: token rows a call up to which few-row grouped calls split K (gluon_split_k)
-SPLIT_MAX_ROWS = 16
+#: token rows a call up to which the fused fc1 may split K (gluon_split_k)
+SPLIT_MAX_ROWS = 32
 
 
 def gluon_split_k(rows: int, num_experts: int, n: int, k: int, swiglu: bool = False) -> int:
-    """K slices (split_k.py) of a grouped Gluon call of at most SPLIT_MAX_ROWS token rows at
-    K >= 2048, in stages of two groups (gluon_launch). Such a call's grid is at most min(rows,
-    E) tiles of 64 output columns, each walking all of K. The fused fc1 + SwiGLU, which holds
-    gate and up accumulators, at M = 1 (E128, TP2, EP8) and in EP8's decode batch at M = 8
-    took 1.17-1.44x with four slices while that bound is at most 96 programs, and at E128
-    M = 2 1.14x with two up to 192; EP8 with 9-16 rows gained or lost by routing (1.07x,
-    0.94x; H200, round 35). The plain GEMM, with half the work a program, does not split: on
-    the H100 EP8 lost 0.93x at M = 1 and gained 1.03x in the decode batch at M = 8, and E128
-    lost 0.92x at M = 1 (H200)."""
+    """K slices (split_k.py) of a fused fc1 + SwiGLU Gluon call of at most SPLIT_MAX_ROWS token
+    rows at K >= 2048, in stages of two groups (gluon_launch). Such a call's grid is at most
+    min(rows, E) tiles of 64 output columns, each walking all of K with gate and up
+    accumulators. H100, medians of 4 routings (round 35): four slices while that bound is at
+    most 96 programs, 1.08-1.41x (M = 1 at E128, TP2 and EP8, TP2 at M = 2, EP8's decode batch
+    at M = 8); two up to 192 at E >= 64, 1.03-1.13x (E128 at M = 2, TP2 at M = 3-4). EP8 with
+    9-32 rows gained 1.02-1.09x or lost 0.96-0.98x by routing, and E128 from 24 rows lost. The
+    plain GEMM, with half the work a program, does not split: EP8 lost 0.93x at M = 1 and
+    gained 1.03x in the decode batch at M = 8."""
     if not swiglu or rows > SPLIT_MAX_ROWS or k < 2048:
         return 1
     programs = min(rows, num_experts) * triton.cdiv(n // 2, 64)

@@ -432,8 +432,8 @@ def test_refill_first_rule():
 def test_split_rule():
     # round 35: the fused fc1 four ways while the grid's bound is at most 96 programs (M = 1
     # at E128, EP8 and TP2 with its halved columns, the decode batch at M = 8 and TP2 at M = 2),
-    # two ways at E128 M = 2; none past 16 rows; the GEMM never; split calls take stages of
-    # two groups
+    # two ways up to 192 at E >= 64 (E128 at M = 2, TP2 at M = 3-4); none past 32 rows; the
+    # GEMM never; split calls take stages of two groups
     def rule(rows, experts, shape, swiglu):
         s = (rows, experts) + shape
         launch = gluon_launch(s, (gluon_swiglu_tiles if swiglu else gluon_tiles)(*s), swiglu)
@@ -441,8 +441,9 @@ def test_split_rule():
         return launch["split_k"]
     assert [rule(r, e, sh, True) for r, e, sh in [(8, 128, W13), (8, 16, W13), (8, 128, TP2),
                                                   (16, 128, TP2), (16, 128, W13), (16, 16, W13),
-                                                  (24, 128, TP2), (64, 16, W13)]] == [
-        4, 4, 4, 4, 2, 1, 1, 1]
+                                                  (24, 128, TP2), (32, 128, TP2), (24, 128, W13),
+                                                  (24, 16, W13), (48, 128, TP2), (64, 16, W13)]] == [
+        4, 4, 4, 4, 2, 1, 2, 2, 1, 1, 1, 1]
     assert [rule(r, e, sh, False) for r, e, sh in [(8, 16, W13), (4, 16, W13), (16, 16, W13),
                                                    (8, 128, W13), (8, 128, TP2), (8, 16, W2),
                                                    (8, 128, W2)]] == [1] * 7

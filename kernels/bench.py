@@ -28,6 +28,7 @@ from .fp8_gemm import (fp8_block_grouped_linear, fp8_block_grouped_matmul,
                        fp8_block_grouped_packed, fp8_block_linear, fp8_block_matmul,
                        quantize_linear_input)
 from .fp8_grouped_ws import applies as ws_applies
+from .w4a16_grouped_ws import applies as w4a16_ws_applies, w4a16_grouped_ws
 from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
                            fp8_quantize_swiglu)
 from .gluon_hopper import is_hopper
@@ -152,7 +153,8 @@ def bench_w4a16_grouped(peak, check):
     table = Table("W4A16 grouped GEMM (MoE experts, top-8 uniform routing)",
                   ["shape", "M tokens", "experts touched", "bf16 grouped_mm us",
                    "bf16 %BW", "W4A16 kernel us", "%BW", "TFLOP/s", "% bf16 peak",
-                   "dequant+grouped_mm us", "best W4A16 / bf16 speedup",
+                   "WS kernel us", "WS TFLOP/s", "dequant+grouped_mm us",
+                   "best W4A16 / bf16 speedup",
                    "operand kept: grouped_mm us", "kept / bf16 speedup",
                    "graph us", "graph %BW", "bf16 graph us", "graph speedup"])
     for label, e, n, k in GROUPED_SHAPES:
@@ -173,7 +175,11 @@ def bench_w4a16_grouped(peak, check):
             t_bf16 = median_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
                                 for w in bf16_t])
             t_k = median_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
-            t_dq = t_kept = None
+            t_ws = t_dq = t_kept = None
+            if rows >= 64 * e and w4a16_ws_applies(x, qws[0]):  # the training-size kernel
+                check.close(f"w4a16 grouped WS {label} M={m}",
+                            w4a16_grouped_ws(x, qws[0], counts), y)
+                t_ws = median_us([lambda q=q: w4a16_grouped_ws(x, q, counts) for q in qws])
             if rows >= 4 * e:
                 t_dq = median_us([lambda q=q: torch._grouped_mm(
                     x, w4a16_dequantize(q, counts).transpose(1, 2), offs=offs) for q in qws])
@@ -189,12 +195,13 @@ def bench_w4a16_grouped(peak, check):
                                  for w in bf16_t], calls=STEP_CALLS)
                 g_bw = _pct_copy(_expert_bytes(touched, n, k, 128, rows, True), g_k, peak)
             flops = 2 * rows * n * k / t_k / 1e6
-            best = min(t_k, t_dq or t_k)
+            best = min(t_k, t_ws or t_k, t_dq or t_k)
             table.add(label, str(m), str(touched), t_bf16,
                       _pct_copy(_expert_bytes(touched, n, k, 128, rows, False), t_bf16, peak),
                       t_k, _pct_copy(_expert_bytes(touched, n, k, 128, rows, True), t_k, peak),
-                      flops,
-                      100 * flops / peak["bf16_TFLOPs"], t_dq, _fmt(t_bf16 / best, ".2f"),
+                      flops, 100 * flops / peak["bf16_TFLOPs"], t_ws,
+                      None if t_ws is None else 2 * rows * n * k / t_ws / 1e6, t_dq,
+                      _fmt(t_bf16 / best, ".2f"),
                       t_kept, _fmt(None if t_kept is None else t_bf16 / t_kept, ".2f"), g_k, g_bw,
                       g_bf, _fmt(None if g_k is None else g_bf / g_k, ".2f"))
         del qws, bf16_t, kept

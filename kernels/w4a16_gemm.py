@@ -48,6 +48,7 @@ from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
 from .split_k import split_buffers, split_for, split_ring, split_sum
 from .w4a16_gluon import GROUP as GLUON_GROUP, applies as gluon_applies, w4a16_grouped_gluon
+from .w4a16_grouped_ws import applies as ws_applies, w4a16_grouped_ws
 from .w4a16_lanes import has_lane_codes, lane_codes
 from .w4a16_operand import w4a16_operand
 
@@ -827,6 +828,11 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
 #: step (--quant-keep-operand) _grouped_mm alone wins at 256 (1.31-1.52x).
 DEQUANT_ROWS_PER_EXPERT = 512
 KEPT_OPERAND_ROWS_PER_EXPERT = 256
+#: tokens per expert from which, below DEQUANT_ROWS_PER_EXPERT, Hopper takes the
+#: warp-specialized kernel (w4a16_grouped_ws) over this file's: H200, M=4096 at E128 and TP2
+#: (256 per expert), 1.08-1.12x; at 1024 and 2048 per expert dequantize + _grouped_mm stayed
+#: 1.08-1.18x faster than it (docs/kernel_rounds.md, round 36)
+WS_ROWS_PER_EXPERT = 256
 
 
 def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
@@ -843,7 +849,18 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
         check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
         weight = w4a16_operand(qweight, tokens_per_expert)
         return grouped_mm(x, weight.transpose(1, 2), tokens_per_expert, use_torch=True)
+    if rows >= WS_ROWS_PER_EXPERT * num_experts and _ws_route(x, qweight):
+        _check_bf16(x)
+        check_activation(x, qweight.in_features)
+        check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
+        return w4a16_grouped_ws(x, qweight, counts_on(x.device, tokens_per_expert))
     return w4a16_grouped_matmul(x, qweight, tokens_per_expert, routed_rows=routed_rows)
+
+
+def _ws_route(x: torch.Tensor, qweight) -> bool:
+    """The warp-specialized kernel reads the lane-order codes: outside CUDA-graph capture it
+    makes them (once per weight), in capture only if they exist (the Triton kernel otherwise)."""
+    return ws_applies(x, qweight) and (not _capturing(x) or has_lane_codes(qweight))
 
 
 #: tokens per expert up to which the fused fc1 + SwiGLU beats the GEMM then torch's SwiGLU

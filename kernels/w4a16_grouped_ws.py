@@ -1,0 +1,297 @@
+"""Warp-specialized W4A16 grouped GEMM for Hopper (Gluon): the training-size MoE path.
+
+At hundreds of rows per expert the GEMM is compute-bound, and the decode kernel's shape (the
+unpack into a wgmma's A registers, one warpgroup doing both) serializes the CUDA cores and the
+tensor core. Here the two are different warps: a loader warp brings x, the lane-order codes
+(w4a16_lanes) and the group scales of each 128-input block into a ring by TMA and cp.async; a
+dequantizing warpgroup turns the codes into the engine's bf16 operand (the same three
+instructions a pair as w4a16_gluon: an AND-OR to bf16 128 + n, minus 136, times the scale: one
+rounding, numerics.int4_pair_operand) and stores it to shared memory in the wgmma's swizzled
+layout; two consumer warpgroups, 128 token rows each, run wgmmas with both operands from
+shared memory. A code word of lane order holds adjacent input pairs, so the dequantizer stores whole
+16-byte runs without a byte permute. The grid is persistent: the loader and the dequantizer run
+ahead into the next tile while the consumers finish and store this one.
+
+The numbers are those of every W4A16 kernel here: the dequantized weight (bit for bit the
+reference's) times bf16 x with fp32 accumulation; only the summation order differs.
+
+Gluon has no interpreter, so CI compiles this kernel for sm_90 offline and the H100 runs check
+it against the reference (tests/kernels/test_w4a16_grouped_ws.py).
+"""
+import torch
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, \
+    warpgroup_mma, warpgroup_mma_wait
+
+from .expert_tiles import tile_bound
+from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, sm_count, tile_of, tma_load
+from .w4a16_gluon import BLOCK_K, HALF_K, WORDS, _weight_descriptor, _x_half, x_descriptor
+from .w4a16_gluon import applies as gluon_applies
+
+#: token rows a tile: two consumer warpgroups of 128 (2 x m64 wgmmas each); 128-row tiles were
+#: 1.05-1.19x slower, their dequantized operand serving half the rows (round 36)
+BLOCK_M = 256
+DEQUANT_ROWS = gl.constexpr(64)  # weight rows the dequantizer holds in registers at a time
+
+
+@gluon.constexpr_function
+def _dequant_layout(warps):
+    """[rows, h, i, j, q, t] of DEQUANT_ROWS weight rows of a stage: a thread holds one row's
+    word-quad i of both halves h, and every pair j of its four lane words q (t: the pair's two
+    inputs), i.e. inputs 64h + 32i + 8j + 2q + t: eight runs of 8 adjacent inputs."""
+    return gl.BlockedLayout([1, 2, 1, 4, 4, 2], [16, 1, 2, 1, 1, 1], [warps, 1, 1, 1, 1, 1],
+                            [5, 4, 3, 2, 1, 0])
+
+
+@gluon.constexpr_function
+def _words_layout(warps):
+    """[rows, 16 lane words] of DEQUANT_ROWS rows as _dequant_layout holds them: word 4q + 2h + i
+    of a row in the thread of its i, with its eight words (q, h) in registers."""
+    return gl.DistributedLinearLayout(
+        reg_bases=[[0, 2], [0, 4], [0, 8]], lane_bases=[[0, 1], [1, 0], [2, 0], [4, 0], [8, 0]],
+        warp_bases=[[16, 0], [32, 0]][:warps.bit_length() - 1], block_bases=[],
+        shape=[16 * warps, 16])
+
+
+@gluon.jit
+def _dequantize(words, scale2, layout: gl.constexpr):
+    """Lane-order words [rows, h, i, q] and the rows' bf16x2 group scales [rows] -> the bf16
+    operand of half 0 and of half 1, each [rows, 64]: pair j of word q is (nibble - 8) * scale
+    of inputs 64h + 32i + 8j + 2q and +1."""
+    ROWS: gl.constexpr = words.shape[0]
+    j_layout: gl.constexpr = gl.SliceLayout(
+        0, gl.SliceLayout(1, gl.SliceLayout(2, gl.SliceLayout(4, gl.SliceLayout(5, layout)))))
+    shift = gl.arange(0, 4, j_layout) * 4
+    shift = gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(
+        shift, 0), 1), 2), 4), 5)
+    pairs = gl.expand_dims(gl.expand_dims(words, 3), 5) >> shift  # [rows, h, i, j, q, 1]
+    whole = gl.full([ROWS, 2, 2, 4, 4, 2], 0, gl.int32, layout)  # free broadcast over t
+    pairs = pairs + whole
+    scale2 = gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(
+        scale2, 1), 2), 3), 4), 5)
+    pairs, scale2 = gl.broadcast(pairs, scale2)
+    values = gl.inline_asm_elementwise(
+        asm="""{
+        .reg .b32 t, c;
+        lop3.b32 t, $1, 0x000F000F, 0x43004300, 0xEA;
+        mov.b32 c, 0x43084308;
+        sub.rn.bf16x2 t, t, c;
+        mul.rn.bf16x2 $0, t, $3;
+        }""",
+        constraints="=r,r,r,r,r", args=[pairs, scale2], dtype=gl.bfloat16, is_pure=True,
+        pack=2)
+    return gl.split(gl.reshape(gl.permute(values, (0, 2, 3, 4, 5, 1)), [ROWS, HALF_K, 2]))
+
+
+@gluon.jit
+def _load_partition(args):
+    """One warp fills each load stage: the rows' scale words by cp.async, then x (two boxes of
+    64 token rows, each both 64-input halves) and the codes by TMA, all completing the stage's
+    ready barrier."""
+    x_desc, w_desc = args[0]
+    x_bufs, w_bufs, s_bufs, _ = args[1]
+    ready, empty, _, _ = args[2]
+    CONSUMER_ROWS: gl.constexpr = x_desc.block_type.shape[1]
+    tables = args[3]
+    s_ptr, _ = args[4]
+    num_experts, N, K, n_blocks, num_tiles = args[5]
+    stride_se, stride_sn, _ = args[6]
+    STAGES: gl.constexpr = w_bufs.type.shape[0]
+    BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
+    nbytes: gl.constexpr = 2 * x_desc.block_type.nbytes + w_desc.block_type.nbytes
+    lanes = gl.arange(0, BLOCK_N, layout=gl.BlockedLayout([BLOCK_N // 32], [32], [1], [0]))
+    it = 0
+    for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
+                                                 2 * CONSUMER_ROWS, 1)
+        steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+        rows = nb * BLOCK_N + lanes
+        s_words = s_ptr + expert.to(gl.int64) * stride_se + rows * stride_sn
+        for kb in range(steps):
+            s = it % STAGES
+            mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)  # fresh: phase 1 complete
+            bar = ready.index(s)
+            cp_async_load(s_bufs.index(s), s_words + kb // 2, mask=rows < N)
+            async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
+            mbarrier.expect(bar, nbytes)
+            k_half = kb * (BLOCK_K // HALF_K)
+            tma_load(x_desc, [k_half, row_start, 0], bar, x_bufs.index(2 * s))
+            tma_load(x_desc, [k_half, row_start + CONSUMER_ROWS, 0], bar,
+                     x_bufs.index(2 * s + 1))
+            tma_load(w_desc, [expert * N + nb * BLOCK_N, kb * WORDS], bar, w_bufs.index(s))
+            it += 1
+
+
+@gluon.jit
+def _dequant_partition(args):
+    """One warpgroup: each load stage's codes and scales -> the bf16 operand of both halves of
+    its 128-input block, DEQUANT_ROWS weight rows at a time, in an operand stage the consumers
+    read by wgmma."""
+    x_bufs, w_bufs, s_bufs, b_bufs = args[1]
+    ready, empty, full, free = args[2]
+    tables = args[3]
+    num_experts, N, K, n_blocks, num_tiles = args[5]
+    STAGES: gl.constexpr = w_bufs.type.shape[0]
+    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // 2
+    BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
+    BLOCK_M: gl.constexpr = 2 * x_bufs.type.shape[2]
+    layout: gl.constexpr = _dequant_layout(4)
+    words_layout: gl.constexpr = gl.SliceLayout(3, gl.SliceLayout(5, layout))
+    row_layout: gl.constexpr = gl.SliceLayout(
+        1, gl.SliceLayout(2, gl.SliceLayout(3, gl.SliceLayout(4, gl.SliceLayout(5, layout)))))
+    it = 0
+    for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M, 4)
+        steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+        for kb in range(steps):
+            s = it % STAGES
+            b = it % B_STAGES
+            mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+            mbarrier.wait(free.index(b), ((it // B_STAGES) & 1) ^ 1)  # fresh: phase 1 complete
+            for r in gl.static_range(BLOCK_N // DEQUANT_ROWS):
+                words = w_bufs.index(s).slice(r * DEQUANT_ROWS, DEQUANT_ROWS).load(
+                    _words_layout(4))
+                # lane word 4q + 2h + i of each row -> [rows, h, i, q]: register moves only
+                words = gl.convert_layout(gl.permute(gl.reshape(
+                    words, [DEQUANT_ROWS, 4, 2, 2]), (0, 2, 3, 1)), words_layout)
+                bits = (s_bufs.index(s).slice(r * DEQUANT_ROWS, DEQUANT_ROWS).load(row_layout)
+                        >> ((kb % 2) * 16)) & 0xFFFF
+                low, high = _dequantize(words, bits | (bits << 16), layout)
+                b_bufs.index(2 * b).slice(r * DEQUANT_ROWS, DEQUANT_ROWS).store(low)
+                b_bufs.index(2 * b + 1).slice(r * DEQUANT_ROWS, DEQUANT_ROWS).store(high)
+            fence_async_shared()  # every warp's stores visible to the wgmmas, then one arrive
+            cta_barrier()
+            mbarrier.arrive(empty.index(s), count=1)
+            mbarrier.arrive(full.index(b), count=1)
+            it += 1
+
+
+@gluon.jit
+def _consume(args, HALF_INDEX: gl.constexpr):
+    """One warpgroup: CONSUMER_ROWS token rows of every tile of this CTA, both operands from
+    shared memory. A stage's wgmmas retire before its load and operand stages are released
+    (left in flight while the next stage's were issued, the kernel was 1.04-1.35x slower:
+    docs/kernel_rounds.md, round 36)."""
+    x_bufs, _, _, b_bufs = args[1]
+    ready, empty, full, free = args[2]
+    tables = args[3]
+    _, y_ptr = args[4]
+    num_experts, N, K, n_blocks, num_tiles = args[5]
+    _, _, stride_ym = args[6]
+    STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
+    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // 2
+    BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
+    CONSUMER_ROWS: gl.constexpr = x_bufs.type.shape[2]
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16])
+    lanes = gl.arange(0, CONSUMER_ROWS, layout=gl.SliceLayout(1, acc_layout))
+    cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, acc_layout))
+    it = 0
+    for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
+                                                 2 * CONSUMER_ROWS, 4)
+        steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+        acc = gl.zeros([CONSUMER_ROWS, BLOCK_N], gl.float32, acc_layout)
+        for kb in range(steps):
+            s = it % STAGES
+            b = it % B_STAGES
+            mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+            mbarrier.wait(full.index(b), (it // B_STAGES) & 1)
+            for h in gl.static_range(2):
+                acc = warpgroup_mma(_x_half(x_bufs, 2 * s + HALF_INDEX, h),
+                                    b_bufs.index(2 * b + h).permute((1, 0)), acc, is_async=True)
+            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+            mbarrier.arrive(empty.index(s), count=1)
+            mbarrier.arrive(free.index(b), count=1)
+            it += 1
+        rows = row_start + HALF_INDEX * CONSUMER_ROWS + lanes
+        ptrs = (y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1)
+                + gl.expand_dims(nb * BLOCK_N + cols, 0))
+        mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(nb * BLOCK_N + cols < N, 0)
+        gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
+
+
+@gluon.jit
+def _consume_low(args):
+    _consume(args, 0)
+
+
+@gluon.jit
+def _consume_high(args):
+    _consume(args, 1)
+
+
+@gluon.jit(do_not_specialize=["num_experts", "num_tiles"])
+def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_experts, N, K,
+                             num_tiles, stride_se, stride_sn, stride_ym, E_PAD: gl.constexpr,
+                             STAGES: gl.constexpr, B_STAGES: gl.constexpr,
+                             num_warps: gl.constexpr):
+    """N: output columns; K: inputs, whole 128-input groups. Load stages hold x of both
+    consumers' token rows (a box of [2 halves, CONSUMER_ROWS, 64 inputs] each), the codes
+    [BLOCK_N, 16 words] and the rows' scale words of one group; operand stages the dequantized
+    [BLOCK_N, 64] bf16 of its two halves."""
+    BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = 2 * x_desc.block_type.shape[1]
+    tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)
+    x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * STAGES] + x_desc.block_type.shape,
+                                       x_desc.layout)
+    w_bufs = gl.allocate_shared_memory(gl.int32, [STAGES, BLOCK_N, WORDS], w_desc.layout)
+    s_bufs = gl.allocate_shared_memory(gl.int32, [STAGES, BLOCK_N],
+                                       gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
+    b_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, HALF_K],
+                                                                  gl.bfloat16)
+    b_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * B_STAGES, BLOCK_N, HALF_K], b_layout)
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    full = gl.allocate_shared_memory(gl.int64, [B_STAGES, 1], mbarrier.MBarrierLayout())
+    free = gl.allocate_shared_memory(gl.int64, [B_STAGES, 1], mbarrier.MBarrierLayout())
+    for s in gl.static_range(STAGES):
+        mbarrier.init(ready.index(s), count=1)
+        mbarrier.init(empty.index(s), count=3)  # the dequantizer and both consumers
+    for s in gl.static_range(B_STAGES):
+        mbarrier.init(full.index(s), count=1)
+        mbarrier.init(free.index(s), count=2)  # both consumers
+    # the partitions' arguments (worker partitions share one signature), grouped by kind
+    args = ((x_desc, w_desc), (x_bufs, w_bufs, s_bufs, b_bufs), (ready, empty, full, free),
+            tables, (s_ptr, y_ptr), (num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles),
+            (stride_se, stride_sn, stride_ym))
+    # registers per thread, of 4 warpgroups x maxnreg 128 (the loader's warp counts as one):
+    # 184 for the worker consumer, 104 for the dequantizer, 40 for the loader, and the
+    # default consumer the rest (184): a consumer's 128 x 128 fp32 accumulator takes 128
+    gl.warp_specialize([(_consume_low, (args, )), (_consume_high, (args, )),
+                        (_dequant_partition, (args, )), (_load_partition, (args, ))],
+                       [4, 4, 1], [184, 104, 40])
+
+
+def applies(x: torch.Tensor, qweight) -> bool:
+    """What the decode kernel asks of its tensors (w4a16_gluon.applies), for a grouped weight."""
+    return qweight.data.dim() == 3 and gluon_applies(x, qweight)
+
+
+def w4a16_grouped_ws(x: torch.Tensor, qweight, counts: torch.Tensor, block_n: int = 128,
+                     stages: int = 2, b_stages: int = 2) -> torch.Tensor:
+    """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
+    QuantizedWeight [E, out, in] -> bf16 [T, out]. Tiles of BLOCK_M token rows x block_n
+    weight rows; stages of x, codes and scales, b_stages of the dequantized operand (the
+    defaults fill 211 KB of shared memory). Reads the codes in lane order (made once per
+    weight, w4a16_lanes)."""
+    num_experts, n = qweight.data.shape[0], qweight.data.shape[1]
+    rows = x.shape[0]
+    y = torch.empty(rows, n, device=x.device, dtype=torch.bfloat16)
+    if rows == 0:
+        return y
+    if block_n % DEQUANT_ROWS.value:
+        raise ValueError(f"block_n={block_n}: a multiple of {DEQUANT_ROWS.value} weight rows")
+    w_desc = _weight_descriptor(qweight, block_n, 1)
+    x_desc = x_descriptor(x, BLOCK_M // 2, 1)
+    words = qweight.scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
+    num_tiles = triton.cdiv(n, block_n) * tile_bound(rows, num_experts, BLOCK_M)
+    _w4a16_grouped_ws_kernel[(min(num_tiles, sm_count(x.device)), )](
+        x_desc, w_desc, words, y, counts, num_experts, n, qweight.in_features, num_tiles,
+        words.stride(0), words.stride(1), y.stride(0),
+        E_PAD=triton.next_power_of_2(num_experts), STAGES=stages, B_STAGES=b_stages,
+        num_warps=4, maxnreg=128)
+    return y

@@ -1,0 +1,124 @@
+"""The warp-specialized W4A16 grouped GEMM (Gluon, Hopper only). Gluon has no CPU interpreter,
+so CI compiles it for sm_90 offline (the GPU code is built, not run); on an H100 the same tests
+check it against the reference."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental.gluon._runtime import GluonASTSource
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+from triton.runtime.jit import mangle_type
+
+from megatron_qarl.quant import get_scheme
+from qarl_kernels import w4a16_grouped_ws as ws
+from qarl_kernels import w4a16_gluon as wg
+
+HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+def _compile_for_sm90(block_n: int, stages: int, b_stages: int) -> dict:
+    """PTX facts of the kernel built for sm_90a (W13 E128 shapes) with the given tiles."""
+    codes = torch.empty(128 * 1536, 256, dtype=torch.int32)
+    x = torch.empty(4096, 2048, dtype=torch.bfloat16)
+    w_desc = TensorDescriptor.from_tensor(codes, [block_n, wg.STAGE_WORDS], wg._WORD_LAYOUT)
+    x_desc = wg.x_descriptor(x, ws.BLOCK_M // 2, 1)
+    names = ["x_desc", "w_desc", "s_ptr", "y_ptr", "counts_ptr", "num_experts", "N", "K",
+             "num_tiles", "stride_se", "stride_sn", "stride_ym"]
+    types = [mangle_type(x_desc), mangle_type(w_desc), "*i32", "*bf16", "*i32"] + ["i32"] * 7
+    signature = dict(zip(names, types))
+    constexprs = {"E_PAD": 128, "STAGES": stages, "B_STAGES": b_stages, "num_warps": 4}
+    signature.update({name: "constexpr" for name in constexprs})
+    kernel = triton.compile(
+        GluonASTSource(fn=ws._w4a16_grouped_ws_kernel, signature=signature,
+                       constexprs=constexprs),
+        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "maxnreg": 128})
+    ptx = kernel.asm["ptx"]
+    return {"wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
+            "wgmma_register_a": len(re.findall(r"wgmma\.mma_async\S*bf16\.bf16\s+\{[^}]*\},"
+                                               r"\s*\{", ptx)),
+            "tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.[23]d\.shared::\w+\.global",
+                                        ptx)),
+            "scale_copies": len(re.findall(r"cp\.async\.c[ag]\.shared\.global", ptx)),
+            "lop3": len(re.findall(r"lop3\.b32", ptx)),
+            "prmt": len(re.findall(r"prmt\.b32", ptx)),
+            "vector_stores": len(re.findall(r"st\.shared\.v4", ptx)),
+            "async_fences": len(re.findall(r"fence\.proxy\.async", ptx)),
+            "shared": kernel.metadata.shared}
+
+
+@pytest.mark.parametrize("block_n,stages,b_stages", [(128, 2, 2), (64, 2, 3)])
+def test_compiles_for_sm90(block_n, stages, b_stages):
+    """Frontend, layouts, warp specialization and ptxas for sm_90a. In a child process: the
+    tests run Triton's interpreter (tests/conftest.py), which cannot compile for a GPU."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, __file__, str(block_n), str(stages), str(b_stages)],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    facts = json.loads(out.stdout.strip().splitlines()[-1])
+    # two consumers x two 64-input halves x two m64 row blocks x 4 wgmma (k = 16), both operands
+    # from shared memory
+    assert facts["wgmma"] == 32 and facts["wgmma_register_a"] == 0
+    # two x boxes (one per consumer) and the codes by TMA; the scale words by cp.async
+    assert facts["tma_loads"] == 3 and facts["scale_copies"] >= 1
+    # the dequantizer: one AND-OR per bf16 pair (a stage's block_n x 128 inputs over 128
+    # threads), no byte permute, 16-byte stores of 8 adjacent inputs, one async fence a stage
+    assert facts["lop3"] >= block_n * 128 // 2 // 128 and facts["prmt"] == 0
+    assert facts["vector_stores"] >= block_n * 128 // 8 // 128
+    assert facts["async_fences"] == 1
+    assert facts["shared"] <= 227 * 1024  # fits an H100's shared memory per block
+
+
+def test_applies_only_on_hopper_with_group_pairs():
+    scheme = get_scheme("w4a16")
+    qweight = scheme.quantize_weight(torch.randn(4, 256, 512))
+    assert not ws.applies(torch.empty(512, 512, dtype=torch.bfloat16), qweight)  # CPU
+    odd = scheme.quantize_weight(torch.randn(4, 256, 384))  # 3 groups: no group-pair words
+    assert not ws.applies(torch.empty(512, 384, dtype=torch.bfloat16), odd)
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
+@pytest.mark.parametrize("tiles", [(128, 2, 2), (64, 2, 3)])
+@pytest.mark.parametrize("e,n,k,counts", [
+    (8, 256, 512, [0, 130, 0, 257, 1, 256, 0, 600]),  # empty experts, partial row tiles
+    (4, 192, 768, [129, 0, 64, 255]),  # a partial column tile, K of six groups
+    (3, 128, 2048, [512, 0, 1]),
+    (2, 128, 256, [1, 0]),  # one row, K of two groups
+])
+def test_matches_reference(assert_gemm_close, tiles, e, n, k, counts):
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16")
+    qweight = scheme.quantize_weight(torch.randn(e, n, k, device="cuda") * 0.05)
+    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    x = torch.randn(sum(counts), k, device="cuda").bfloat16()
+    assert ws.applies(x, qweight)
+    got = ws.w4a16_grouped_ws(x, qweight, tokens, *tiles)
+    assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens.cpu()))
+    assert torch.equal(ws.w4a16_grouped_ws(x, qweight, tokens, *tiles), got)  # repeats its bits
+
+
+if __name__ == "__main__":
+    print(json.dumps(_compile_for_sm90(*(int(v) for v in sys.argv[1:4]))))
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
+def test_grouped_op_takes_it_from_its_rows_per_expert(assert_gemm_close, monkeypatch):
+    from qarl_kernels import w4a16_gemm
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16")
+    qweight = scheme.quantize_weight(torch.randn(4, 256, 512, device="cuda") * 0.05)
+    tokens = torch.tensor([300, 0, 260, 500], dtype=torch.int32)  # 265 rows per expert
+    x = torch.randn(int(tokens.sum()), 512, device="cuda").bfloat16()
+    calls = []
+    monkeypatch.setattr(w4a16_gemm, "w4a16_grouped_ws",
+                        lambda *a, **kw: calls.append(a) or ws.w4a16_grouped_ws(*a, **kw))
+    got = w4a16_gemm.w4a16_grouped_linear(x, qweight, tokens)
+    assert len(calls) == 1
+    assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens))
+    w4a16_gemm.w4a16_grouped_linear(x[:255 * 4], qweight, torch.tensor([255] * 4))
+    assert len(calls) == 1  # under WS_ROWS_PER_EXPERT: the Triton kernel

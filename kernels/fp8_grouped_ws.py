@@ -30,8 +30,8 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from megatron_qarl.quant.fp8_block import BLOCK
 
 from .expert_tiles import tile_bound
-from .gluon_hopper import cp_async_load, expert_tables, is_hopper, tile_of, tma_load, \
-    tma_store
+from .gluon_hopper import cp_async_load, expert_tables, is_hopper, mbarriers, tile_of, \
+    tma_load, tma_store
 
 
 ROWS_PER_CONSUMER = 64  # one warpgroup's wgmma M
@@ -199,11 +199,8 @@ def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts
     scale_layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
     sa_bufs = gl.allocate_shared_memory(gl.float32, [STAGES, 2 * HALF], scale_layout)
     sb_bufs = gl.allocate_shared_memory(gl.float32, [STAGES, 2], scale_layout)
-    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    for s in gl.static_range(STAGES):
-        mbarrier.init(ready.index(s), count=1)
-        mbarrier.init(empty.index(s), count=2)  # both consumers release a stage
+    ready = mbarriers(STAGES, 1)
+    empty = mbarriers(STAGES, 2)  # both consumers release a stage
 
     # the partitions' arguments (worker partitions share one signature), grouped by kind
     args = ((a_desc, b_desc, c_desc), (a_bufs, b_bufs, c_bufs), (ready, empty), tables,

@@ -8,12 +8,22 @@ import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
-from triton.experimental.gluon.language.nvidia.hopper import tma
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
 tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
 cta_barrier = getattr(gl, "thread_barrier", None) or gl.barrier
 cp_async_load = getattr(async_copy, "async_load", None) or async_copy.async_copy_global_to_shared
+
+
+@gluon.jit
+def mbarriers(COUNT: gl.constexpr, ARRIVALS: gl.constexpr):
+    """COUNT mbarriers in shared memory ([COUNT, 1]), each completing a phase on ARRIVALS
+    arrives."""
+    bars = gl.allocate_shared_memory(gl.int64, [COUNT, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(COUNT):
+        mbarrier.init(bars.index(i), count=ARRIVALS)
+    return bars
 
 
 @functools.lru_cache(maxsize=None)

@@ -132,8 +132,15 @@ def _unpack(words, scale2, a_layout: gl.constexpr, split_layout: gl.constexpr):
     pairs = (gl.expand_dims(gl.expand_dims(words, 2), 4) + whole) >> shift
     pairs = gl.convert_layout(gl.reshape(pairs, [BLOCK_N, HALF_K]), a_layout)
     pairs, scale2 = gl.broadcast(pairs, gl.expand_dims(scale2, 1))
-    # pair at bits 0 and 16 -> bf16 (128 + n0, 128 + n1), - 136 (exact), * scale (one rounding:
-    # the engine's operand bit for bit, as numerics.int4_pair_operand)
+    return int4_pairs_operand(pairs, scale2)
+
+
+@gluon.jit
+def int4_pairs_operand(pairs, scale2):
+    """int32 words holding a pair of codes at bits 0 and 16 (each word twice, for pack=2) and
+    the group scale as bf16x2 words -> the pairs' bf16 operand: bf16 (128 + n0, 128 + n1), - 136
+    (exact), * scale (one rounding: the engine's operand bit for bit, as
+    numerics.int4_pair_operand)."""
     return gl.inline_asm_elementwise(
         asm="""{
         .reg .b32 t, c;

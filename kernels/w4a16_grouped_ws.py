@@ -27,8 +27,10 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
     warpgroup_mma, warpgroup_mma_wait
 
 from .expert_tiles import tile_bound
-from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, sm_count, tile_of, tma_load
-from .w4a16_gluon import BLOCK_K, HALF_K, WORDS, _weight_descriptor, _x_half, x_descriptor
+from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, mbarriers, sm_count, \
+    tile_of, tma_load
+from .w4a16_gluon import BLOCK_K, HALF_K, WORDS, _weight_descriptor, _x_half, \
+    int4_pairs_operand, x_descriptor
 from .w4a16_gluon import applies as gluon_applies
 
 #: token rows a tile: two consumer warpgroups of 128 (2 x m64 wgmmas each); 128-row tiles were
@@ -73,16 +75,7 @@ def _dequantize(words, scale2, layout: gl.constexpr):
     scale2 = gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(
         scale2, 1), 2), 3), 4), 5)
     pairs, scale2 = gl.broadcast(pairs, scale2)
-    values = gl.inline_asm_elementwise(
-        asm="""{
-        .reg .b32 t, c;
-        lop3.b32 t, $1, 0x000F000F, 0x43004300, 0xEA;
-        mov.b32 c, 0x43084308;
-        sub.rn.bf16x2 t, t, c;
-        mul.rn.bf16x2 $0, t, $3;
-        }""",
-        constraints="=r,r,r,r,r", args=[pairs, scale2], dtype=gl.bfloat16, is_pure=True,
-        pack=2)
+    values = int4_pairs_operand(pairs, scale2)
     return gl.split(gl.reshape(gl.permute(values, (0, 2, 3, 4, 5, 1)), [ROWS, HALF_K, 2]))
 
 
@@ -244,16 +237,10 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_exper
     b_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, HALF_K],
                                                                   gl.bfloat16)
     b_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * B_STAGES, BLOCK_N, HALF_K], b_layout)
-    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    full = gl.allocate_shared_memory(gl.int64, [B_STAGES, 1], mbarrier.MBarrierLayout())
-    free = gl.allocate_shared_memory(gl.int64, [B_STAGES, 1], mbarrier.MBarrierLayout())
-    for s in gl.static_range(STAGES):
-        mbarrier.init(ready.index(s), count=1)
-        mbarrier.init(empty.index(s), count=3)  # the dequantizer and both consumers
-    for s in gl.static_range(B_STAGES):
-        mbarrier.init(full.index(s), count=1)
-        mbarrier.init(free.index(s), count=2)  # both consumers
+    ready = mbarriers(STAGES, 1)
+    empty = mbarriers(STAGES, 3)  # the dequantizer and both consumers
+    full = mbarriers(B_STAGES, 1)
+    free = mbarriers(B_STAGES, 2)  # both consumers
     # the partitions' arguments (worker partitions share one signature), grouped by kind
     args = ((x_desc, w_desc), (x_bufs, w_bufs, s_bufs, b_bufs), (ready, empty, full, free),
             tables, (s_ptr, y_ptr), (num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles),

@@ -2,9 +2,7 @@
 so CI compiles it for sm_90 offline (the GPU code is built, not run); on an H100 the same
 tests check it against the Triton kernel bit for bit and against the reference."""
 import json
-import os
 import re
-import subprocess
 import sys
 
 import pytest
@@ -20,6 +18,7 @@ from megatron_qarl.quant import get_scheme
 from qarl_kernels import fp8_grouped_ws as ws
 from qarl_kernels.fp8_gemm import _launch, _tiles, fp8_block_grouped_linear
 from qarl_kernels.fp8_quantize import fp8_quantize_activation
+from sm90_ptx import facts_of_child, ptx_counts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
@@ -47,28 +46,16 @@ def _compile_for_sm90(block_n: int, stages: int) -> dict:
         GluonASTSource(fn=ws._fp8_grouped_ws_kernel, signature=signature, constexprs=constexprs),
         target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "maxnreg": 168})
     ptx = kernel.asm["ptx"]
-    return {"wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
-            "tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::\w+\.global",
-                                        ptx)),
-            "tma_stores": len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta",
-                                         ptx)),
-            "global_loads": len(re.findall(r"ld\.global", ptx)),
-            "scale_copies": len(re.findall(r"cp\.async\.c[ag]\.shared\.global", ptx)),
-            "copy_arrives": len(re.findall(r"cp\.async\.mbarrier\.arrive", ptx)),
-            "consumer_registers": bool(re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+216",
-                                                 ptx)),
-            "shared": kernel.metadata.shared}
+    facts = ptx_counts(ptx, "wgmma", "tma_loads", "tma_stores", "global_loads", "scale_copies",
+                       "copy_arrives")
+    return dict(facts, shared=kernel.metadata.shared, consumer_registers=bool(
+        re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+216", ptx)))
 
 
 @pytest.mark.parametrize("block_n,stages", [(256, 3), (128, 4)])
 def test_compiles_for_sm90(block_n, stages):
-    """Frontend, layouts, warp specialization and ptxas for sm_90a. In a child process: the
-    tests run Triton's interpreter (tests/conftest.py), which cannot compile for a GPU."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, __file__, str(block_n), str(stages)], env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    facts = json.loads(out.stdout.strip().splitlines()[-1])
+    """Frontend, layouts, warp specialization and ptxas for sm_90a."""
+    facts = facts_of_child(__file__, block_n, stages)
     # 4 wgmma (k=32) per 128-deep block and 128-wide accumulator, in each of two consumers
     assert facts["wgmma"] == 8 * (block_n // min(block_n, 128))
     assert facts["tma_loads"] == 3 and facts["tma_stores"] >= 1

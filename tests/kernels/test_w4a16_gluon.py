@@ -26,6 +26,7 @@ from qarl_kernels.expert_tiles import tile_bound
 from qarl_kernels.w4a16_gemm import gluon_early_words, gluon_groups, gluon_launch, gluon_pdl, \
     gluon_refill_first, gluon_release, gluon_swiglu_tiles, gluon_tail, gluon_tiles, gluon_walk, \
     gluon_x_async, w4a16_grouped_matmul
+from sm90_ptx import facts_of_child, ptx_counts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -81,17 +82,8 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                                                       "cp.async.bulk.tensor.3d")}
     words_before = body.count("cp.async.bulk.tensor.2d", 0, wait)  # the weight words' boxes
     return {"sass_wgmma_waits": _sass_count(kernel.asm["cubin"], "WARPGROUP.DEPBAR"),
-            "wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
-            "wgmma_register_a": len(re.findall(r"wgmma\.mma_async\S*bf16\.bf16\s+\{[^}]*\},"
-                                               r"\s*\{", ptx)),
-            "tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.[23]d\.shared::\w+\.global",
-                                        ptx)),
-            "prmt": len(re.findall(r"prmt\.b32", ptx)),
-            "lop3": len(re.findall(r"lop3\.b32", ptx)),
-            "scale_copies": len(re.findall(r"cp\.async\.c[ag]\.shared\.global", ptx)),
-            "copy_arrives": len(re.findall(r"cp\.async\.mbarrier\.arrive", ptx)),
-            "global_loads": len(re.findall(r"ld\.global", ptx)),
-            "atomics": len(re.findall(r"atom\.global", ptx)),
+            **ptx_counts(ptx, "wgmma", "wgmma_register_a", "tma_loads", "prmt", "lop3",
+                         "scale_copies", "copy_arrives", "global_loads", "atomics"),
             "pdl_waits": len(re.findall(r"griddepcontrol\.wait", ptx)),
             "pdl_releases": len(re.findall(r"griddepcontrol\.launch_dependents", ptx)),
             "wait_before_reads": words_before + sum(before.values()) == 0,
@@ -115,23 +107,13 @@ def _sass_count(cubin: bytes, opcode: str) -> int:
                               check=True).stdout.count(opcode)
 
 
-def _facts_of_child(*args) -> dict:
-    """_compile_for_sm90(*args) in a child process: the tests run Triton's interpreter
-    (tests/conftest.py), which cannot compile for a GPU."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, __file__] + [str(v) for v in args], env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 @pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu,x_async",
                          [t + (0, 0) for t in COMPILED] + [(64, 64, 2, 0, 1, 0), (64, 64, 2, 1, 1, 0),
                                                            (8, 64, 3, 0, 0, 1), (8, 64, 4, 0, 1, 1),
                                                            (16, 128, 3, 1, 0, 1)])
 def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu, x_async):
     """Frontend, layouts and ptxas for sm_90a."""
-    facts = _facts_of_child(block_m, block_n, stages, persistent, swiglu, x_async)
+    facts = facts_of_child(__file__, block_m, block_n, stages, persistent, swiglu, x_async)
     parts = 2 if swiglu else 1  # gate and up rows
     # per 64 weight rows, 8 wgmma (k = 16) per 128-input block, A from registers
     assert facts["wgmma"] == facts["wgmma_register_a"] == 8 * parts * (block_n // 64)
@@ -165,7 +147,7 @@ def test_tail_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
     """With a tail, tiles without one take a loop with the plain kernel's wgmmas and loads, and
     tiles with one a loop that also multiplies the tail rows: both keep their wgmmas
     pipelined."""
-    facts = _facts_of_child(block_m, block_n, stages, persistent, swiglu, 0, 16, 16)
+    facts = facts_of_child(__file__, block_m, block_n, stages, persistent, swiglu, 0, 16, 16)
     parts = 2 if swiglu else 1
     tile = 8 * parts * (block_n // 64)  # wgmmas of a block
     assert facts["wgmma"] == facts["wgmma_register_a"] == 3 * tile
@@ -187,7 +169,7 @@ def test_split_k_compiles_for_sm90(block_m, block_n, stages, groups, x_async, sw
     """Slices of K (dense calls, w4a16_gemm.gluon_dense_tiles; the fused fc1 at few rows,
     gluon_split_k): the same pipelined K loop and loads as the whole-K kernel, plus the slice
     sum's two atomics (the arrival, the reset), one for the gate and the up sums together."""
-    whole, split = (_facts_of_child(block_m, block_n, stages, 0, swiglu, x_async, 1, 0, groups,
+    whole, split = (facts_of_child(__file__, block_m, block_n, stages, 0, swiglu, x_async, 1, 0, groups,
                                     0, 0, 0, s) for s in (1, 4))
     for fact in ("sass_wgmma_waits", "wgmma", "wgmma_register_a", "tma_loads", "scale_copies",
                  "pdl_waits", "wait_before_reads"):
@@ -201,7 +183,7 @@ def test_tail_on_tiles_of_two_groups_compiles_for_sm90():
     in two stages, a tail of 16, release and early words. Both loops keep their wgmmas
     pipelined and release the next kernel once; the shared memory leaves room for 3 programs
     an SM (each takes 1 KB more), or a skewed routing's extra row tile spills past the wave."""
-    facts = _facts_of_child(32, 64, 2, 0, 0, 0, 16, 16, 2, 1, 1)
+    facts = facts_of_child(__file__, 32, 64, 2, 0, 0, 0, 16, 16, 2, 1, 1)
     assert facts["wgmma"] == facts["wgmma_register_a"] == 16 + 2 * 16
     assert facts["sass_wgmma_waits"] == (4 + 1) + (4 + 2)
     assert facts["pdl_releases"] == 2 and facts["release_after_loads"]
@@ -215,7 +197,7 @@ def test_refill_first_compiles_for_sm90(tiles, tail, groups):
     """Refilling the previous step's stage before the wait (round 20, the rule's tiles at EP8
     up to 8 and from 13 tokens per expert, released, with early words) keeps every wgmma of
     the loops pipelined and issues the same loads: it moves the refill, nothing else."""
-    plain, first = (_facts_of_child(*tiles, 0, 0, 0, 16, tail, groups, 1, 1, r) for r in (0, 1))
+    plain, first = (facts_of_child(__file__, *tiles, 0, 0, 0, 16, tail, groups, 1, 1, r) for r in (0, 1))
     for fact in ("sass_wgmma_waits", "wgmma", "wgmma_register_a", "tma_loads", "pdl_releases",
                  "words_before_wait", "barrier_invalidations", "shared"):
         assert first[fact] == plain[fact], fact
@@ -230,7 +212,7 @@ def test_two_groups_a_stage_compile_for_sm90(block_m, block_n, stages, persisten
     """Two scale groups a stage: one words box and one x box (four halves) per refill, one
     scale word, both groups' wgmmas pipelined within the stage (its last half is retired in
     it: left in flight across the loop's back edge, ptxas serialized them all)."""
-    facts = _facts_of_child(block_m, block_n, stages, persistent, swiglu, x_async, 16, 0, 2)
+    facts = facts_of_child(__file__, block_m, block_n, stages, persistent, swiglu, x_async, 16, 0, 2)
     parts = 2 if swiglu else 1
     assert facts["wgmma"] == facts["wgmma_register_a"] == 2 * 8 * parts * (block_n // 64)
     issues = stages + persistent
@@ -251,15 +233,15 @@ def test_release_compiles_for_sm90(block_m, block_n, stages, swiglu, groups):
     before its first read. With early words it asks for its guessed tile's first words (the
     2-D boxes, gate and up) before that wait, and for nothing else; its barriers are
     invalidated at the end, so no layout scratch takes their memory (round 19)."""
-    facts = _facts_of_child(block_m, block_n, stages, 0, swiglu, 0, 16, 0, groups, 1)
+    facts = facts_of_child(__file__, block_m, block_n, stages, 0, swiglu, 0, 16, 0, groups, 1)
     assert facts["pdl_releases"] == 1 and facts["release_after_loads"]
     if not swiglu:  # TP2's persistent grid (round 22): once, at the last tile's last load
-        walk = _facts_of_child(block_m, block_n, stages, 1, 0, 0, 128, 0, groups, 1)
+        walk = facts_of_child(__file__, block_m, block_n, stages, 1, 0, 0, 128, 0, groups, 1)
         assert walk["pdl_releases"] == 1 and walk["release_after_loads"]
         assert walk["pdl_waits"] == 1 and walk["wait_before_reads"]
     assert facts["pdl_waits"] == 1 and facts["wait_before_reads"]
     assert facts["barrier_invalidations"] == stages
-    early = _facts_of_child(block_m, block_n, stages, 0, swiglu, 0, 16, 0, groups, 1, 1)
+    early = facts_of_child(__file__, block_m, block_n, stages, 0, swiglu, 0, 16, 0, groups, 1, 1)
     parts = 2 if swiglu else 1
     assert early["words_before_wait"] == parts * (stages - 1)
     assert early["other_reads_before_wait"] == 0
@@ -271,7 +253,7 @@ def test_expert_tables_stay_within_a_warp():
     """Every warp holds all the tables' entries, so at 128 experts the scans and lookups before
     the first load cost no more CTA barriers than at 16 (one entry per thread spread 128 over
     the 4 warps: 18 barriers against 6, round 15)."""
-    facts = [_facts_of_child(8, 128, 3, 1, 0, 0, e_pad) for e_pad in (16, 128)]
+    facts = [facts_of_child(__file__, 8, 128, 3, 1, 0, 0, e_pad) for e_pad in (16, 128)]
     assert facts[0]["prologue_barriers"] == facts[1]["prologue_barriers"]
 
 

@@ -2,9 +2,6 @@
 so CI compiles it for sm_90 offline (the GPU code is built, not run); on an H100 the same tests
 check it against the reference."""
 import json
-import os
-import re
-import subprocess
 import sys
 
 import pytest
@@ -18,6 +15,7 @@ from triton.runtime.jit import mangle_type
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import w4a16_grouped_ws as ws
 from qarl_kernels import w4a16_gluon as wg
+from sm90_ptx import facts_of_child, ptx_counts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
@@ -38,29 +36,15 @@ def _compile_for_sm90(block_n: int, stages: int, b_stages: int) -> dict:
         GluonASTSource(fn=ws._w4a16_grouped_ws_kernel, signature=signature,
                        constexprs=constexprs),
         target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "maxnreg": 128})
-    ptx = kernel.asm["ptx"]
-    return {"wgmma": len(re.findall(r"wgmma\.mma_async", ptx)),
-            "wgmma_register_a": len(re.findall(r"wgmma\.mma_async\S*bf16\.bf16\s+\{[^}]*\},"
-                                               r"\s*\{", ptx)),
-            "tma_loads": len(re.findall(r"cp\.async\.bulk\.tensor\.[23]d\.shared::\w+\.global",
-                                        ptx)),
-            "scale_copies": len(re.findall(r"cp\.async\.c[ag]\.shared\.global", ptx)),
-            "lop3": len(re.findall(r"lop3\.b32", ptx)),
-            "prmt": len(re.findall(r"prmt\.b32", ptx)),
-            "vector_stores": len(re.findall(r"st\.shared\.v4", ptx)),
-            "async_fences": len(re.findall(r"fence\.proxy\.async", ptx)),
-            "shared": kernel.metadata.shared}
+    facts = ptx_counts(kernel.asm["ptx"], "wgmma", "wgmma_register_a", "tma_loads",
+                       "scale_copies", "lop3", "prmt", "vector_stores", "async_fences")
+    return dict(facts, shared=kernel.metadata.shared)
 
 
 @pytest.mark.parametrize("block_n,stages,b_stages", [(128, 2, 2), (64, 2, 3)])
 def test_compiles_for_sm90(block_n, stages, b_stages):
-    """Frontend, layouts, warp specialization and ptxas for sm_90a. In a child process: the
-    tests run Triton's interpreter (tests/conftest.py), which cannot compile for a GPU."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, __file__, str(block_n), str(stages), str(b_stages)],
-                         env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    facts = json.loads(out.stdout.strip().splitlines()[-1])
+    """Frontend, layouts, warp specialization and ptxas for sm_90a."""
+    facts = facts_of_child(__file__, block_n, stages, b_stages)
     # two consumers x two 64-input halves x two m64 row blocks x 4 wgmma (k = 16), both operands
     # from shared memory
     assert facts["wgmma"] == 32 and facts["wgmma_register_a"] == 0

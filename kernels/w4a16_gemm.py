@@ -843,18 +843,17 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     num_experts = qweight.data.shape[0]
     threshold = KEPT_OPERAND_ROWS_PER_EXPERT if qweight.keep_operand else DEQUANT_ROWS_PER_EXPERT
     rows = tile_rows(x.shape[0], routed_rows)
-    if rows >= threshold * num_experts and torch_grouped_mm_available(x.device):
-        _check_bf16(x)
-        check_activation(x, qweight.in_features)
-        check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
+    bf16_operand = rows >= threshold * num_experts and torch_grouped_mm_available(x.device)
+    if not bf16_operand and not (rows >= WS_ROWS_PER_EXPERT * num_experts
+                                 and _ws_route(x, qweight)):
+        return w4a16_grouped_matmul(x, qweight, tokens_per_expert, routed_rows=routed_rows)
+    _check_bf16(x)
+    check_activation(x, qweight.in_features)
+    check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
+    if bf16_operand:
         weight = w4a16_operand(qweight, tokens_per_expert)
         return grouped_mm(x, weight.transpose(1, 2), tokens_per_expert, use_torch=True)
-    if rows >= WS_ROWS_PER_EXPERT * num_experts and _ws_route(x, qweight):
-        _check_bf16(x)
-        check_activation(x, qweight.in_features)
-        check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
-        return w4a16_grouped_ws(x, qweight, counts_on(x.device, tokens_per_expert))
-    return w4a16_grouped_matmul(x, qweight, tokens_per_expert, routed_rows=routed_rows)
+    return w4a16_grouped_ws(x, qweight, counts_on(x.device, tokens_per_expert))
 
 
 def _ws_route(x: torch.Tensor, qweight) -> bool:

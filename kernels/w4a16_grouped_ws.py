@@ -33,8 +33,8 @@ from .w4a16_gluon import BLOCK_K, HALF_K, WORDS, _weight_descriptor, _x_half, \
     int4_pairs_operand, x_descriptor
 from .w4a16_gluon import applies as gluon_applies
 
-#: token rows a tile: two consumer warpgroups of 128 (2 x m64 wgmmas each); 128-row tiles were
-#: 1.05-1.19x slower, their dequantized operand serving half the rows (round 36)
+#: token rows a tile: two consumer warpgroups of 128 (2 x m64 wgmmas each); 128-row tiles, whose
+#: dequantized operand serves half the rows, were 1.08-1.22x slower but at W2 E128 (round 36)
 BLOCK_M = 256
 DEQUANT_ROWS = gl.constexpr(64)  # weight rows the dequantizer holds in registers at a time
 
@@ -166,7 +166,7 @@ def _dequant_partition(args):
 def _consume(args, HALF_INDEX: gl.constexpr):
     """One warpgroup: CONSUMER_ROWS token rows of every tile of this CTA, both operands from
     shared memory. A stage's wgmmas retire before its load and operand stages are released
-    (left in flight while the next stage's were issued, the kernel was 1.04-1.35x slower:
+    (left in flight while the next stage's were issued, the kernel was 1.02-1.44x slower:
     docs/kernel_rounds.md, round 36)."""
     x_bufs, _, _, b_bufs = args[1]
     ready, empty, full, free = args[2]

@@ -81,9 +81,9 @@ def _dequantize(words, scale2, layout: gl.constexpr):
 
 @gluon.jit
 def _load_partition(args):
-    """One warp fills each load stage: the rows' scale words by cp.async, then x (two boxes of
-    64 token rows, each both 64-input halves) and the codes by TMA, all completing the stage's
-    ready barrier."""
+    """One warp fills each load stage: the rows' scale words by cp.async, then x (a box of each
+    consumer's token rows, both 64-input halves) and the codes by TMA, all completing the
+    stage's ready barrier."""
     x_desc, w_desc = args[0]
     x_bufs, w_bufs, s_bufs, _ = args[1]
     ready, empty, _, _ = args[2]

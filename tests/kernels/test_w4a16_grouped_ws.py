@@ -58,12 +58,14 @@ def test_compiles_for_sm90(block_n, stages, b_stages):
     assert facts["shared"] <= 227 * 1024  # fits an H100's shared memory per block
 
 
-def test_applies_only_on_hopper_with_group_pairs():
+def test_applies_only_to_grouped_weights_on_hopper():
     scheme = get_scheme("w4a16")
-    qweight = scheme.quantize_weight(torch.randn(4, 256, 512))
-    assert not ws.applies(torch.empty(512, 512, dtype=torch.bfloat16), qweight)  # CPU
-    odd = scheme.quantize_weight(torch.randn(4, 256, 384))  # 3 groups: no group-pair words
-    assert not ws.applies(torch.empty(512, 384, dtype=torch.bfloat16), odd)
+    x = torch.empty(512, 512, dtype=torch.bfloat16)
+    assert not ws.applies(x, scheme.quantize_weight(torch.randn(4, 256, 512)))  # CPU
+    if HOPPER:
+        x = x.cuda()
+        assert ws.applies(x, scheme.quantize_weight(torch.randn(4, 256, 512, device="cuda")))
+        assert not ws.applies(x, scheme.quantize_weight(torch.randn(256, 512, device="cuda")))
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")

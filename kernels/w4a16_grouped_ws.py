@@ -8,15 +8,15 @@ dequantizing warpgroup turns the codes into the engine's bf16 operand (the same 
 instructions a pair as w4a16_gluon: an AND-OR to bf16 128 + n, minus 136, times the scale: one
 rounding, numerics.int4_pair_operand) and stores it to shared memory in the wgmma's swizzled
 layout; two consumer warpgroups, 128 token rows each, run wgmmas with both operands from
-shared memory. A code word of lane order holds adjacent input pairs, so the dequantizer stores whole
-16-byte runs without a byte permute. The grid is persistent: the loader and the dequantizer run
-ahead into the next tile while the consumers finish and store this one.
+shared memory. A code word of lane order holds adjacent input pairs, so the dequantizer stores
+whole 16-byte runs without a byte permute. The grid is persistent: the loader and the
+dequantizer run ahead into the next tile while the consumers finish and store this one.
 
 The numbers are those of every W4A16 kernel here: the dequantized weight (bit for bit the
 reference's) times bf16 x with fp32 accumulation; only the summation order differs.
 
-Gluon has no interpreter, so CI compiles this kernel for sm_90 offline and the H100 runs check
-it against the reference (tests/kernels/test_w4a16_grouped_ws.py).
+Gluon has no interpreter, so CI compiles this kernel for sm_90 offline and runs on a Hopper GPU
+check it against the reference (tests/kernels/test_w4a16_grouped_ws.py; round 36 ran on an H200).
 """
 import torch
 import triton

@@ -1,5 +1,7 @@
-"""`python -m qarl_kernels.profile_case SHAPE M`: run one W4A16 grouped decode case a few times,
-for Nsight Compute (`ncu -k regex:_w4a16_gemm_kernel --launch-skip 2 --launch-count 1 ...`).
+"""`python -m qarl_kernels.profile_case SHAPE M`: run one W4A16 grouped case a few times through
+the op the layers call (w4a16_grouped_linear: the Triton kernel at decode sizes, the
+warp-specialized one from 256 rows per expert on Hopper), for Nsight Compute (`ncu -k
+regex:_w4a16_gemm_kernel --launch-skip 2 --launch-count 1 ...`, or _w4a16_grouped_ws_kernel).
 
 SHAPE is one of qarl_kernels.bench's grouped shapes without spaces (W13E128, W2E128, W13EP8,
 W2EP8, W13TP2); M is the token count (top-8 uniform routing, as in the benchmark).
@@ -12,7 +14,7 @@ from megatron_qarl.quant import get_scheme
 
 from .bench import GROUPED_SHAPES, TOP_K
 from .bench_setup import route
-from .w4a16_gemm import w4a16_grouped_matmul
+from .w4a16_gemm import w4a16_grouped_linear
 from .w4a16_quantize import w4a16_quantize
 
 SHAPES = {label.replace(" ", ""): (e, n, k) for label, e, n, k in GROUPED_SHAPES}
@@ -32,7 +34,7 @@ def main(argv=None):
     counts = route(args.tokens, e, TOP_K)
     x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
     for _ in range(args.calls):
-        w4a16_grouped_matmul(x, qweight, counts)
+        w4a16_grouped_linear(x, qweight, counts)
     torch.cuda.synchronize()
 
 

@@ -576,16 +576,19 @@ def applies(x: torch.Tensor, qweight) -> bool:
 _WORD_LAYOUT = gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=32, rank=2)
 
 
-def _weight_descriptor(qweight, block_n: int, groups: int) -> TensorDescriptor:
-    """The TMA descriptor of the lane-order codes, kept with them (w4a16_lanes) per box: made
-    once per weight and freed with it. A descriptor holds its tensor, so a module-level cache
-    kept every step's codes and the activations alive (0.9 GiB a step for 3 Qwen3-30B-A3B
-    layers once the engine's decode graphs took this kernel, session 26)."""
+def _weight_descriptor(qweight, block_n: int, groups: int,
+                       swizzle: int = 0) -> TensorDescriptor:
+    """The TMA descriptor of the lane-order codes, kept with them (w4a16_lanes) per box and
+    shared-memory swizzle (bytes): made once per weight and freed with it. A descriptor holds
+    its tensor, so a module-level cache kept every step's codes and the activations alive
+    (0.9 GiB a step for 3 Qwen3-30B-A3B layers once the engine's decode graphs took this
+    kernel, session 26)."""
     codes = lane_codes(qweight)
-    memo, key = qweight.lane_codes[2], (block_n, groups)
+    memo, key = qweight.lane_codes[2], (block_n, groups, swizzle)
     if key not in memo:
+        layout = gl.NVMMASharedLayout(swizzle_byte_width=swizzle, element_bitwidth=32, rank=2)
         memo[key] = TensorDescriptor.from_tensor(codes.view(-1, codes.shape[-1]),
-                                                 [block_n, STAGE_WORDS * groups], _WORD_LAYOUT)
+                                                 [block_n, STAGE_WORDS * groups], layout)
     return memo[key]
 
 

@@ -36,128 +36,144 @@ from .w4a16_gluon import applies as gluon_applies
 #: token rows a tile: two consumer warpgroups of 128 (2 x m64 wgmmas each); 128-row tiles, whose
 #: dequantized operand serves half the rows, were 1.08-1.22x slower but at W2 E128 (round 36)
 BLOCK_M = 256
-DEQUANT_ROWS = gl.constexpr(64)  # weight rows the dequantizer holds in registers at a time
+BLOCK_N = 128  # weight rows a tile: a row a thread of the dequantizing warpgroup
+CODE_SWIZZLE = 64  # bytes: a code stage's rows of 16 words, read 16 bytes at a time
 
 
 @gluon.constexpr_function
-def _dequant_layout(warps):
-    """[rows, h, i, j, q, t] of DEQUANT_ROWS weight rows of a stage: a thread holds one row's
-    word-quad i of both halves h, and every pair j of its four lane words q (t: the pair's two
-    inputs), i.e. inputs 64h + 32i + 8j + 2q + t: eight runs of 8 adjacent inputs."""
-    return gl.BlockedLayout([1, 2, 1, 4, 4, 2], [16, 1, 2, 1, 1, 1], [warps, 1, 1, 1, 1, 1],
-                            [5, 4, 3, 2, 1, 0])
+def _row_layout(warps):
+    """[rows, i, j, q, t] of a stage's operand half: a thread holds one weight row's 64 inputs
+    32i + 8j + 2q + t of the half, in that order: eight runs of 8 adjacent inputs."""
+    return gl.BlockedLayout([1, 2, 4, 4, 2], [32, 1, 1, 1, 1], [warps, 1, 1, 1, 1],
+                            [4, 3, 2, 1, 0])
 
 
 @gluon.constexpr_function
 def _words_layout(warps):
-    """[rows, 16 lane words] of DEQUANT_ROWS rows as _dequant_layout holds them: word 4q + 2h + i
-    of a row in the thread of its i, with its eight words (q, h) in registers."""
-    return gl.DistributedLinearLayout(
-        reg_bases=[[0, 2], [0, 4], [0, 8]], lane_bases=[[0, 1], [1, 0], [2, 0], [4, 0], [8, 0]],
-        warp_bases=[[16, 0], [32, 0]][:warps.bit_length() - 1], block_bases=[],
-        shape=[16 * warps, 16])
+    """[rows, 16 lane words]: a thread holds its row's words, four 16-byte loads that the
+    64-byte swizzle of the code stages (CODE_SWIZZLE) spreads over all banks."""
+    return gl.BlockedLayout([1, 16], [32, 1], [warps, 1], [1, 0])
 
 
 @gluon.jit
-def _dequantize(words, scale2, layout: gl.constexpr):
-    """Lane-order words [rows, h, i, q] and the rows' bf16x2 group scales [rows] -> the bf16
-    operand of half 0 and of half 1, each [rows, 64]: pair j of word q is (nibble - 8) * scale
-    of inputs 64h + 32i + 8j + 2q and +1."""
+def _dequantize_half(words, scale2, layout: gl.constexpr):
+    """A row's lane words [rows, i, q] of one half (word 4q + 2h + i) and its bf16x2 group scale
+    [rows] -> the bf16 operand [rows, 64] of the half: pair j of word q is (nibble - 8) * scale
+    of inputs 32i + 8j + 2q and +1."""
     ROWS: gl.constexpr = words.shape[0]
     j_layout: gl.constexpr = gl.SliceLayout(
-        0, gl.SliceLayout(1, gl.SliceLayout(2, gl.SliceLayout(4, gl.SliceLayout(5, layout)))))
+        0, gl.SliceLayout(1, gl.SliceLayout(3, gl.SliceLayout(4, layout))))
     shift = gl.arange(0, 4, j_layout) * 4
-    shift = gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(
-        shift, 0), 1), 2), 4), 5)
-    pairs = gl.expand_dims(gl.expand_dims(words, 3), 5) >> shift  # [rows, h, i, j, q, 1]
-    whole = gl.full([ROWS, 2, 2, 4, 4, 2], 0, gl.int32, layout)  # free broadcast over t
-    pairs = pairs + whole
-    scale2 = gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(
-        scale2, 1), 2), 3), 4), 5)
+    shift = gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(shift, 0), 1), 3), 4)
+    words = gl.convert_layout(words, gl.SliceLayout(2, gl.SliceLayout(4, layout)))
+    pairs = gl.expand_dims(gl.expand_dims(words, 2), 4) >> shift  # [rows, i, j, q, 1]
+    pairs = pairs + gl.full([ROWS, 2, 4, 4, 2], 0, gl.int32, layout)  # free broadcast over t
+    scale2 = gl.convert_layout(scale2, gl.SliceLayout(
+        1, gl.SliceLayout(2, gl.SliceLayout(3, gl.SliceLayout(4, layout)))))
+    scale2 = gl.expand_dims(gl.expand_dims(gl.expand_dims(gl.expand_dims(
+        scale2, 1), 2), 3), 4)
     pairs, scale2 = gl.broadcast(pairs, scale2)
-    values = int4_pairs_operand(pairs, scale2)
-    return gl.split(gl.reshape(gl.permute(values, (0, 2, 3, 4, 5, 1)), [ROWS, HALF_K, 2]))
+    return gl.reshape(int4_pairs_operand(pairs, scale2), [ROWS, HALF_K])
 
 
 @gluon.jit
-def _load_partition(args):
-    """One warp fills each load stage: the rows' scale words by cp.async, then x (a box of each
-    consumer's token rows, both 64-input halves) and the codes by TMA, all completing the
-    stage's ready barrier."""
+def _load_codes(args):
+    """One warp fills each code stage: the rows' scale words by cp.async, then the codes by
+    TMA, both completing the stage's ready barrier. The code ring runs ahead of the x ring,
+    whose stages the consumers hold until their wgmmas retire."""
     x_desc, w_desc = args[0]
-    x_bufs, w_bufs, s_bufs, _ = args[1]
-    ready, empty, _, _ = args[2]
-    CONSUMER_ROWS: gl.constexpr = x_desc.block_type.shape[1]
+    _, w_bufs, s_bufs, _ = args[1]
+    _, _, w_ready, w_empty, _, _ = args[2]
     tables = args[3]
     s_ptr, _ = args[4]
     num_experts, N, K, n_blocks, num_tiles = args[5]
     stride_se, stride_sn, _ = args[6]
-    STAGES: gl.constexpr = w_bufs.type.shape[0]
+    W_STAGES: gl.constexpr = w_bufs.type.shape[0]
     BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
-    nbytes: gl.constexpr = 2 * x_desc.block_type.nbytes + w_desc.block_type.nbytes
     lanes = gl.arange(0, BLOCK_N, layout=gl.BlockedLayout([BLOCK_N // 32], [32], [1], [0]))
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
-                                                 2 * CONSUMER_ROWS, 1)
+                                                 2 * x_desc.block_type.shape[1], 1)
         steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
         rows = nb * BLOCK_N + lanes
         s_words = s_ptr + expert.to(gl.int64) * stride_se + rows * stride_sn
         for kb in range(steps):
-            s = it % STAGES
-            mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)  # fresh: phase 1 complete
-            bar = ready.index(s)
+            s = it % W_STAGES
+            mbarrier.wait(w_empty.index(s), ((it // W_STAGES) & 1) ^ 1)  # fresh: phase 1 done
+            bar = w_ready.index(s)
             cp_async_load(s_bufs.index(s), s_words + kb // 2, mask=rows < N)
             async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
-            mbarrier.expect(bar, nbytes)
-            k_half = kb * (BLOCK_K // HALF_K)
-            tma_load(x_desc, [k_half, row_start, 0], bar, x_bufs.index(2 * s))
-            tma_load(x_desc, [k_half, row_start + CONSUMER_ROWS, 0], bar,
-                     x_bufs.index(2 * s + 1))
+            mbarrier.expect(bar, w_desc.block_type.nbytes)
             tma_load(w_desc, [expert * N + nb * BLOCK_N, kb * WORDS], bar, w_bufs.index(s))
             it += 1
 
 
 @gluon.jit
-def _dequant_partition(args):
-    """One warpgroup: each load stage's codes and scales -> the bf16 operand of both halves of
-    its 128-input block, DEQUANT_ROWS weight rows at a time, in an operand stage the consumers
-    read by wgmma."""
-    x_bufs, w_bufs, s_bufs, b_bufs = args[1]
-    ready, empty, full, free = args[2]
+def _load_x(args):
+    """One warp fills each x stage by TMA: a box of each consumer's token rows, both 64-input
+    halves of the step."""
+    x_desc, _ = args[0]
+    x_bufs, _, _, _ = args[1]
+    x_ready, x_empty, _, _, _, _ = args[2]
     tables = args[3]
     num_experts, N, K, n_blocks, num_tiles = args[5]
-    STAGES: gl.constexpr = w_bufs.type.shape[0]
-    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // 2
-    BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
+    X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
+    CONSUMER_ROWS: gl.constexpr = x_desc.block_type.shape[1]
+    it = 0
+    for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
+                                                 2 * x_desc.block_type.shape[1], 1)
+        steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+        for kb in range(steps):
+            s = it % X_STAGES
+            mbarrier.wait(x_empty.index(s), ((it // X_STAGES) & 1) ^ 1)
+            bar = x_ready.index(s)
+            mbarrier.expect(bar, 2 * x_desc.block_type.nbytes)
+            k_half = kb * (BLOCK_K // HALF_K)
+            tma_load(x_desc, [k_half, row_start, 0], bar, x_bufs.index(2 * s))
+            tma_load(x_desc, [k_half, row_start + CONSUMER_ROWS, 0], bar,
+                     x_bufs.index(2 * s + 1))
+            it += 1
+
+
+@gluon.jit
+def _dequant_partition(args):
+    """One warpgroup, a weight row a thread: each code stage's words and scale into registers,
+    then the bf16 operand of both 64-input halves of the stage's
+    group, stored whole rows at a time into an operand stage the consumers read by wgmma."""
+    x_bufs, w_bufs, s_bufs, b_bufs = args[1]
+    _, _, w_ready, w_empty, full, free = args[2]
+    tables = args[3]
+    num_experts, N, K, n_blocks, num_tiles = args[5]
     BLOCK_M: gl.constexpr = 2 * x_bufs.type.shape[2]
-    layout: gl.constexpr = _dequant_layout(4)
-    words_layout: gl.constexpr = gl.SliceLayout(3, gl.SliceLayout(5, layout))
-    row_layout: gl.constexpr = gl.SliceLayout(
-        1, gl.SliceLayout(2, gl.SliceLayout(3, gl.SliceLayout(4, gl.SliceLayout(5, layout)))))
+    W_STAGES: gl.constexpr = w_bufs.type.shape[0]
+    BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
+    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // 2
+    layout: gl.constexpr = _row_layout(4)
+    words_layout: gl.constexpr = _words_layout(4)
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M, 4)
         steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
         for kb in range(steps):
-            s = it % STAGES
+            s = it % W_STAGES
             b = it % B_STAGES
-            mbarrier.wait(ready.index(s), (it // STAGES) & 1)
-            mbarrier.wait(free.index(b), ((it // B_STAGES) & 1) ^ 1)  # fresh: phase 1 complete
-            for r in gl.static_range(BLOCK_N // DEQUANT_ROWS):
-                words = w_bufs.index(s).slice(r * DEQUANT_ROWS, DEQUANT_ROWS).load(
-                    _words_layout(4))
-                # lane word 4q + 2h + i of each row -> [rows, h, i, q]: register moves only
-                words = gl.convert_layout(gl.permute(gl.reshape(
-                    words, [DEQUANT_ROWS, 4, 2, 2]), (0, 2, 3, 1)), words_layout)
-                bits = (s_bufs.index(s).slice(r * DEQUANT_ROWS, DEQUANT_ROWS).load(row_layout)
-                        >> ((kb % 2) * 16)) & 0xFFFF
-                low, high = _dequantize(words, bits | (bits << 16), layout)
-                b_bufs.index(2 * b).slice(r * DEQUANT_ROWS, DEQUANT_ROWS).store(low)
-                b_bufs.index(2 * b + 1).slice(r * DEQUANT_ROWS, DEQUANT_ROWS).store(high)
+            mbarrier.wait(w_ready.index(s), (it // W_STAGES) & 1)
+            words = w_bufs.index(s).load(words_layout)
+            bits = (s_bufs.index(s).load(gl.SliceLayout(1, words_layout))
+                    >> ((kb % 2) * 16)) & 0xFFFF
+            # lane word 4q + 2h + i -> [rows, i, q] of half h: register moves only
+            low, high = gl.split(gl.permute(gl.reshape(words, [BLOCK_N, 4, 2, 2]),
+                                            (0, 3, 1, 2)))
+            mbarrier.wait(free.index(b), ((it // B_STAGES) & 1) ^ 1)  # fresh: phase 1 done
+            b_bufs.index(2 * b).store(_dequantize_half(low, bits | (bits << 16), layout))
+            b_bufs.index(2 * b + 1).store(_dequantize_half(high, bits | (bits << 16), layout))
             fence_async_shared()  # every warp's stores visible to the wgmmas, then one arrive
             cta_barrier()
-            mbarrier.arrive(empty.index(s), count=1)
+            # the code stage is freed once its words are used, not once their loads are
+            # issued: freed right after the loads, a refill by TMA overtook them (round 37)
+            mbarrier.arrive(w_empty.index(s), count=1)
             mbarrier.arrive(full.index(b), count=1)
             it += 1
 
@@ -165,16 +181,17 @@ def _dequant_partition(args):
 @gluon.jit
 def _consume(args, HALF_INDEX: gl.constexpr):
     """One warpgroup: CONSUMER_ROWS token rows of every tile of this CTA, both operands from
-    shared memory. A stage's wgmmas retire before its load and operand stages are released
-    (left in flight while the next stage's were issued, the kernel was 1.02-1.44x slower:
-    docs/kernel_rounds.md, round 36)."""
+    shared memory; no wgmma where the tile's rows end before this consumer's (an expert's last
+    tile is most often short). A stage's wgmmas retire before its x and operand stages are
+    released (left in flight while the next stage's were issued, round 36's kernel was
+    1.02-1.44x slower: docs/kernel_rounds.md)."""
     x_bufs, _, _, b_bufs = args[1]
-    ready, empty, full, free = args[2]
+    x_ready, x_empty, _, _, full, free = args[2]
     tables = args[3]
     _, y_ptr = args[4]
     num_experts, N, K, n_blocks, num_tiles = args[5]
     _, _, stride_ym = args[6]
-    STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
+    X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
     B_STAGES: gl.constexpr = b_bufs.type.shape[0] // 2
     BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
     CONSUMER_ROWS: gl.constexpr = x_bufs.type.shape[2]
@@ -187,20 +204,23 @@ def _consume(args, HALF_INDEX: gl.constexpr):
         expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
                                                  2 * CONSUMER_ROWS, 4)
         steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+        first_row = row_start + HALF_INDEX * CONSUMER_ROWS
         acc = gl.zeros([CONSUMER_ROWS, BLOCK_N], gl.float32, acc_layout)
         for kb in range(steps):
-            s = it % STAGES
+            s = it % X_STAGES
             b = it % B_STAGES
-            mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+            mbarrier.wait(x_ready.index(s), (it // X_STAGES) & 1)
             mbarrier.wait(full.index(b), (it // B_STAGES) & 1)
-            for h in gl.static_range(2):
-                acc = warpgroup_mma(_x_half(x_bufs, 2 * s + HALF_INDEX, h),
-                                    b_bufs.index(2 * b + h).permute((1, 0)), acc, is_async=True)
-            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
-            mbarrier.arrive(empty.index(s), count=1)
+            if first_row < row_end:
+                for h in gl.static_range(2):
+                    acc = warpgroup_mma(_x_half(x_bufs, 2 * s + HALF_INDEX, h),
+                                        b_bufs.index(2 * b + h).permute((1, 0)), acc,
+                                        is_async=True)
+                acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+            mbarrier.arrive(x_empty.index(s), count=1)
             mbarrier.arrive(free.index(b), count=1)
             it += 1
-        rows = row_start + HALF_INDEX * CONSUMER_ROWS + lanes
+        rows = first_row + lanes
         ptrs = (y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1)
                 + gl.expand_dims(nb * BLOCK_N + cols, 0))
         mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(nb * BLOCK_N + cols < N, 0)
@@ -220,37 +240,41 @@ def _consume_high(args):
 @gluon.jit(do_not_specialize=["num_experts", "num_tiles"])
 def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_experts, N, K,
                              num_tiles, stride_se, stride_sn, stride_ym, E_PAD: gl.constexpr,
-                             STAGES: gl.constexpr, B_STAGES: gl.constexpr,
-                             num_warps: gl.constexpr):
-    """N: output columns; K: inputs, whole 128-input groups. Load stages hold x of both
-    consumers' token rows (a box of [2 halves, CONSUMER_ROWS, 64 inputs] each), the codes
-    [BLOCK_N, 16 words] and the rows' scale words of one group; operand stages the dequantized
-    [BLOCK_N, 64] bf16 of its two halves."""
+                             X_STAGES: gl.constexpr, W_STAGES: gl.constexpr,
+                             B_STAGES: gl.constexpr, num_warps: gl.constexpr):
+    """N: output columns; K: inputs, whole 128-input groups. Three rings: x stages (a box of
+    [2 halves, CONSUMER_ROWS, 64 inputs] for each consumer), code stages (the codes [BLOCK_N,
+    16 words] and the rows' scale words of one group) and operand stages (the dequantized
+    [BLOCK_N, 64] bf16 of the group's two halves)."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = 2 * x_desc.block_type.shape[1]
     tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)
-    x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * STAGES] + x_desc.block_type.shape,
+    x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * X_STAGES] + x_desc.block_type.shape,
                                        x_desc.layout)
-    w_bufs = gl.allocate_shared_memory(gl.int32, [STAGES, BLOCK_N, WORDS], w_desc.layout)
-    s_bufs = gl.allocate_shared_memory(gl.int32, [STAGES, BLOCK_N],
+    w_bufs = gl.allocate_shared_memory(gl.int32, [W_STAGES, BLOCK_N, WORDS], w_desc.layout)
+    s_bufs = gl.allocate_shared_memory(gl.int32, [W_STAGES, BLOCK_N],
                                        gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
     b_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, HALF_K],
                                                                   gl.bfloat16)
     b_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * B_STAGES, BLOCK_N, HALF_K], b_layout)
-    ready = mbarriers(STAGES, 1)
-    empty = mbarriers(STAGES, 3)  # the dequantizer and both consumers
+    x_ready = mbarriers(X_STAGES, 1)
+    x_empty = mbarriers(X_STAGES, 2)  # both consumers
+    w_ready = mbarriers(W_STAGES, 1)
+    w_empty = mbarriers(W_STAGES, 1)  # the dequantizer
     full = mbarriers(B_STAGES, 1)
     free = mbarriers(B_STAGES, 2)  # both consumers
     # the partitions' arguments (worker partitions share one signature), grouped by kind
-    args = ((x_desc, w_desc), (x_bufs, w_bufs, s_bufs, b_bufs), (ready, empty, full, free),
+    args = ((x_desc, w_desc), (x_bufs, w_bufs, s_bufs, b_bufs),
+            (x_ready, x_empty, w_ready, w_empty, full, free),
             tables, (s_ptr, y_ptr), (num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles),
             (stride_se, stride_sn, stride_ym))
-    # registers per thread, of 4 warpgroups x maxnreg 128 (the loader's warp counts as one):
-    # 184 for the worker consumer, 104 for the dequantizer, 40 for the loader, and the
+    # registers per thread, of 4 warpgroups x maxnreg 128 (the loaders' warps share one):
+    # 184 for the worker consumer, 104 for the dequantizer, 40 for the loaders, and the
     # default consumer the rest (184): a consumer's 128 x 128 fp32 accumulator takes 128
     gl.warp_specialize([(_consume_low, (args, )), (_consume_high, (args, )),
-                        (_dequant_partition, (args, )), (_load_partition, (args, ))],
-                       [4, 4, 1], [184, 104, 40])
+                        (_dequant_partition, (args, )), (_load_codes, (args, )),
+                        (_load_x, (args, ))],
+                       [4, 4, 1, 1], [184, 104, 40, 40])
 
 
 def applies(x: torch.Tensor, qweight) -> bool:
@@ -258,27 +282,26 @@ def applies(x: torch.Tensor, qweight) -> bool:
     return qweight.data.dim() == 3 and gluon_applies(x, qweight)
 
 
-def w4a16_grouped_ws(x: torch.Tensor, qweight, counts: torch.Tensor, block_n: int = 128,
-                     stages: int = 2, b_stages: int = 2) -> torch.Tensor:
+def w4a16_grouped_ws(x: torch.Tensor, qweight, counts: torch.Tensor, x_stages: int = 2,
+                     w_stages: int = 2, b_stages: int = 2) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
-    QuantizedWeight [E, out, in] -> bf16 [T, out]. Tiles of BLOCK_M token rows x block_n
-    weight rows; stages of x, codes and scales, b_stages of the dequantized operand (the
-    defaults fill 211 KB of shared memory). Reads the codes in lane order (made once per
+    QuantizedWeight [E, out, in] -> bf16 [T, out]. Tiles of BLOCK_M token rows x BLOCK_N
+    weight rows; x_stages, w_stages of codes and scales, b_stages of the dequantized operand
+    (the defaults fill 214 KB of shared memory; a third x stage does not fit, one was 1.3-1.6x
+    slower: round 37). Reads the codes in lane order (made once per
     weight, w4a16_lanes)."""
     num_experts, n = qweight.data.shape[0], qweight.data.shape[1]
     rows = x.shape[0]
     y = torch.empty(rows, n, device=x.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
-    if block_n % DEQUANT_ROWS.value:
-        raise ValueError(f"block_n={block_n}: a multiple of {DEQUANT_ROWS.value} weight rows")
-    w_desc = _weight_descriptor(qweight, block_n, 1)
+    w_desc = _weight_descriptor(qweight, BLOCK_N, 1, CODE_SWIZZLE)
     x_desc = x_descriptor(x, BLOCK_M // 2, 1)
     words = qweight.scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
-    num_tiles = triton.cdiv(n, block_n) * tile_bound(rows, num_experts, BLOCK_M)
+    num_tiles = triton.cdiv(n, BLOCK_N) * tile_bound(rows, num_experts, BLOCK_M)
     _w4a16_grouped_ws_kernel[(min(num_tiles, sm_count(x.device)), )](
         x_desc, w_desc, words, y, counts, num_experts, n, qweight.in_features, num_tiles,
         words.stride(0), words.stride(1), y.stride(0),
-        E_PAD=triton.next_power_of_2(num_experts), STAGES=stages, B_STAGES=b_stages,
-        num_warps=4, maxnreg=128)
+        E_PAD=triton.next_power_of_2(num_experts), X_STAGES=x_stages, W_STAGES=w_stages,
+        B_STAGES=b_stages, num_warps=4, maxnreg=128)
     return y

@@ -19,6 +19,7 @@ PATTERNS = {
     "atomics": r"atom\.global",
     "lop3": r"lop3\.b32",
     "prmt": r"prmt\.b32",
+    "vector_loads": r"ld\.shared\.v4",
     "vector_stores": r"st\.shared\.v4",
     "async_fences": r"fence\.proxy\.async",
 }

@@ -1,6 +1,7 @@
 """The warp-specialized W4A16 grouped GEMM (Gluon, Hopper only). Gluon has no CPU interpreter,
 so CI compiles it for sm_90 offline (the GPU code is built, not run); on an H100 the same tests
 check it against the reference."""
+import dataclasses
 import json
 import sys
 
@@ -9,6 +10,7 @@ import torch
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
+from triton.experimental.gluon.language import NVMMASharedLayout
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from triton.runtime.jit import mangle_type
 
@@ -20,38 +22,44 @@ from sm90_ptx import facts_of_child, ptx_counts
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
-def _compile_for_sm90(block_n: int, stages: int, b_stages: int) -> dict:
-    """PTX facts of the kernel built for sm_90a (W13 E128 shapes) with the given tiles."""
+def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int) -> dict:
+    """PTX facts of the kernel built for sm_90a (W13 E128 shapes) with the given rings."""
     codes = torch.empty(128 * 1536, 256, dtype=torch.int32)
     x = torch.empty(4096, 2048, dtype=torch.bfloat16)
-    w_desc = TensorDescriptor.from_tensor(codes, [block_n, wg.STAGE_WORDS], wg._WORD_LAYOUT)
+    w_desc = TensorDescriptor.from_tensor(codes, [ws.BLOCK_N, wg.STAGE_WORDS], NVMMASharedLayout(
+        swizzle_byte_width=ws.CODE_SWIZZLE, element_bitwidth=32, rank=2))
     x_desc = wg.x_descriptor(x, ws.BLOCK_M // 2, 1)
     names = ["x_desc", "w_desc", "s_ptr", "y_ptr", "counts_ptr", "num_experts", "N", "K",
              "num_tiles", "stride_se", "stride_sn", "stride_ym"]
     types = [mangle_type(x_desc), mangle_type(w_desc), "*i32", "*bf16", "*i32"] + ["i32"] * 7
     signature = dict(zip(names, types))
-    constexprs = {"E_PAD": 128, "STAGES": stages, "B_STAGES": b_stages, "num_warps": 4}
+    constexprs = {"E_PAD": 128, "X_STAGES": x_stages, "W_STAGES": w_stages,
+                  "B_STAGES": b_stages, "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     kernel = triton.compile(
         GluonASTSource(fn=ws._w4a16_grouped_ws_kernel, signature=signature,
                        constexprs=constexprs),
         target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "maxnreg": 128})
     facts = ptx_counts(kernel.asm["ptx"], "wgmma", "wgmma_register_a", "tma_loads",
-                       "scale_copies", "lop3", "prmt", "vector_stores", "async_fences")
+                       "scale_copies", "lop3", "prmt", "vector_loads", "vector_stores",
+                       "async_fences")
     return dict(facts, shared=kernel.metadata.shared)
 
 
-@pytest.mark.parametrize("block_n,stages,b_stages", [(128, 2, 2), (64, 2, 3)])
-def test_compiles_for_sm90(block_n, stages, b_stages):
+@pytest.mark.parametrize("rings", [(2, 2, 2), (2, 3, 2), (1, 4, 3)])
+def test_compiles_for_sm90(rings):
     """Frontend, layouts, warp specialization and ptxas for sm_90a."""
-    facts = facts_of_child(__file__, block_n, stages, b_stages)
+    block_n = ws.BLOCK_N
+    facts = facts_of_child(__file__, *rings)
     # two consumers x two 64-input halves x two m64 row blocks x 4 wgmma (k = 16), both operands
     # from shared memory
     assert facts["wgmma"] == 32 and facts["wgmma_register_a"] == 0
     # two x boxes (one per consumer) and the codes by TMA; the scale words by cp.async
     assert facts["tma_loads"] == 3 and facts["scale_copies"] >= 1
-    # the dequantizer: one AND-OR per bf16 pair (a stage's block_n x 128 inputs over 128
-    # threads), no byte permute, 16-byte stores of 8 adjacent inputs, one async fence a stage
+    # the dequantizer, a weight row a thread: its 16 code words in four 16-byte loads, one
+    # AND-OR per bf16 pair, no byte permute, 16-byte stores of 8 adjacent inputs, one async
+    # fence a stage
+    assert facts["vector_loads"] >= 4
     assert facts["lop3"] >= block_n * 128 // 2 // 128 and facts["prmt"] == 0
     assert facts["vector_stores"] >= block_n * 128 // 8 // 128
     assert facts["async_fences"] == 1
@@ -69,27 +77,34 @@ def test_applies_only_to_grouped_weights_on_hopper():
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
-@pytest.mark.parametrize("tiles", [(128, 2, 2), (64, 2, 3)])
+@pytest.mark.parametrize("rings", [(2, 2, 2), (1, 4, 3)])
 @pytest.mark.parametrize("e,n,k,counts", [
     (8, 256, 512, [0, 130, 0, 257, 1, 256, 0, 600]),  # empty experts, partial row tiles
     (4, 192, 768, [129, 0, 64, 255]),  # a partial column tile, K of six groups
     (3, 128, 2048, [512, 0, 1]),
     (2, 128, 256, [1, 0]),  # one row, K of two groups
 ])
-def test_matches_reference(assert_gemm_close, tiles, e, n, k, counts):
+def test_matches_reference(assert_gemm_close, rings, e, n, k, counts):
     torch.manual_seed(0)
     scheme = get_scheme("w4a16")
     qweight = scheme.quantize_weight(torch.randn(e, n, k, device="cuda") * 0.05)
     tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
     x = torch.randn(sum(counts), k, device="cuda").bfloat16()
     assert ws.applies(x, qweight)
-    got = ws.w4a16_grouped_ws(x, qweight, tokens, *tiles)
+    got = ws.w4a16_grouped_ws(x, qweight, tokens, *rings)
     assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens.cpu()))
-    assert torch.equal(ws.w4a16_grouped_ws(x, qweight, tokens, *tiles), got)  # repeats its bits
+    assert torch.equal(ws.w4a16_grouped_ws(x, qweight, tokens, *rings), got)  # repeats its bits
 
 
-if __name__ == "__main__":
-    print(json.dumps(_compile_for_sm90(*(int(v) for v in sys.argv[1:4]))))
+
+@pytest.mark.parametrize("rows,experts,takes", [
+    (256 * 16, 16, True), (255 * 16, 16, False), (2048 * 16, 16, False),
+    (2047 * 16, 16, True), (160 * 128, 128, True), (159 * 128, 128, False),
+    (160 * 16, 16, False), (200 * 16, 16, False)])
+def test_rows_it_is_routed(rows, experts, takes):
+    """From 256 rows per expert, or from 160 in a batch of WS_MANY_ROWS; under 2048."""
+    from qarl_kernels import w4a16_gemm
+    assert w4a16_gemm._ws_rows(rows, experts) == takes
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
@@ -99,12 +114,21 @@ def test_grouped_op_takes_it_from_its_rows_per_expert(assert_gemm_close, monkeyp
     scheme = get_scheme("w4a16")
     qweight = scheme.quantize_weight(torch.randn(4, 256, 512, device="cuda") * 0.05)
     tokens = torch.tensor([300, 0, 260, 500], dtype=torch.int32)  # 265 rows per expert
-    x = torch.randn(int(tokens.sum()), 512, device="cuda").bfloat16()
+    x = torch.randn(2048 * 4, 512, device="cuda").bfloat16()
     calls = []
     monkeypatch.setattr(w4a16_gemm, "w4a16_grouped_ws",
                         lambda *a, **kw: calls.append(a) or ws.w4a16_grouped_ws(*a, **kw))
-    got = w4a16_gemm.w4a16_grouped_linear(x, qweight, tokens)
+    got = w4a16_gemm.w4a16_grouped_linear(x[:int(tokens.sum())], qweight, tokens)
     assert len(calls) == 1
-    assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens))
+    assert_gemm_close(got, scheme.reference_grouped_matmul(x[:int(tokens.sum())], qweight,
+                                                           tokens))
     w4a16_gemm.w4a16_grouped_linear(x[:255 * 4], qweight, torch.tensor([255] * 4))
     assert len(calls) == 1  # under WS_ROWS_PER_EXPERT: the Triton kernel
+    w4a16_gemm.w4a16_grouped_linear(x, qweight, torch.tensor([2048] * 4))
+    assert len(calls) == 1  # over it: dequantize + torch._grouped_mm
+    kept = dataclasses.replace(qweight, keep_operand=True)
+    w4a16_gemm.w4a16_grouped_linear(x[:int(tokens.sum())], kept, tokens)
+    assert len(calls) == 1  # a kept operand is multiplied by torch._grouped_mm
+
+if __name__ == "__main__":
+    print(json.dumps(_compile_for_sm90(*(int(v) for v in sys.argv[1:4]))))

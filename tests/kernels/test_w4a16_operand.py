@@ -10,11 +10,12 @@ from qarl_kernels import w4a16_gemm, w4a16_operand
 from qarl_kernels.grouped_mm import torch_grouped_mm_available
 from qarl_kernels.moe_backward import w4a16_grouped_grad_input
 from qarl_kernels.w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
-                                     w4a16_grouped_linear)
+                                     WS_ROWS_PER_EXPERT, w4a16_grouped_linear)
 
 E, N, K = 2, 64, 128
-# the smallest batch on the dequantize + grouped_mm path with and without a kept operand
-ROWS = max(DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT) * E
+# the smallest batch on the dequantize + grouped_mm path with and without a kept operand (past
+# the warp-specialized kernel's rows on Hopper)
+ROWS = max(DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT, WS_ROWS_PER_EXPERT.stop) * E
 # one step's micro-batches: the first routes nothing to expert 1, the later ones need it
 TOKENS = [torch.tensor([ROWS, 0]), torch.tensor([ROWS // 2, ROWS // 2]),
           torch.tensor([1, ROWS - 1])]

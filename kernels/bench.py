@@ -41,9 +41,9 @@ from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from .token_logprobs import inverse_temperature, sample_with_logprobs, token_logprobs_forward
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import (DENSE_GLUON_MAX_ROWS, DEQUANT_ROWS_PER_EXPERT,
-                         KEPT_OPERAND_ROWS_PER_EXPERT, WS_MANY_ROWS, WS_MANY_ROWS_PER_EXPERT,
-                         WS_ROWS_PER_EXPERT, dense_config, w4a16_dense_gluon,
-                         w4a16_grouped_matmul, w4a16_grouped_swiglu, w4a16_linear)
+                         KEPT_OPERAND_ROWS_PER_EXPERT, WS_ROWS_PER_EXPERT, dense_config,
+                         w4a16_dense_gluon, w4a16_grouped_matmul, w4a16_grouped_swiglu,
+                         w4a16_linear)
 from .w4a16_operand import w4a16_operand
 from .w4a16_quantize import w4a16_quantize
 
@@ -792,8 +792,7 @@ def _header(peak, floor_us, command):
             f"op dequantizes + uses torch._grouped_mm from {DEQUANT_ROWS_PER_EXPERT} "
             f"tokens/expert ({KEPT_OPERAND_ROWS_PER_EXPERT} with the operand kept), the int4 "
             f"kernel below that, and on Hopper the WS kernel from {WS_ROWS_PER_EXPERT.start} "
-            f"to {WS_ROWS_PER_EXPERT.stop - 1} tokens/expert without a kept operand (from "
-            f"{WS_MANY_ROWS_PER_EXPERT} in batches of {WS_MANY_ROWS} rows or more); "
+            f"to {WS_ROWS_PER_EXPERT.stop - 1} tokens/expert without a kept operand; "
             f"'operand kept' is that path with the "
             f"dequantized operand made once per optimizer step (--quant-keep-operand, "
             f"2 B/param of GPU memory) instead of in every call.\n")

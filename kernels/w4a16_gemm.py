@@ -829,21 +829,13 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
 DEQUANT_ROWS_PER_EXPERT = 512
 KEPT_OPERAND_ROWS_PER_EXPERT = 256
 #: tokens per expert over which Hopper takes the warp-specialized kernel (w4a16_grouped_ws)
-#: without a kept operand, before this file's kernel and dequantize + _grouped_mm: H200,
-#: round 37, 0.93-1.09x bf16's time at 256 per expert (E128 and TP2, M=4096), 1.07-1.14x at 512
-#: and 1.05x at 1024 where dequantize + _grouped_mm took 1.29-1.30x and 1.15x; at 2048 (EP8,
-#: M=4096) it took 1.08x and the kernel 1.11x (docs/kernel_rounds.md)
-WS_ROWS_PER_EXPERT = range(256, 2048)
-#: from these many rows the kernel is taken from 160 per expert: E128 and TP2 at 160-192
-#: per expert (20480-24576 rows) ran 1.54-1.62x the speed of this file's kernel; EP8 at 160-192
-#: (2560-3072 rows, a grid of under two waves) 0.66-0.92x, and E128 at 128 0.88-0.94x (round 37)
-WS_MANY_ROWS, WS_MANY_ROWS_PER_EXPERT = 16384, 160
-
-
-def _ws_rows(rows: int, num_experts: int) -> bool:
-    per_expert = rows // num_experts
-    return per_expert in WS_ROWS_PER_EXPERT or (
-        rows >= WS_MANY_ROWS and WS_MANY_ROWS_PER_EXPERT <= per_expert < WS_ROWS_PER_EXPERT.stop)
+#: without a kept operand, before this file's kernel and dequantize + _grouped_mm. H200, round
+#: 37: 0.93-1.09x bf16's time at 256 per expert (E128 and TP2, M=4096), 1.07-1.14x at 512 and
+#: 1.05x at 1024 where dequantize + _grouped_mm took 1.29-1.30x and 1.15x; at 2048 (EP8,
+#: M=4096) it took 1.08x and the kernel 1.11x. At 160-192 per expert it ran 1.26-1.62x the
+#: speed of this file's kernel (E128, TP2; EP8 in CUDA graphs), at 128 0.68-0.94x
+#: (docs/kernel_rounds.md).
+WS_ROWS_PER_EXPERT = range(160, 2048)
 
 
 def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
@@ -854,7 +846,8 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     num_experts = qweight.data.shape[0]
     threshold = KEPT_OPERAND_ROWS_PER_EXPERT if qweight.keep_operand else DEQUANT_ROWS_PER_EXPERT
     rows = tile_rows(x.shape[0], routed_rows)
-    ws = not qweight.keep_operand and _ws_rows(rows, num_experts) and _ws_route(x, qweight)
+    ws = (not qweight.keep_operand and rows // num_experts in WS_ROWS_PER_EXPERT
+          and _ws_route(x, qweight))
     bf16_operand = rows >= threshold * num_experts and torch_grouped_mm_available(x.device)
     if not (ws or bf16_operand):
         return w4a16_grouped_matmul(x, qweight, tokens_per_expert, routed_rows=routed_rows)

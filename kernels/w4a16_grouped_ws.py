@@ -2,21 +2,23 @@
 
 At hundreds of rows per expert the GEMM is compute-bound, and the decode kernel's shape (the
 unpack into a wgmma's A registers, one warpgroup doing both) serializes the CUDA cores and the
-tensor core. Here the two are different warps: a loader warp brings x, the lane-order codes
-(w4a16_lanes) and the group scales of each 128-input block into a ring by TMA and cp.async; a
-dequantizing warpgroup turns the codes into the engine's bf16 operand (the same three
-instructions a pair as w4a16_gluon: an AND-OR to bf16 128 + n, minus 136, times the scale: one
-rounding, numerics.int4_pair_operand) and stores it to shared memory in the wgmma's swizzled
-layout; two consumer warpgroups, 128 token rows each, run wgmmas with both operands from
-shared memory. A code word of lane order holds adjacent input pairs, so the dequantizer stores
-whole 16-byte runs without a byte permute. The grid is persistent: the loader and the
+tensor core. Here the two are different warps, over three rings in shared memory: one loader
+warp brings the lane-order codes (w4a16_lanes) and the group scales of each 128-input block
+(TMA and cp.async), another the x rows (TMA); a dequantizing warpgroup, a weight row a thread,
+turns the codes into the engine's bf16 operand (the same three instructions a pair as
+w4a16_gluon: an AND-OR to bf16 128 + n, minus 136, times the scale: one rounding,
+numerics.int4_pair_operand) and stores it in the wgmma's swizzled layout; two consumer
+warpgroups, 128 token rows each, run wgmmas with both operands from shared memory. A code word
+of lane order holds adjacent input pairs, so a thread loads and stores whole 16-byte runs
+without a byte permute or a bank conflict. The grid is persistent: the loaders and the
 dequantizer run ahead into the next tile while the consumers finish and store this one.
 
 The numbers are those of every W4A16 kernel here: the dequantized weight (bit for bit the
 reference's) times bf16 x with fp32 accumulation; only the summation order differs.
 
 Gluon has no interpreter, so CI compiles this kernel for sm_90 offline and runs on a Hopper GPU
-check it against the reference (tests/kernels/test_w4a16_grouped_ws.py; round 36 ran on an H200).
+check it against the reference (tests/kernels/test_w4a16_grouped_ws.py; rounds 36-37 ran on an
+H200, docs/kernel_rounds.md).
 """
 import torch
 import triton

@@ -97,16 +97,6 @@ def test_matches_reference(assert_gemm_close, rings, e, n, k, counts):
 
 
 
-@pytest.mark.parametrize("rows,experts,takes", [
-    (256 * 16, 16, True), (255 * 16, 16, False), (2048 * 16, 16, False),
-    (2047 * 16, 16, True), (160 * 128, 128, True), (159 * 128, 128, False),
-    (160 * 16, 16, False), (200 * 16, 16, False)])
-def test_rows_it_is_routed(rows, experts, takes):
-    """From 256 rows per expert, or from 160 in a batch of WS_MANY_ROWS; under 2048."""
-    from qarl_kernels import w4a16_gemm
-    assert w4a16_gemm._ws_rows(rows, experts) == takes
-
-
 @pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
 def test_grouped_op_takes_it_from_its_rows_per_expert(assert_gemm_close, monkeypatch):
     from qarl_kernels import w4a16_gemm
@@ -122,7 +112,7 @@ def test_grouped_op_takes_it_from_its_rows_per_expert(assert_gemm_close, monkeyp
     assert len(calls) == 1
     assert_gemm_close(got, scheme.reference_grouped_matmul(x[:int(tokens.sum())], qweight,
                                                            tokens))
-    w4a16_gemm.w4a16_grouped_linear(x[:255 * 4], qweight, torch.tensor([255] * 4))
+    w4a16_gemm.w4a16_grouped_linear(x[:159 * 4], qweight, torch.tensor([159] * 4))
     assert len(calls) == 1  # under WS_ROWS_PER_EXPERT: the Triton kernel
     w4a16_gemm.w4a16_grouped_linear(x, qweight, torch.tensor([2048] * 4))
     assert len(calls) == 1  # over it: dequantize + torch._grouped_mm

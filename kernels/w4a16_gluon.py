@@ -573,7 +573,12 @@ def applies(x: torch.Tensor, qweight) -> bool:
             and x.stride(-1) == 1 and x.stride(0) % 8 == 0 and x.data_ptr() % 16 == 0)
 
 
-_WORD_LAYOUT = gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=32, rank=2)
+def word_layout(swizzle: int = 0) -> gl.NVMMASharedLayout:
+    """Shared memory of a stage's lane-order code words, swizzled by `swizzle` bytes."""
+    return gl.NVMMASharedLayout(swizzle_byte_width=swizzle, element_bitwidth=32, rank=2)
+
+
+_WORD_LAYOUT = word_layout()
 
 
 def _weight_descriptor(qweight, block_n: int, groups: int,
@@ -586,9 +591,9 @@ def _weight_descriptor(qweight, block_n: int, groups: int,
     codes = lane_codes(qweight)
     memo, key = qweight.lane_codes[2], (block_n, groups, swizzle)
     if key not in memo:
-        layout = gl.NVMMASharedLayout(swizzle_byte_width=swizzle, element_bitwidth=32, rank=2)
         memo[key] = TensorDescriptor.from_tensor(codes.view(-1, codes.shape[-1]),
-                                                 [block_n, STAGE_WORDS * groups], layout)
+                                                 [block_n, STAGE_WORDS * groups],
+                                                 word_layout(swizzle))
     return memo[key]
 
 

@@ -79,25 +79,34 @@ def _dequantize_half(words, scale2, layout: gl.constexpr):
 
 
 @gluon.jit
+def _tile_steps(args, tile, WARPS: gl.constexpr):
+    """(expert, first row, row end, N-block, K steps) of a tile (tile_of), for every partition
+    alike: no steps for a tile past the last."""
+    x_desc, _ = args[0]
+    tables = args[3]
+    num_experts, N, K, n_blocks, num_tiles = args[5]
+    expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
+                                             2 * x_desc.block_type.shape[1], WARPS)
+    return expert, row_start, row_end, nb, gl.where(row_start < row_end, K // BLOCK_K, 0)
+
+
+@gluon.jit
 def _load_codes(args):
     """One warp fills each code stage: the rows' scale words by cp.async, then the codes by
     TMA, both completing the stage's ready barrier. The code ring runs ahead of the x ring,
     whose stages the consumers hold until their wgmmas retire."""
-    x_desc, w_desc = args[0]
+    _, w_desc = args[0]
     _, w_bufs, s_bufs, _ = args[1]
     _, _, w_ready, w_empty, _, _ = args[2]
-    tables = args[3]
     s_ptr, _ = args[4]
-    num_experts, N, K, n_blocks, num_tiles = args[5]
+    _, N, _, _, num_tiles = args[5]
     stride_se, stride_sn, _ = args[6]
     W_STAGES: gl.constexpr = w_bufs.type.shape[0]
     BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
     lanes = gl.arange(0, BLOCK_N, layout=gl.BlockedLayout([BLOCK_N // 32], [32], [1], [0]))
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
-                                                 2 * x_desc.block_type.shape[1], 1)
-        steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+        expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 1)
         rows = nb * BLOCK_N + lanes
         s_words = s_ptr + expert.to(gl.int64) * stride_se + rows * stride_sn
         for kb in range(steps):
@@ -118,15 +127,12 @@ def _load_x(args):
     x_desc, _ = args[0]
     x_bufs, _, _, _ = args[1]
     x_ready, x_empty, _, _, _, _ = args[2]
-    tables = args[3]
-    num_experts, N, K, n_blocks, num_tiles = args[5]
+    num_tiles = args[5][4]
     X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
     CONSUMER_ROWS: gl.constexpr = x_desc.block_type.shape[1]
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
-                                                 2 * x_desc.block_type.shape[1], 1)
-        steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+        expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 1)
         for kb in range(steps):
             s = it % X_STAGES
             mbarrier.wait(x_empty.index(s), ((it // X_STAGES) & 1) ^ 1)
@@ -142,13 +148,11 @@ def _load_x(args):
 @gluon.jit
 def _dequant_partition(args):
     """One warpgroup, a weight row a thread: each code stage's words and scale into registers,
-    then the bf16 operand of both 64-input halves of the stage's
-    group, stored whole rows at a time into an operand stage the consumers read by wgmma."""
-    x_bufs, w_bufs, s_bufs, b_bufs = args[1]
+    then the bf16 operand of both 64-input halves of the stage's group, stored whole rows at a
+    time into an operand stage the consumers read by wgmma."""
+    _, w_bufs, s_bufs, b_bufs = args[1]
     _, _, w_ready, w_empty, full, free = args[2]
-    tables = args[3]
-    num_experts, N, K, n_blocks, num_tiles = args[5]
-    BLOCK_M: gl.constexpr = 2 * x_bufs.type.shape[2]
+    num_tiles = args[5][4]
     W_STAGES: gl.constexpr = w_bufs.type.shape[0]
     BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
     B_STAGES: gl.constexpr = b_bufs.type.shape[0] // 2
@@ -156,8 +160,7 @@ def _dequant_partition(args):
     words_layout: gl.constexpr = _words_layout(4)
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, BLOCK_M, 4)
-        steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+        expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 4)
         for kb in range(steps):
             s = it % W_STAGES
             b = it % B_STAGES
@@ -189,9 +192,8 @@ def _consume(args, HALF_INDEX: gl.constexpr):
     1.02-1.44x slower: docs/kernel_rounds.md)."""
     x_bufs, _, _, b_bufs = args[1]
     x_ready, x_empty, _, _, full, free = args[2]
-    tables = args[3]
     _, y_ptr = args[4]
-    num_experts, N, K, n_blocks, num_tiles = args[5]
+    _, N, _, _, num_tiles = args[5]
     _, _, stride_ym = args[6]
     X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
     B_STAGES: gl.constexpr = b_bufs.type.shape[0] // 2
@@ -203,9 +205,7 @@ def _consume(args, HALF_INDEX: gl.constexpr):
     cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, acc_layout))
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
-                                                 2 * CONSUMER_ROWS, 4)
-        steps = gl.where(row_start < row_end, K // BLOCK_K, 0)
+        expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 4)
         first_row = row_start + HALF_INDEX * CONSUMER_ROWS
         acc = gl.zeros([CONSUMER_ROWS, BLOCK_N], gl.float32, acc_layout)
         for kb in range(steps):

@@ -10,7 +10,6 @@ import torch
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
-from triton.experimental.gluon.language import NVMMASharedLayout
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from triton.runtime.jit import mangle_type
 
@@ -26,8 +25,8 @@ def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 E128 shapes) with the given rings."""
     codes = torch.empty(128 * 1536, 256, dtype=torch.int32)
     x = torch.empty(4096, 2048, dtype=torch.bfloat16)
-    w_desc = TensorDescriptor.from_tensor(codes, [ws.BLOCK_N, wg.STAGE_WORDS], NVMMASharedLayout(
-        swizzle_byte_width=ws.CODE_SWIZZLE, element_bitwidth=32, rank=2))
+    w_desc = TensorDescriptor.from_tensor(codes, [ws.BLOCK_N, wg.STAGE_WORDS],
+                                          wg.word_layout(ws.CODE_SWIZZLE))
     x_desc = wg.x_descriptor(x, ws.BLOCK_M // 2, 1)
     names = ["x_desc", "w_desc", "s_ptr", "y_ptr", "counts_ptr", "num_experts", "N", "K",
              "num_tiles", "stride_se", "stride_sn", "stride_ym"]

@@ -3,22 +3,54 @@
 grad_input flows through the dequantized weight the forward used (bf16 operand, fp32
 accumulation: megatron_qarl.quant.ste's numbers up to accumulation order; FP8's and INT8's
 operands are rounded to bf16, see fp8_dequantize and int8_dequantize); grad_weight is the bf16
-product grad_out_e^T @ x_e for the master weights. Both are torch._grouped_mm calls: no host
-sync, no per-expert loop.
+product grad_out_e^T @ x_e for the master weights. Both are torch._grouped_mm calls (no host
+sync, no per-expert loop), but W4A16's grad_input at few rows per expert on Hopper: the
+warp-specialized kernel dequantizes in shared memory there, where writing the whole bf16 operand
+cost as much as the GEMM.
 """
 import torch
 
+from .checks import counts_on
 from .fp8_dequantize import fp8_dequantize
+from .gluon_hopper import sm_count
 from .grouped_mm import grouped_mm, grouped_weight_grad
 from .int8_gemm import int8_dequantize
+from .w4a16_grouped_ws import BLOCK_M, applies_grad_input, w4a16_grouped_ws_grad_input
+from .w4a16_gluon import GROUP
 from .w4a16_operand import w4a16_operand
+
+
+#: tokens per expert below which grad_input runs the warp-specialized kernel on the codes
+#: (w4a16_grouped_ws_grad_input) instead of dequantize + torch._grouped_mm, where its tiles
+#: fill the GPU twice over (WS_GRAD_MIN_WAVES; EP8's few experts and W2's 6 output blocks at
+#: few rows do not). H200, docs/kernel_rounds.md round 38: 2.0-2.5x faster at 32-128 per
+#: expert (E128, TP2), 1.3-1.5x at 256, 1.0-1.14x at 512, 0.81-0.97x from 1024.
+WS_GRAD_ROWS_PER_EXPERT = 1024
+WS_GRAD_MIN_WAVES = 2
 
 
 def w4a16_grouped_grad_input(grad_out: torch.Tensor, qweight,
                              tokens_per_expert: torch.Tensor) -> torch.Tensor:
     """grad_out [T, out] -> grad_x [T, in] = grad_out_e @ dequant(W_e), per expert."""
+    grad_out = grad_out.to(torch.bfloat16)
+    if _ws_grad_input(grad_out, qweight):
+        return w4a16_grouped_ws_grad_input(grad_out, qweight,
+                                           counts_on(grad_out.device, tokens_per_expert))
     weight = w4a16_operand(qweight, tokens_per_expert)  # [E, out, in], kept for the step or not
-    return grouped_mm(grad_out.to(torch.bfloat16), weight, tokens_per_expert)
+    return grouped_mm(grad_out, weight, tokens_per_expert)
+
+
+def _ws_grad_input(grad_out: torch.Tensor, qweight) -> bool:
+    """Few rows per expert, tiles enough to fill the GPU, no kept operand (torch._grouped_mm on
+    it is bf16's speed), and a Hopper GPU with tensors the kernel can read."""
+    num_experts = qweight.data.shape[0]
+    per_expert = grad_out.shape[0] // num_experts
+    if qweight.keep_operand or per_expert >= WS_GRAD_ROWS_PER_EXPERT:
+        return False
+    if not applies_grad_input(grad_out, qweight):
+        return False
+    tiles = num_experts * -(-per_expert // BLOCK_M) * (qweight.in_features // GROUP)
+    return tiles >= WS_GRAD_MIN_WAVES * sm_count(grad_out.device)
 
 
 def w4a16_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,

@@ -31,7 +31,7 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from .expert_tiles import tile_bound
 from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, mbarriers, sm_count, \
     tile_of, tma_load
-from .w4a16_gluon import BLOCK_K, HALF_K, WORDS, _weight_descriptor, _x_half, \
+from .w4a16_gluon import BLOCK_K, GROUP, HALF_K, WORDS, _weight_descriptor, _x_half, \
     int4_pairs_operand, x_descriptor
 from .w4a16_gluon import applies as gluon_applies
 
@@ -80,18 +80,29 @@ def _dequantize_half(words, scale2, layout: gl.constexpr):
 
 @gluon.jit
 def _tile_steps(args, tile, WARPS: gl.constexpr):
-    """(expert, first row, row end, N-block, K steps) of a tile (tile_of), for every partition
-    alike: no steps for a tile past the last."""
+    """(expert, first row, row end, output block, steps) of a tile (tile_of), for every
+    partition alike: no steps for a tile past the last."""
     x_desc, _ = args[0]
     tables = args[3]
-    num_experts, N, K, n_blocks, num_tiles = args[5]
+    num_experts, N, steps, n_blocks, num_tiles, _ = args[5]
     expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
                                              2 * x_desc.block_type.shape[1], WARPS)
-    return expert, row_start, row_end, nb, gl.where(row_start < row_end, K // BLOCK_K, 0)
+    return expert, row_start, row_end, nb, gl.where(row_start < row_end, steps, 0)
 
 
 @gluon.jit
-def _load_codes(args):
+def _code_block(nb, kb, GRAD_INPUT: gl.constexpr):
+    """(weight row block, scale group) of a tile's step: the forward's output columns are
+    weight rows and its steps groups of inputs; grad_input's output columns are a group's
+    inputs and its steps blocks of weight rows."""
+    if GRAD_INPUT:
+        return kb, nb
+    else:
+        return nb, kb
+
+
+@gluon.jit
+def _load_codes(args, GRAD_INPUT: gl.constexpr):
     """One warp fills each code stage: the rows' scale words by cp.async, then the codes by
     TMA, both completing the stage's ready barrier. The code ring runs ahead of the x ring,
     whose stages the consumers hold until their wgmmas retire."""
@@ -99,7 +110,7 @@ def _load_codes(args):
     _, w_bufs, s_bufs, _ = args[1]
     _, _, w_ready, w_empty, _, _ = args[2]
     s_ptr, _ = args[4]
-    _, N, _, _, num_tiles = args[5]
+    _, N, _, _, num_tiles, _ = args[5]
     stride_se, stride_sn, _ = args[6]
     W_STAGES: gl.constexpr = w_bufs.type.shape[0]
     BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
@@ -107,16 +118,19 @@ def _load_codes(args):
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 1)
-        rows = nb * BLOCK_N + lanes
-        s_words = s_ptr + expert.to(gl.int64) * stride_se + rows * stride_sn
+        s_words = s_ptr + expert.to(gl.int64) * stride_se
         for kb in range(steps):
             s = it % W_STAGES
+            row_block, group = _code_block(nb, kb, GRAD_INPUT)
+            rows = row_block * BLOCK_N + lanes
             mbarrier.wait(w_empty.index(s), ((it // W_STAGES) & 1) ^ 1)  # fresh: phase 1 done
             bar = w_ready.index(s)
-            cp_async_load(s_bufs.index(s), s_words + kb // 2, mask=rows < N)
+            cp_async_load(s_bufs.index(s), s_words + rows * stride_sn + group // 2,
+                          mask=rows < N)
             async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
             mbarrier.expect(bar, w_desc.block_type.nbytes)
-            tma_load(w_desc, [expert * N + nb * BLOCK_N, kb * WORDS], bar, w_bufs.index(s))
+            tma_load(w_desc, [expert * N + row_block * BLOCK_N, group * WORDS], bar,
+                     w_bufs.index(s))
             it += 1
 
 
@@ -146,7 +160,7 @@ def _load_x(args):
 
 
 @gluon.jit
-def _dequant_partition(args):
+def _dequant_partition(args, GRAD_INPUT: gl.constexpr):
     """One warpgroup, a weight row a thread: each code stage's words and scale into registers,
     then the bf16 operand of both 64-input halves of the stage's group, stored whole rows at a
     time into an operand stage the consumers read by wgmma."""
@@ -166,8 +180,9 @@ def _dequant_partition(args):
             b = it % B_STAGES
             mbarrier.wait(w_ready.index(s), (it // W_STAGES) & 1)
             words = w_bufs.index(s).load(words_layout)
+            group = _code_block(nb, kb, GRAD_INPUT)[1]
             bits = (s_bufs.index(s).load(gl.SliceLayout(1, words_layout))
-                    >> ((kb % 2) * 16)) & 0xFFFF
+                    >> ((group % 2) * 16)) & 0xFFFF
             # lane word 4q + 2h + i -> [rows, i, q] of half h: register moves only
             low, high = gl.split(gl.permute(gl.reshape(words, [BLOCK_N, 4, 2, 2]),
                                             (0, 3, 1, 2)))
@@ -184,70 +199,98 @@ def _dequant_partition(args):
 
 
 @gluon.jit
-def _consume(args, HALF_INDEX: gl.constexpr):
+def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
     """One warpgroup: CONSUMER_ROWS token rows of every tile of this CTA, both operands from
     shared memory; no wgmma where the tile's rows end before this consumer's (an expert's last
     tile is most often short). A stage's wgmmas retire before its x and operand stages are
     released (left in flight while the next stage's were issued, round 36's kernel was
-    1.02-1.44x slower: docs/kernel_rounds.md)."""
+    1.02-1.44x slower: docs/kernel_rounds.md). grad_input reads the operand stage untransposed,
+    a weight row block of the reduction by each 64-input half of the output: two accumulators
+    of 64 columns."""
     x_bufs, _, _, b_bufs = args[1]
     x_ready, x_empty, _, _, full, free = args[2]
     _, y_ptr = args[4]
-    _, N, _, _, num_tiles = args[5]
+    out_cols = args[5][5]
+    num_tiles = args[5][4]
     _, _, stride_ym = args[6]
     X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
     B_STAGES: gl.constexpr = b_bufs.type.shape[0] // 2
-    BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
+    TILE_COLS: gl.constexpr = b_bufs.type.shape[1]  # weight rows, or a group's inputs
+    ACC_COLS: gl.constexpr = HALF_K if GRAD_INPUT else TILE_COLS
     CONSUMER_ROWS: gl.constexpr = x_bufs.type.shape[2]
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16])
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, ACC_COLS, 16])
+    # the epilogue's indices, made once: W2's tiles of six steps pay for every instruction there
     lanes = gl.arange(0, CONSUMER_ROWS, layout=gl.SliceLayout(1, acc_layout))
-    cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, acc_layout))
+    cols = gl.arange(0, ACC_COLS, layout=gl.SliceLayout(0, acc_layout))
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 4)
         first_row = row_start + HALF_INDEX * CONSUMER_ROWS
-        acc = gl.zeros([CONSUMER_ROWS, BLOCK_N], gl.float32, acc_layout)
+        acc = gl.zeros([CONSUMER_ROWS, ACC_COLS], gl.float32, acc_layout)
+        acc_high = gl.zeros([CONSUMER_ROWS, ACC_COLS], gl.float32, acc_layout)
         for kb in range(steps):
             s = it % X_STAGES
             b = it % B_STAGES
             mbarrier.wait(x_ready.index(s), (it // X_STAGES) & 1)
             mbarrier.wait(full.index(b), (it // B_STAGES) & 1)
             if first_row < row_end:
-                for h in gl.static_range(2):
-                    acc = warpgroup_mma(_x_half(x_bufs, 2 * s + HALF_INDEX, h),
-                                        b_bufs.index(2 * b + h).permute((1, 0)), acc,
-                                        is_async=True)
-                acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+                if GRAD_INPUT:
+                    for h in gl.static_range(2):  # x's half h: weight rows 64h.. of the block
+                        a = _x_half(x_bufs, 2 * s + HALF_INDEX, h)
+                        acc = warpgroup_mma(a, b_bufs.index(2 * b).slice(h * HALF_K, HALF_K),
+                                            acc, is_async=True)
+                        acc_high = warpgroup_mma(
+                            a, b_bufs.index(2 * b + 1).slice(h * HALF_K, HALF_K), acc_high,
+                            is_async=True)
+                    acc, acc_high = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_high))
+                else:
+                    for h in gl.static_range(2):
+                        acc = warpgroup_mma(_x_half(x_bufs, 2 * s + HALF_INDEX, h),
+                                            b_bufs.index(2 * b + h).permute((1, 0)), acc,
+                                            is_async=True)
+                    acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
             mbarrier.arrive(x_empty.index(s), count=1)
             mbarrier.arrive(free.index(b), count=1)
             it += 1
         rows = first_row + lanes
-        ptrs = (y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1)
-                + gl.expand_dims(nb * BLOCK_N + cols, 0))
-        mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(nb * BLOCK_N + cols < N, 0)
-        gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
+        tile_cols = nb * TILE_COLS + cols
+        _store_rows(acc, y_ptr, rows, row_end, tile_cols, out_cols, stride_ym, steps)
+        if GRAD_INPUT:
+            _store_rows(acc_high, y_ptr, rows, row_end, tile_cols + HALF_K, out_cols, stride_ym,
+                        steps)
 
 
 @gluon.jit
-def _consume_low(args):
-    _consume(args, 0)
+def _store_rows(acc, y_ptr, rows, row_end, cols, out_cols, stride_ym, steps):
+    """A consumer's accumulator as bf16 at these rows and columns, within the tile's rows and
+    the output's columns."""
+    ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(cols, 0)
+    mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(cols < out_cols, 0)
+    gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
 
 
 @gluon.jit
-def _consume_high(args):
-    _consume(args, 1)
+def _consume_low(args, GRAD_INPUT: gl.constexpr):
+    _consume(args, GRAD_INPUT, 0)
+
+
+@gluon.jit
+def _consume_high(args, GRAD_INPUT: gl.constexpr):
+    _consume(args, GRAD_INPUT, 1)
 
 
 @gluon.jit(do_not_specialize=["num_experts", "num_tiles"])
 def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_experts, N, K,
                              num_tiles, stride_se, stride_sn, stride_ym, E_PAD: gl.constexpr,
                              X_STAGES: gl.constexpr, W_STAGES: gl.constexpr,
-                             B_STAGES: gl.constexpr, num_warps: gl.constexpr):
-    """N: output columns; K: inputs, whole 128-input groups. Three rings: x stages (a box of
-    [2 halves, CONSUMER_ROWS, 64 inputs] for each consumer), code stages (the codes [BLOCK_N,
-    16 words] and the rows' scale words of one group) and operand stages (the dequantized
-    [BLOCK_N, 64] bf16 of the group's two halves)."""
+                             B_STAGES: gl.constexpr, GRAD_INPUT: gl.constexpr,
+                             num_warps: gl.constexpr):
+    """N: the weight's rows; K: its inputs, whole 128-input groups. y = x @ W^T [T, N], or with
+    GRAD_INPUT y = x @ W [T, K] for x [T, N] (the backward's grad_input). Three rings: x stages
+    (a box of [2 halves, CONSUMER_ROWS, 64] for each consumer), code stages (the codes
+    [BLOCK_N, 16 words] and the rows' scale words of one group) and operand stages (the
+    dequantized [BLOCK_N, 64] bf16 of the group's two halves)."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = 2 * x_desc.block_type.shape[1]
     tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)
@@ -265,23 +308,33 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_exper
     w_empty = mbarriers(W_STAGES, 1)  # the dequantizer
     full = mbarriers(B_STAGES, 1)
     free = mbarriers(B_STAGES, 2)  # both consumers
+    if GRAD_INPUT:  # tiles of a group's inputs, steps of BLOCK_N weight rows
+        shape = (num_experts, N, N // BLOCK_N, K // BLOCK_K, num_tiles, K)
+    else:  # tiles of BLOCK_N weight rows, steps of a group
+        shape = (num_experts, N, K // BLOCK_K, gl.cdiv(N, BLOCK_N), num_tiles, N)
     # the partitions' arguments (worker partitions share one signature), grouped by kind
     args = ((x_desc, w_desc), (x_bufs, w_bufs, s_bufs, b_bufs),
             (x_ready, x_empty, w_ready, w_empty, full, free),
-            tables, (s_ptr, y_ptr), (num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles),
-            (stride_se, stride_sn, stride_ym))
+            tables, (s_ptr, y_ptr), shape, (stride_se, stride_sn, stride_ym))
     # registers per thread, of 4 warpgroups x maxnreg 128 (the loaders' warps share one):
     # 184 for the worker consumer, 104 for the dequantizer, 40 for the loaders, and the
     # default consumer the rest (184): a consumer's 128 x 128 fp32 accumulator takes 128
-    gl.warp_specialize([(_consume_low, (args, )), (_consume_high, (args, )),
-                        (_dequant_partition, (args, )), (_load_codes, (args, )),
-                        (_load_x, (args, ))],
+    # GRAD_INPUT is passed on its own: inside a tuple it would arrive as a tensor, not constexpr
+    gl.warp_specialize([(_consume_low, (args, GRAD_INPUT)), (_consume_high, (args, GRAD_INPUT)),
+                        (_dequant_partition, (args, GRAD_INPUT)),
+                        (_load_codes, (args, GRAD_INPUT)), (_load_x, (args, ))],
                        [4, 4, 1, 1], [184, 104, 40, 40])
 
 
 def applies(x: torch.Tensor, qweight) -> bool:
     """What the decode kernel asks of its tensors (w4a16_gluon.applies), for a grouped weight."""
     return qweight.data.dim() == 3 and gluon_applies(x, qweight)
+
+
+def applies_grad_input(grad_out: torch.Tensor, qweight) -> bool:
+    """applies, and the weight's rows in whole BLOCK_N steps: a step past them would add the
+    next expert's rows into the sum."""
+    return applies(grad_out, qweight) and qweight.data.shape[1] % BLOCK_N == 0
 
 
 def w4a16_grouped_ws(x: torch.Tensor, qweight, counts: torch.Tensor, x_stages: int = 2,
@@ -292,18 +345,34 @@ def w4a16_grouped_ws(x: torch.Tensor, qweight, counts: torch.Tensor, x_stages: i
     (the defaults fill 214 KB of shared memory; a third x stage does not fit, one was 1.3-1.6x
     slower: round 37). Reads the codes in lane order (made once per
     weight, w4a16_lanes)."""
-    num_experts, n = qweight.data.shape[0], qweight.data.shape[1]
+    return _launch(x, qweight, counts, False, (x_stages, w_stages, b_stages))
+
+
+def w4a16_grouped_ws_grad_input(grad_out: torch.Tensor, qweight, counts: torch.Tensor,
+                                x_stages: int = 2, w_stages: int = 2,
+                                b_stages: int = 2) -> torch.Tensor:
+    """The backward's grad_input through the same operand: grad_out [T, out] bf16 sorted by
+    expert -> bf16 [T, in] = grad_out_e @ dequant(W_e), without the [E, out, in] bf16 copy that
+    dequantize + torch._grouped_mm writes and reads (applies_grad_input)."""
+    return _launch(grad_out, qweight, counts, True, (x_stages, w_stages, b_stages))
+
+
+def _launch(x: torch.Tensor, qweight, counts: torch.Tensor, grad_input: bool,
+            rings: tuple) -> torch.Tensor:
+    num_experts, n, k = qweight.data.shape[0], qweight.data.shape[1], qweight.in_features
     rows = x.shape[0]
-    y = torch.empty(rows, n, device=x.device, dtype=torch.bfloat16)
+    y = torch.empty(rows, k if grad_input else n, device=x.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
     w_desc = _weight_descriptor(qweight, BLOCK_N, 1, CODE_SWIZZLE)
     x_desc = x_descriptor(x, BLOCK_M // 2, 1)
     words = qweight.scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
-    num_tiles = triton.cdiv(n, BLOCK_N) * tile_bound(rows, num_experts, BLOCK_M)
+    col_tiles = k // GROUP if grad_input else triton.cdiv(n, BLOCK_N)
+    num_tiles = col_tiles * tile_bound(rows, num_experts, BLOCK_M)
+    x_stages, w_stages, b_stages = rings
     _w4a16_grouped_ws_kernel[(min(num_tiles, sm_count(x.device)), )](
-        x_desc, w_desc, words, y, counts, num_experts, n, qweight.in_features, num_tiles,
+        x_desc, w_desc, words, y, counts, num_experts, n, k, num_tiles,
         words.stride(0), words.stride(1), y.stride(0),
         E_PAD=triton.next_power_of_2(num_experts), X_STAGES=x_stages, W_STAGES=w_stages,
-        B_STAGES=b_stages, num_warps=4, maxnreg=128)
+        B_STAGES=b_stages, GRAD_INPUT=grad_input, num_warps=4, maxnreg=128)
     return y

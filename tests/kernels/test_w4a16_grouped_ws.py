@@ -21,10 +21,11 @@ from sm90_ptx import facts_of_child, ptx_counts
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
-def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int) -> dict:
-    """PTX facts of the kernel built for sm_90a (W13 E128 shapes) with the given rings."""
+def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int, grad_input: int = 0) -> dict:
+    """PTX facts of the kernel built for sm_90a (W13 E128 shapes) with the given rings, for the
+    forward or grad_input."""
     codes = torch.empty(128 * 1536, 256, dtype=torch.int32)
-    x = torch.empty(4096, 2048, dtype=torch.bfloat16)
+    x = torch.empty(4096, 1536 if grad_input else 2048, dtype=torch.bfloat16)
     w_desc = TensorDescriptor.from_tensor(codes, [ws.BLOCK_N, wg.STAGE_WORDS],
                                           wg.word_layout(ws.CODE_SWIZZLE))
     x_desc = wg.x_descriptor(x, ws.BLOCK_M // 2, 1)
@@ -33,7 +34,7 @@ def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int) -> dict:
     types = [mangle_type(x_desc), mangle_type(w_desc), "*i32", "*bf16", "*i32"] + ["i32"] * 7
     signature = dict(zip(names, types))
     constexprs = {"E_PAD": 128, "X_STAGES": x_stages, "W_STAGES": w_stages,
-                  "B_STAGES": b_stages, "num_warps": 4}
+                  "B_STAGES": b_stages, "GRAD_INPUT": bool(grad_input), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     kernel = triton.compile(
         GluonASTSource(fn=ws._w4a16_grouped_ws_kernel, signature=signature,
@@ -45,14 +46,15 @@ def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int) -> dict:
     return dict(facts, shared=kernel.metadata.shared)
 
 
-@pytest.mark.parametrize("rings", [(2, 2, 2), (2, 3, 2), (1, 4, 3)])
-def test_compiles_for_sm90(rings):
+@pytest.mark.parametrize("rings,grad_input", [((2, 2, 2), 0), ((2, 3, 2), 0), ((1, 4, 3), 0),
+                                              ((2, 2, 2), 1)])
+def test_compiles_for_sm90(rings, grad_input):
     """Frontend, layouts, warp specialization and ptxas for sm_90a."""
     block_n = ws.BLOCK_N
-    facts = facts_of_child(__file__, *rings)
+    facts = facts_of_child(__file__, *rings, grad_input)
     # two consumers x two 64-input halves x two m64 row blocks x 4 wgmma (k = 16), both operands
-    # from shared memory
-    assert facts["wgmma"] == 32 and facts["wgmma_register_a"] == 0
+    # from shared memory; grad_input's are n = 64 wide, for each 64-input half of its output
+    assert facts["wgmma"] == 32 * (1 + grad_input) and facts["wgmma_register_a"] == 0
     # two x boxes (one per consumer) and the codes by TMA; the scale words by cp.async
     assert facts["tma_loads"] == 3 and facts["scale_copies"] >= 1
     # the dequantizer, a weight row a thread: its 16 code words in four 16-byte loads, one
@@ -95,6 +97,45 @@ def test_matches_reference(assert_gemm_close, rings, e, n, k, counts):
     assert torch.equal(ws.w4a16_grouped_ws(x, qweight, tokens, *rings), got)  # repeats its bits
 
 
+def _grad_input_reference(scheme, grad_out, qweight, counts):
+    """grad_out_e @ dequant(W_e) in fp32 over the bf16 operand (numerics.int4_pair_operand:
+    one rounding of the exact product), rows sorted by expert."""
+    weight = scheme.dequantize(qweight).bfloat16().float()
+    return torch.cat([g.float() @ weight[e] for e, g in enumerate(torch.split(grad_out, counts))])
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
+@pytest.mark.parametrize("rings", [(2, 2, 2), (1, 4, 3)])
+@pytest.mark.parametrize("e,n,k,counts", [
+    (8, 256, 512, [0, 130, 0, 257, 1, 256, 0, 600]),  # empty experts, partial row tiles
+    (4, 384, 768, [129, 0, 64, 255]),  # three row blocks of the sum, K of six groups
+    (3, 128, 2048, [512, 0, 1]),
+    (2, 128, 256, [1, 0]),  # one row, K of two groups
+])
+def test_grad_input_matches_reference(assert_gemm_close, rings, e, n, k, counts):
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16")
+    qweight = scheme.quantize_weight(torch.randn(e, n, k, device="cuda") * 0.05)
+    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    grad_out = torch.randn(sum(counts), n, device="cuda").bfloat16()
+    assert ws.applies_grad_input(grad_out, qweight)
+    got = ws.w4a16_grouped_ws_grad_input(grad_out, qweight, tokens, *rings)
+    assert got.shape == (sum(counts), k)
+    assert_gemm_close(got, _grad_input_reference(scheme, grad_out, qweight, counts))
+    assert torch.equal(ws.w4a16_grouped_ws_grad_input(grad_out, qweight, tokens, *rings), got)
+
+
+def test_grad_input_needs_whole_row_blocks():
+    """A last step past the weight's rows would sum the next expert's rows in."""
+    scheme = get_scheme("w4a16")
+    qweight = scheme.quantize_weight(torch.randn(2, 192, 256))
+    assert not ws.applies_grad_input(torch.empty(8, 192, dtype=torch.bfloat16), qweight)
+    if HOPPER:
+        grad_out = torch.empty(8, 192, dtype=torch.bfloat16, device="cuda")
+        qweight = scheme.quantize_weight(torch.randn(2, 192, 256, device="cuda"))
+        assert ws.applies(grad_out, qweight) and not ws.applies_grad_input(grad_out, qweight)
+
+
 @pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
 def test_repeats_its_bits_call_after_call():
     """A code stage freed before its words were used let a TMA refill overtake the loads: 1 of
@@ -134,5 +175,24 @@ def test_grouped_op_takes_it_from_its_rows_per_expert(assert_gemm_close, monkeyp
     assert len(calls) == 1  # a kept operand is multiplied by torch._grouped_mm
 
 
+@pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
+def test_backward_takes_it_below_its_rows_per_expert(assert_gemm_close, monkeypatch):
+    from qarl_kernels import moe_backward
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16")
+    qweight = scheme.quantize_weight(torch.randn(128, 256, 2048, device="cuda") * 0.05)
+    calls = []
+    monkeypatch.setattr(moe_backward, "w4a16_grouped_ws_grad_input",
+                        lambda *a: calls.append(a) or ws.w4a16_grouped_ws_grad_input(*a))
+    tokens = torch.full((128, ), 40, dtype=torch.int32)  # on the host, as Megatron's are
+    grad_out = torch.randn(128 * 40, 256, device="cuda").bfloat16()
+    got = moe_backward.w4a16_grouped_grad_input(grad_out, qweight, tokens)
+    assert len(calls) == 1
+    assert_gemm_close(got, _grad_input_reference(scheme, grad_out, qweight, [40] * 128))
+    kept = dataclasses.replace(qweight, keep_operand=True)
+    assert_gemm_close(moe_backward.w4a16_grouped_grad_input(grad_out, kept, tokens), got)
+    assert len(calls) == 1  # a kept operand is multiplied by torch._grouped_mm
+
+
 if __name__ == "__main__":
-    print(json.dumps(_compile_for_sm90(*(int(v) for v in sys.argv[1:4]))))
+    print(json.dumps(_compile_for_sm90(*(int(v) for v in sys.argv[1:5]))))

@@ -28,12 +28,14 @@ from .fp8_gemm import (fp8_block_grouped_linear, fp8_block_grouped_matmul,
                        fp8_block_grouped_packed, fp8_block_linear, fp8_block_matmul,
                        quantize_linear_input)
 from .fp8_grouped_ws import applies as ws_applies
-from .w4a16_grouped_ws import applies as w4a16_ws_applies, w4a16_grouped_ws
+from .w4a16_grouped_ws import applies as w4a16_ws_applies, \
+    applies_grad_input as w4a16_ws_grad_applies, w4a16_grouped_ws, w4a16_grouped_ws_grad_input
 from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
                            fp8_quantize_swiglu)
 from .gluon_hopper import is_hopper
 from .int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_tiles
 from .int8_quantize import int8_quantize, int8_quantize_activation
+from .moe_backward import grad_input_takes_ws, w4a16_grouped_grad_input
 from .race_argmax import race_argmax
 from .register import register_cuda_kernels
 from .routed_sum import routed_sum
@@ -206,6 +208,47 @@ def bench_w4a16_grouped(peak, check):
                       t_kept, _fmt(None if t_kept is None else t_bf16 / t_kept, ".2f"), g_k, g_bw,
                       g_bf, _fmt(None if g_k is None else g_bf / g_k, ".2f"))
         del qws, bf16_t, kept
+    return [table]
+
+
+#: tokens of the grad_input table: training micro-batches, 32 to 1024 rows an expert at E128
+GRAD_TOKENS = [512, 1024, 4096, 16384]
+
+
+def bench_w4a16_grad_input(check):
+    """The backward's grad_input (grad_out @ dequant(W)) through the op's path
+    (moe_backward.w4a16_grouped_grad_input), the WS kernel and dequantize + torch._grouped_mm
+    against bf16 torch._grouped_mm on the bf16 weight (the bf16 learner's grad_input). Eager
+    calls, as a learner makes them: where a call's GPU time is short, do_bench times the host."""
+    scheme = get_scheme("w4a16")
+    table = Table("W4A16 grouped grad_input (backward, top-8 uniform routing)",
+                  ["shape", "M tokens", "rows per expert", "bf16 grouped_mm us", "WS kernel us",
+                   "WS TFLOP/s", "dequant+grouped_mm us", "the op's path", "op us",
+                   "op / bf16 time"])
+    for label, e, n, k in GROUPED_SHAPES:
+        qws, bf16_t = _w4a16_weights(scheme, e, n, k)
+        ref_w = scheme.dequantize(qws[0]).bfloat16()
+        for m in GRAD_TOKENS:
+            counts, rows, _, g, offs = _batch(m, e, n)
+            op = w4a16_grouped_grad_input(g, qws[0], counts)
+            check.close(f"w4a16 grad_input {label} M={m}", op,
+                        torch._grouped_mm(g, ref_w, offs=offs))
+            t_bf16 = median_us([lambda w=w: torch._grouped_mm(g, w.transpose(1, 2), offs=offs)
+                                for w in bf16_t])
+            t_ws = None
+            if w4a16_ws_grad_applies(g, qws[0]):
+                check.close(f"w4a16 grad_input WS {label} M={m}",
+                            w4a16_grouped_ws_grad_input(g, qws[0], counts), op)
+                t_ws = median_us([lambda q=q: w4a16_grouped_ws_grad_input(g, q, counts)
+                                  for q in qws])
+            t_dq = median_us([lambda q=q: torch._grouped_mm(g, w4a16_dequantize(q, counts),
+                                                            offs=offs) for q in qws])
+            t_op = median_us([lambda q=q: w4a16_grouped_grad_input(g, q, counts) for q in qws])
+            path = "WS kernel" if grad_input_takes_ws(g, qws[0]) else "dequant+grouped_mm"
+            table.add(label, str(m), f"{rows / e:.0f}", t_bf16, t_ws,
+                      None if t_ws is None else 2 * rows * n * k / t_ws / 1e6, t_dq, path, t_op,
+                      _fmt(t_op / t_bf16, ".2f"))
+        del qws, bf16_t, ref_w
     return [table]
 
 
@@ -840,7 +883,7 @@ def main(argv=None):
               + bench_w4a16_decode(peak, check, args.compare, DECODE_SKEW)
               if args.decode_only else [])
     if "w4a16" in parts:
-        tables += bench_w4a16_grouped(peak, check)
+        tables += bench_w4a16_grouped(peak, check) + bench_w4a16_grad_input(check)
     if "dense" in parts:
         tables += bench_dense(peak, check)
     if "quantize" in parts:

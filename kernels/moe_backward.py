@@ -21,10 +21,12 @@ from .w4a16_operand import w4a16_operand
 
 
 #: tokens per expert below which grad_input runs the warp-specialized kernel on the codes
-#: (w4a16_grouped_ws_grad_input) instead of dequantize + torch._grouped_mm, where its tiles
-#: fill the GPU twice over (WS_GRAD_MIN_WAVES; EP8's few experts and W2's 6 output blocks at
-#: few rows do not). H200, docs/kernel_rounds.md round 38: 2.0-2.5x faster at 32-128 per
-#: expert (E128, TP2), 1.3-1.5x at 256, 1.0-1.14x at 512, 0.81-0.97x from 1024.
+#: (w4a16_grouped_ws_grad_input) instead of dequantize + torch._grouped_mm, where it has tiles
+#: for two waves of the GPU (WS_GRAD_MIN_WAVES). H200, eager calls (docs/kernel_rounds.md,
+#: round 38): 1.9-2.5x faster at 32-128 per expert (E128, TP2), 1.3-1.5x at 256, 1.0-1.14x at
+#: 512, 0.81-0.97x from 1024. EP8's 16 experts at a few hundred rows give a call of 23-60 us
+#: on the GPU (1.4-2.4x faster than dequantizing in CUDA graphs), but an eager launch of this
+#: kernel costs 60-100 us of host time there, more than the two torch calls it replaces.
 WS_GRAD_ROWS_PER_EXPERT = 1024
 WS_GRAD_MIN_WAVES = 2
 
@@ -33,14 +35,14 @@ def w4a16_grouped_grad_input(grad_out: torch.Tensor, qweight,
                              tokens_per_expert: torch.Tensor) -> torch.Tensor:
     """grad_out [T, out] -> grad_x [T, in] = grad_out_e @ dequant(W_e), per expert."""
     grad_out = grad_out.to(torch.bfloat16)
-    if _ws_grad_input(grad_out, qweight):
+    if grad_input_takes_ws(grad_out, qweight):
         return w4a16_grouped_ws_grad_input(grad_out, qweight,
                                            counts_on(grad_out.device, tokens_per_expert))
     weight = w4a16_operand(qweight, tokens_per_expert)  # [E, out, in], kept for the step or not
     return grouped_mm(grad_out, weight, tokens_per_expert)
 
 
-def _ws_grad_input(grad_out: torch.Tensor, qweight) -> bool:
+def grad_input_takes_ws(grad_out: torch.Tensor, qweight) -> bool:
     """Few rows per expert, tiles enough to fill the GPU, no kept operand (torch._grouped_mm on
     it is bf16's speed), and a Hopper GPU with tensors the kernel can read."""
     num_experts = qweight.data.shape[0]

@@ -112,13 +112,13 @@ def test_bf16_grouped_ops_match_the_none_schemes_reference(device, assert_gemm_c
 ])
 def test_grad_input_takes_the_ws_kernel_by_rows_and_tiles(monkeypatch, experts, rows, n, k,
                                                           taken):
-    """The rule of moe_backward._ws_grad_input, on a GPU of 132 SMs that the kernel applies to."""
+    """The rule of moe_backward.grad_input_takes_ws, on a GPU of 132 SMs that the kernel applies to."""
     from qarl_kernels import moe_backward
     monkeypatch.setattr(moe_backward, "applies_grad_input", lambda g, q: True)
     monkeypatch.setattr(moe_backward, "sm_count", lambda device: 132)
     scheme = get_scheme("w4a16")
     qweight = scheme.quantize_weight(torch.zeros(experts, n, k, dtype=torch.bfloat16))
     grad_out = torch.empty(experts * rows, n, dtype=torch.bfloat16)
-    assert moe_backward._ws_grad_input(grad_out, qweight) == taken
+    assert moe_backward.grad_input_takes_ws(grad_out, qweight) == taken
     kept = dataclasses.replace(qweight, keep_operand=True)
-    assert not moe_backward._ws_grad_input(grad_out, kept)
+    assert not moe_backward.grad_input_takes_ws(grad_out, kept)

@@ -102,6 +102,17 @@ def _code_block(nb, kb, GRAD_INPUT: gl.constexpr):
 
 
 @gluon.jit
+def _operand_half(b_bufs, b, h: gl.constexpr, GRAD_INPUT: gl.constexpr):
+    """[BLOCK_N, 64] half h of operand stage b: the forward's halves are stages of their own
+    (wgmma B K-major), grad_input's the 64-column chunks of a [BLOCK_N, 128] stage (B
+    MN-major, one n = 128 wgmma over both)."""
+    if GRAD_INPUT:
+        return b_bufs.index(b).slice(h * HALF_K, HALF_K, dim=1)
+    else:
+        return b_bufs.index(2 * b + h)
+
+
+@gluon.jit
 def _load_codes(args, GRAD_INPUT: gl.constexpr):
     """One warp fills each code stage: the rows' scale words by cp.async, then the codes by
     TMA, both completing the stage's ready barrier. The code ring runs ahead of the x ring,
@@ -169,7 +180,7 @@ def _dequant_partition(args, GRAD_INPUT: gl.constexpr):
     num_tiles = args[5][4]
     W_STAGES: gl.constexpr = w_bufs.type.shape[0]
     BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
-    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // 2
+    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // (1 if GRAD_INPUT else 2)
     layout: gl.constexpr = _row_layout(4)
     words_layout: gl.constexpr = _words_layout(4)
     it = 0
@@ -187,8 +198,10 @@ def _dequant_partition(args, GRAD_INPUT: gl.constexpr):
             low, high = gl.split(gl.permute(gl.reshape(words, [BLOCK_N, 4, 2, 2]),
                                             (0, 3, 1, 2)))
             mbarrier.wait(free.index(b), ((it // B_STAGES) & 1) ^ 1)  # fresh: phase 1 done
-            b_bufs.index(2 * b).store(_dequantize_half(low, bits | (bits << 16), layout))
-            b_bufs.index(2 * b + 1).store(_dequantize_half(high, bits | (bits << 16), layout))
+            _operand_half(b_bufs, b, 0, GRAD_INPUT).store(
+                _dequantize_half(low, bits | (bits << 16), layout))
+            _operand_half(b_bufs, b, 1, GRAD_INPUT).store(
+                _dequantize_half(high, bits | (bits << 16), layout))
             fence_async_shared()  # every warp's stores visible to the wgmmas, then one arrive
             cta_barrier()
             # the code stage is freed once its words are used, not once their loads are
@@ -214,60 +227,41 @@ def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
     num_tiles = args[5][4]
     _, _, stride_ym = args[6]
     X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
-    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // 2
+    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // (1 if GRAD_INPUT else 2)
     TILE_COLS: gl.constexpr = b_bufs.type.shape[1]  # weight rows, or a group's inputs
-    ACC_COLS: gl.constexpr = HALF_K if GRAD_INPUT else TILE_COLS
     CONSUMER_ROWS: gl.constexpr = x_bufs.type.shape[2]
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, ACC_COLS, 16])
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, TILE_COLS, 16])
     # the epilogue's indices, made once: W2's tiles of six steps pay for every instruction there
     lanes = gl.arange(0, CONSUMER_ROWS, layout=gl.SliceLayout(1, acc_layout))
-    cols = gl.arange(0, ACC_COLS, layout=gl.SliceLayout(0, acc_layout))
+    cols = gl.arange(0, TILE_COLS, layout=gl.SliceLayout(0, acc_layout))
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 4)
         first_row = row_start + HALF_INDEX * CONSUMER_ROWS
-        acc = gl.zeros([CONSUMER_ROWS, ACC_COLS], gl.float32, acc_layout)
-        acc_high = gl.zeros([CONSUMER_ROWS, ACC_COLS], gl.float32, acc_layout)
+        acc = gl.zeros([CONSUMER_ROWS, TILE_COLS], gl.float32, acc_layout)
         for kb in range(steps):
             s = it % X_STAGES
             b = it % B_STAGES
             mbarrier.wait(x_ready.index(s), (it // X_STAGES) & 1)
             mbarrier.wait(full.index(b), (it // B_STAGES) & 1)
             if first_row < row_end:
-                if GRAD_INPUT:
-                    for h in gl.static_range(2):  # x's half h: weight rows 64h.. of the block
-                        a = _x_half(x_bufs, 2 * s + HALF_INDEX, h)
-                        acc = warpgroup_mma(a, b_bufs.index(2 * b).slice(h * HALF_K, HALF_K),
-                                            acc, is_async=True)
-                        acc_high = warpgroup_mma(
-                            a, b_bufs.index(2 * b + 1).slice(h * HALF_K, HALF_K), acc_high,
-                            is_async=True)
-                    acc, acc_high = warpgroup_mma_wait(num_outstanding=0, deps=(acc, acc_high))
-                else:
-                    for h in gl.static_range(2):
-                        acc = warpgroup_mma(_x_half(x_bufs, 2 * s + HALF_INDEX, h),
-                                            b_bufs.index(2 * b + h).permute((1, 0)), acc,
-                                            is_async=True)
-                    acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+                for h in gl.static_range(2):
+                    if GRAD_INPUT:  # x's half h: weight rows 64h.. of the step's block
+                        w = b_bufs.index(b).slice(h * HALF_K, HALF_K)
+                    else:
+                        w = b_bufs.index(2 * b + h).permute((1, 0))
+                    acc = warpgroup_mma(_x_half(x_bufs, 2 * s + HALF_INDEX, h), w, acc,
+                                        is_async=True)
+                acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
             mbarrier.arrive(x_empty.index(s), count=1)
             mbarrier.arrive(free.index(b), count=1)
             it += 1
         rows = first_row + lanes
-        tile_cols = nb * TILE_COLS + cols
-        _store_rows(acc, y_ptr, rows, row_end, tile_cols, out_cols, stride_ym, steps)
-        if GRAD_INPUT:
-            _store_rows(acc_high, y_ptr, rows, row_end, tile_cols + HALF_K, out_cols, stride_ym,
-                        steps)
-
-
-@gluon.jit
-def _store_rows(acc, y_ptr, rows, row_end, cols, out_cols, stride_ym, steps):
-    """A consumer's accumulator as bf16 at these rows and columns, within the tile's rows and
-    the output's columns."""
-    ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(cols, 0)
-    mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(cols < out_cols, 0)
-    gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
+        ptrs = (y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1)
+                + gl.expand_dims(nb * TILE_COLS + cols, 0))
+        mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(nb * TILE_COLS + cols < out_cols, 0)
+        gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
 
 
 @gluon.jit
@@ -299,9 +293,14 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_exper
     w_bufs = gl.allocate_shared_memory(gl.int32, [W_STAGES, BLOCK_N, WORDS], w_desc.layout)
     s_bufs = gl.allocate_shared_memory(gl.int32, [W_STAGES, BLOCK_N],
                                        gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
-    b_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, HALF_K],
-                                                                  gl.bfloat16)
-    b_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * B_STAGES, BLOCK_N, HALF_K], b_layout)
+    if GRAD_INPUT:
+        b_bufs = gl.allocate_shared_memory(
+            gl.bfloat16, [B_STAGES, BLOCK_N, 2 * HALF_K],
+            gl.NVMMASharedLayout.get_default_for([BLOCK_N, 2 * HALF_K], gl.bfloat16))
+    else:
+        b_bufs = gl.allocate_shared_memory(
+            gl.bfloat16, [2 * B_STAGES, BLOCK_N, HALF_K],
+            gl.NVMMASharedLayout.get_default_for([BLOCK_N, HALF_K], gl.bfloat16))
     x_ready = mbarriers(X_STAGES, 1)
     x_empty = mbarriers(X_STAGES, 2)  # both consumers
     w_ready = mbarriers(W_STAGES, 1)

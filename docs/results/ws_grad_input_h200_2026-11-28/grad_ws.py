@@ -23,7 +23,7 @@ ROWS_PER_EXPERT = [int(v) for v in sys.argv[2].split(",")] if len(sys.argv) > 2 
 def check():
     scheme = get_scheme("w4a16")
     cases = [(8, 256, 512, [0, 130, 0, 257, 1, 256, 0, 600]), (4, 384, 768, [129, 0, 64, 255]),
-             (3, 128, 2048, [512, 0, 1]), (2, 128, 128, [1, 0]),
+             (3, 128, 2048, [512, 0, 1]), (2, 128, 256, [1, 0]),
              (128, 1536, 2048, [64] * 128), (16, 2048, 768, [300] * 16)]
     for e, n, k, counts in cases:
         torch.manual_seed(0)
@@ -138,7 +138,34 @@ def host_profile():
         pstats.Stats(prof).sort_stats("cumulative").print_stats(22)
 
 
+def n64_against_n128():
+    """grad_input with two n = 64 accumulators (call 1's build, .gl copy imported as
+    qarl_kernels.w4a16_grouped_ws_n64) against one n = 128 over the stage's two halves, in
+    alternating rounds."""
+    from qarl_kernels import w4a16_grouped_ws_n64 as n64
+    scheme = get_scheme("w4a16")
+    for label, e, n, k in SHAPES:
+        qws, bf16_t = _w4a16_weights(scheme, e, n, k)
+        bf16_w = [w.transpose(1, 2) for w in bf16_t]
+        for r in ((64, 256, 512) if e == 128 else (512, )):
+            counts = torch.full((e, ), r, device="cuda", dtype=torch.int32)
+            offs = torch.cumsum(counts, 0, dtype=torch.int32)
+            g = torch.randn(e * r, n, device="cuda", dtype=torch.bfloat16)
+            same = torch.equal(ws.w4a16_grouped_ws_grad_input(g, qws[0], counts),
+                               n64.w4a16_grouped_ws_grad_input(g, qws[0], counts))
+            for rnd in range(2):
+                t_bf = median_us([lambda w=w: torch._grouped_mm(g, w, offs=offs)
+                                  for w in bf16_w])
+                t64 = median_us([lambda q=q: n64.w4a16_grouped_ws_grad_input(g, q, counts)
+                                 for q in qws])
+                t128 = median_us([lambda q=q: ws.w4a16_grouped_ws_grad_input(g, q, counts)
+                                  for q in qws])
+                print(f"grad_input {label} {r} rows/expert (round {rnd}): bf16 {t_bf:.1f} us, "
+                      f"n64 {t64:.1f} ({t64 / t_bf:.2f}x), n128 {t128:.1f} "
+                      f"({t128 / t_bf:.2f}x), same bits {same}", flush=True)
+
+
 if __name__ == "__main__":
     print(torch.cuda.get_device_name(), time.strftime("%Y-%m-%d %H:%M:%S"), flush=True)
     {"check": check, "time": time_all, "forward": forward_regression,
-     "launch": launch_cost, "host": host_profile}[sys.argv[1]]()
+     "launch": launch_cost, "host": host_profile, "n128": n64_against_n128}[sys.argv[1]]()

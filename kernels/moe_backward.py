@@ -12,23 +12,18 @@ import torch
 
 from .checks import counts_on
 from .fp8_dequantize import fp8_dequantize
-from .gluon_hopper import sm_count
 from .grouped_mm import grouped_mm, grouped_weight_grad
 from .int8_gemm import int8_dequantize
-from .w4a16_grouped_ws import BLOCK_M, applies_grad_input, w4a16_grouped_ws_grad_input
-from .w4a16_gluon import GROUP
+from .w4a16_grouped_ws import applies_grad_input, w4a16_grouped_ws_grad_input
 from .w4a16_operand import w4a16_operand
 
 
 #: tokens per expert below which grad_input runs the warp-specialized kernel on the codes
-#: (w4a16_grouped_ws_grad_input) instead of dequantize + torch._grouped_mm, where it has tiles
-#: for two waves of the GPU (WS_GRAD_MIN_WAVES). H200, eager calls (docs/kernel_rounds.md,
-#: round 38): 1.9-2.5x faster at 32-128 per expert (E128, TP2), 1.3-1.5x at 256, 1.0-1.14x at
-#: 512, 0.81-0.97x from 1024. EP8's 16 experts at a few hundred rows give a call of 23-60 us
-#: on the GPU (1.4-2.4x faster than dequantizing in CUDA graphs), but an eager launch of this
-#: kernel costs 60-100 us of host time there, more than the two torch calls it replaces.
-WS_GRAD_ROWS_PER_EXPERT = 1024
-WS_GRAD_MIN_WAVES = 2
+#: (w4a16_grouped_ws_grad_input) instead of dequantize + torch._grouped_mm. H200, eager calls
+#: (docs/kernel_rounds.md, round 38): 1.9-2.4x faster at 32-64 per expert (E128, TP2),
+#: 1.3-1.5x at 256 (EP8 included), 1.06-1.25x at 512, 0.97-1.10x at 1024, 0.90-1.02x at 2048.
+#: At EP8's few hundred rows a call is 23-60 us of GPU time and its eager launch about as long.
+WS_GRAD_ROWS_PER_EXPERT = 2048
 
 
 def w4a16_grouped_grad_input(grad_out: torch.Tensor, qweight,
@@ -43,16 +38,11 @@ def w4a16_grouped_grad_input(grad_out: torch.Tensor, qweight,
 
 
 def grad_input_takes_ws(grad_out: torch.Tensor, qweight) -> bool:
-    """Few rows per expert, tiles enough to fill the GPU, no kept operand (torch._grouped_mm on
-    it is bf16's speed), and a Hopper GPU with tensors the kernel can read."""
-    num_experts = qweight.data.shape[0]
-    per_expert = grad_out.shape[0] // num_experts
-    if qweight.keep_operand or per_expert >= WS_GRAD_ROWS_PER_EXPERT:
-        return False
-    if not applies_grad_input(grad_out, qweight):
-        return False
-    tiles = num_experts * -(-per_expert // BLOCK_M) * (qweight.in_features // GROUP)
-    return tiles >= WS_GRAD_MIN_WAVES * sm_count(grad_out.device)
+    """Under WS_GRAD_ROWS_PER_EXPERT rows per expert, no kept operand (torch._grouped_mm on it
+    is bf16's speed), and a Hopper GPU with tensors the kernel can read."""
+    per_expert = grad_out.shape[0] // qweight.data.shape[0]
+    return (not qweight.keep_operand and per_expert < WS_GRAD_ROWS_PER_EXPERT
+            and applies_grad_input(grad_out, qweight))
 
 
 def w4a16_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,

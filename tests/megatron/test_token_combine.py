@@ -56,7 +56,7 @@ def test_bf16_routed_sums_stay_close_to_megatrons(single_process):
                                    atol=0.05 * megatron[1][name].float().abs().max().item())
 
 
-def test_megatrons_combine_stays_where_tokens_can_have_more_or_fewer_rows():
+def test_megatrons_combine_stays_where_tokens_can_have_more_or_fewer_rows(single_process):
     config = build_tiny("w4a16", "experts").config
     assert routes_per_token(config) == config.moe_router_topk
     for change in ({"moe_expert_capacity_factor": 1.0}, {"moe_permute_fusion": True},

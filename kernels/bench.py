@@ -35,7 +35,7 @@ from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quan
 from .gluon_hopper import is_hopper
 from .int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_tiles
 from .int8_quantize import int8_quantize, int8_quantize_activation
-from .moe_backward import grad_input_takes_ws, w4a16_grouped_grad_input
+from .moe_backward import WS_GRAD_ROWS_PER_EXPERT, grad_input_takes_ws, w4a16_grouped_grad_input
 from .race_argmax import race_argmax
 from .register import register_cuda_kernels
 from .routed_sum import routed_sum
@@ -838,7 +838,9 @@ def _header(peak, floor_us, command):
             f"to {WS_ROWS_PER_EXPERT.stop - 1} tokens/expert without a kept operand; "
             f"'operand kept' is that path with the "
             f"dequantized operand made once per optimizer step (--quant-keep-operand, "
-            f"2 B/param of GPU memory) instead of in every call.\n")
+            f"2 B/param of GPU memory) instead of in every call. The backward's grad_input "
+            f"takes the WS kernel below {WS_GRAD_ROWS_PER_EXPERT} tokens/expert without a kept "
+            f"operand, dequantize + torch._grouped_mm otherwise.\n")
 
 
 def write_section(path, body, key="qarl_kernels.bench", title="Kernels"):

@@ -13,11 +13,18 @@ of lane order holds adjacent input pairs, so a thread loads and stores whole 16-
 without a byte permute or a bank conflict. The grid is persistent: the loaders and the
 dequantizer run ahead into the next tile while the consumers finish and store this one.
 
+The backward's grad_input (grad_out @ W, GRAD_INPUT) runs the same partitions: its output
+columns are a scale group's 128 inputs and its steps blocks of 128 weight rows, so the code
+stages hold the same boxes at swapped coordinates and the dequantizer is unchanged; the
+consumers read the operand stage untransposed (B MN-major, one n = 128 wgmma over both halves).
+It replaces dequantize + torch._grouped_mm, whose bf16 copy of every expert's weight cost as
+much as the GEMM at few rows per expert (round 38).
+
 The numbers are those of every W4A16 kernel here: the dequantized weight (bit for bit the
 reference's) times bf16 x with fp32 accumulation; only the summation order differs.
 
 Gluon has no interpreter, so CI compiles this kernel for sm_90 offline and runs on a Hopper GPU
-check it against the reference (tests/kernels/test_w4a16_grouped_ws.py; rounds 36-37 ran on an
+check it against the reference (tests/kernels/test_w4a16_grouped_ws.py; rounds 36-38 ran on an
 H200, docs/kernel_rounds.md).
 """
 import torch

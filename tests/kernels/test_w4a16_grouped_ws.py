@@ -77,26 +77,6 @@ def test_applies_only_to_grouped_weights_on_hopper():
         assert not ws.applies(x, scheme.quantize_weight(torch.randn(256, 512, device="cuda")))
 
 
-@pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
-@pytest.mark.parametrize("rings", [(2, 2, 2), (1, 4, 3)])
-@pytest.mark.parametrize("e,n,k,counts", [
-    (8, 256, 512, [0, 130, 0, 257, 1, 256, 0, 600]),  # empty experts, partial row tiles
-    (4, 192, 768, [129, 0, 64, 255]),  # a partial column tile, K of six groups
-    (3, 128, 2048, [512, 0, 1]),
-    (2, 128, 256, [1, 0]),  # one row, K of two groups
-])
-def test_matches_reference(assert_gemm_close, rings, e, n, k, counts):
-    torch.manual_seed(0)
-    scheme = get_scheme("w4a16")
-    qweight = scheme.quantize_weight(torch.randn(e, n, k, device="cuda") * 0.05)
-    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
-    x = torch.randn(sum(counts), k, device="cuda").bfloat16()
-    assert ws.applies(x, qweight)
-    got = ws.w4a16_grouped_ws(x, qweight, tokens, *rings)
-    assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens.cpu()))
-    assert torch.equal(ws.w4a16_grouped_ws(x, qweight, tokens, *rings), got)  # repeats its bits
-
-
 def _grad_input_reference(scheme, grad_out, qweight, counts):
     """grad_out_e @ dequant(W_e) in fp32 over the bf16 operand (numerics.int4_pair_operand:
     one rounding of the exact product), rows sorted by expert."""
@@ -104,25 +84,39 @@ def _grad_input_reference(scheme, grad_out, qweight, counts):
     return torch.cat([g.float() @ weight[e] for e, g in enumerate(torch.split(grad_out, counts))])
 
 
-@pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
-@pytest.mark.parametrize("rings", [(2, 2, 2), (1, 4, 3)])
-@pytest.mark.parametrize("e,n,k,counts", [
+RAGGED = [
     (8, 256, 512, [0, 130, 0, 257, 1, 256, 0, 600]),  # empty experts, partial row tiles
-    (4, 384, 768, [129, 0, 64, 255]),  # three row blocks of the sum, K of six groups
+    (4, 192, 768, [129, 0, 64, 255]),  # a partial column tile (the forward's), K of six groups
+    (4, 384, 768, [129, 0, 64, 255]),  # three row blocks in grad_input's sum
     (3, 128, 2048, [512, 0, 1]),
     (2, 128, 256, [1, 0]),  # one row, K of two groups
-])
-def test_grad_input_matches_reference(assert_gemm_close, rings, e, n, k, counts):
+]
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
+@pytest.mark.parametrize("rings", [(2, 2, 2), (1, 4, 3)])
+@pytest.mark.parametrize("grad_input,e,n,k,counts", [
+    (mode, *case) for mode in (False, True) for case in RAGGED
+    if not (mode and case[1] % ws.BLOCK_N)])  # grad_input takes whole row blocks
+def test_matches_reference(assert_gemm_close, rings, grad_input, e, n, k, counts):
+    """y = x @ W^T, or grad_input's grad_out @ W, against the reference."""
     torch.manual_seed(0)
     scheme = get_scheme("w4a16")
     qweight = scheme.quantize_weight(torch.randn(e, n, k, device="cuda") * 0.05)
     tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
-    grad_out = torch.randn(sum(counts), n, device="cuda").bfloat16()
-    assert ws.applies_grad_input(grad_out, qweight)
-    got = ws.w4a16_grouped_ws_grad_input(grad_out, qweight, tokens, *rings)
-    assert got.shape == (sum(counts), k)
-    assert_gemm_close(got, _grad_input_reference(scheme, grad_out, qweight, counts))
-    assert torch.equal(ws.w4a16_grouped_ws_grad_input(grad_out, qweight, tokens, *rings), got)
+    x = torch.randn(sum(counts), n if grad_input else k, device="cuda").bfloat16()
+    if grad_input:
+        assert ws.applies_grad_input(x, qweight)
+        run, want = ws.w4a16_grouped_ws_grad_input, _grad_input_reference(scheme, x, qweight,
+                                                                         counts)
+    else:
+        assert ws.applies(x, qweight)
+        run, want = ws.w4a16_grouped_ws, scheme.reference_grouped_matmul(x, qweight,
+                                                                         tokens.cpu())
+    got = run(x, qweight, tokens, *rings)
+    assert got.shape == want.shape
+    assert_gemm_close(got, want)
+    assert torch.equal(run(x, qweight, tokens, *rings), got)  # repeats its bits
 
 
 def test_grad_input_needs_whole_row_blocks():

@@ -224,9 +224,8 @@ def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
     shared memory; no wgmma where the tile's rows end before this consumer's (an expert's last
     tile is most often short). A stage's wgmmas retire before its x and operand stages are
     released (left in flight while the next stage's were issued, round 36's kernel was
-    1.02-1.44x slower: docs/kernel_rounds.md). grad_input reads the operand stage untransposed,
-    a weight row block of the reduction by each 64-input half of the output: two accumulators
-    of 64 columns."""
+    1.02-1.44x slower: docs/kernel_rounds.md). grad_input reads its [BLOCK_N, 128] operand stage
+    untransposed: the 64 weight rows of each x half by all 128 inputs of the tile."""
     x_bufs, _, _, b_bufs = args[1]
     x_ready, x_empty, _, _, full, free = args[2]
     _, y_ptr = args[4]
@@ -265,9 +264,9 @@ def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
             mbarrier.arrive(free.index(b), count=1)
             it += 1
         rows = first_row + lanes
-        ptrs = (y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1)
-                + gl.expand_dims(nb * TILE_COLS + cols, 0))
-        mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(nb * TILE_COLS + cols < out_cols, 0)
+        out = nb * TILE_COLS + cols
+        ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(out, 0)
+        mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(out < out_cols, 0)
         gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
 
 
@@ -291,7 +290,8 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_exper
     GRAD_INPUT y = x @ W [T, K] for x [T, N] (the backward's grad_input). Three rings: x stages
     (a box of [2 halves, CONSUMER_ROWS, 64] for each consumer), code stages (the codes
     [BLOCK_N, 16 words] and the rows' scale words of one group) and operand stages (the
-    dequantized [BLOCK_N, 64] bf16 of the group's two halves)."""
+    dequantized bf16 of the group's two 64-input halves: two [BLOCK_N, 64] stages, or with
+    GRAD_INPUT one [BLOCK_N, 128])."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = 2 * x_desc.block_type.shape[1]
     tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)

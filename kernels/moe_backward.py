@@ -14,6 +14,7 @@ from .checks import counts_on
 from .fp8_dequantize import fp8_dequantize
 from .grouped_mm import grouped_mm, grouped_weight_grad
 from .int8_gemm import int8_dequantize
+from .w4a16_gemm import ws_route
 from .w4a16_grouped_ws import applies_grad_input, w4a16_grouped_ws_grad_input
 from .w4a16_operand import w4a16_operand
 
@@ -39,10 +40,11 @@ def w4a16_grouped_grad_input(grad_out: torch.Tensor, qweight,
 
 def grad_input_takes_ws(grad_out: torch.Tensor, qweight) -> bool:
     """Under WS_GRAD_ROWS_PER_EXPERT rows per expert, no kept operand (torch._grouped_mm on it
-    is bf16's speed), and a Hopper GPU with tensors the kernel can read."""
+    is bf16's speed), and the forward's rule for the kernel (w4a16_gemm.ws_route): a Hopper GPU,
+    tensors it can read, lane-order codes it need not make inside a CUDA-graph capture."""
     per_expert = grad_out.shape[0] // qweight.data.shape[0]
     return (not qweight.keep_operand and per_expert < WS_GRAD_ROWS_PER_EXPERT
-            and applies_grad_input(grad_out, qweight))
+            and ws_route(grad_out, qweight, applies_grad_input))
 
 
 def w4a16_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,

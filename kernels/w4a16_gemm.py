@@ -847,7 +847,7 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     threshold = KEPT_OPERAND_ROWS_PER_EXPERT if qweight.keep_operand else DEQUANT_ROWS_PER_EXPERT
     rows = tile_rows(x.shape[0], routed_rows)
     ws = (not qweight.keep_operand and rows // num_experts in WS_ROWS_PER_EXPERT
-          and _ws_route(x, qweight))
+          and ws_route(x, qweight))
     bf16_operand = rows >= threshold * num_experts and torch_grouped_mm_available(x.device)
     if not (ws or bf16_operand):
         return w4a16_grouped_matmul(x, qweight, tokens_per_expert, routed_rows=routed_rows)
@@ -860,10 +860,11 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     return grouped_mm(x, weight.transpose(1, 2), tokens_per_expert, use_torch=True)
 
 
-def _ws_route(x: torch.Tensor, qweight) -> bool:
-    """The warp-specialized kernel reads the lane-order codes: outside CUDA-graph capture it
-    makes them (once per weight), in capture only if they exist (the Triton kernel otherwise)."""
-    return ws_applies(x, qweight) and (not _capturing(x) or has_lane_codes(qweight))
+def ws_route(x: torch.Tensor, qweight, applies=ws_applies) -> bool:
+    """The warp-specialized kernel (applies: its forward's or its grad_input's test of the
+    tensors) reads the lane-order codes: outside CUDA-graph capture it makes them (once per
+    weight), in capture only if they exist (another path otherwise)."""
+    return applies(x, qweight) and (not _capturing(x) or has_lane_codes(qweight))
 
 
 #: tokens per expert up to which the fused fc1 + SwiGLU beats the GEMM then torch's SwiGLU

@@ -30,6 +30,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from megatron_qarl.quant.fp8_block import BLOCK
 
 from .expert_tiles import tile_bound
+from .gluon_launch import CachedLaunch
 from .gluon_hopper import cp_async_load, expert_tables, is_hopper, mbarriers, tile_of, \
     tma_load, tma_store
 
@@ -225,6 +226,9 @@ MIN_ROWS = 2048
 MIN_ROWS_PER_EXPERT = 32
 
 
+_LAUNCH = CachedLaunch(_fp8_grouped_ws_kernel)
+
+
 def applies(xq: torch.Tensor, qweight, rows: int = None) -> bool:
     """Hopper, K rows TMA can stride (16-byte aligned), and a batch over the crossover: xq's
     rows, or `rows` where xq is padded past the rows routing fills (checks.tile_rows)."""
@@ -264,8 +268,9 @@ def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Te
         y, [ROWS_PER_CONSUMER, sub_n],
         gl.NVMMASharedLayout.get_default_for([ROWS_PER_CONSUMER, sub_n], gl.bfloat16))
     num_tiles = triton.cdiv(n, block_n) * tile_bound(rows, num_experts, BLOCK_M)
-    _fp8_grouped_ws_kernel[(min(num_tiles, _sm_count(xq.device)), )](
-        a_desc, b_desc, c_desc, xs, ws, y, counts, num_experts, n, k, num_tiles, rows, xs.stride(1),
+    _LAUNCH(
+        (min(num_tiles, _sm_count(xq.device)), ), a_desc, b_desc, c_desc, xs, ws, y, counts,
+        num_experts, n, k, num_tiles, rows, xs.stride(1),
         ws.stride(0), ws.stride(1), y.stride(0), E_PAD=triton.next_power_of_2(num_experts),
         STAGES=stages, num_warps=4, maxnreg=168)  # 3 warpgroups x 168 = the SM's 64K registers
     return y

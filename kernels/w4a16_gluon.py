@@ -65,6 +65,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from .checks import scale_words_fit
 from .expert_tiles import tile_bound
+from .gluon_launch import CachedLaunch
 from .split_k import gluon_split_sum, split_buffers
 from .gluon_hopper import allow_next_grid, cp_async_load, cta_barrier, expert_tables, is_hopper, \
     row_tile_count, sm_count, tile_of, tma_load, wait_for_previous_grid, warp_uniform
@@ -562,6 +563,9 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
         mbarrier.invalidate(early.index(0))
 
 
+_LAUNCH = CachedLaunch(_w4a16_gluon_kernel)
+
+
 def applies(x: torch.Tensor, qweight) -> bool:
     """Hopper, 128-input groups, K in whole groups, tensors TMA can read (contiguous rows,
     16-byte aligned), and scales readable as words of group pairs (an even group count)."""
@@ -665,9 +669,10 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     words = scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
     words = words if words.dim() == 3 else words.unsqueeze(0)
     acc, word_layout, operand = _layouts(block_n, block_m)
-    _w4a16_gluon_kernel[(grid, split_k)](
-        w_desc, x_desc, xt_desc, x, words, y, x if probs is None else probs, counts, partials,
-        counters, num_experts, n_out, k, x.stride(0), words.stride(0), words.stride(1), y.stride(0), acc,
+    _LAUNCH(
+        (grid, split_k), w_desc, x_desc, xt_desc, x, words, y, x if probs is None else probs,
+        counts, partials, counters, num_experts, n_out, k, x.stride(0), words.stride(0),
+        words.stride(1), y.stride(0), acc,
         _acc_layout(tail or block_m), word_layout, operand,
         E_PAD=triton.next_power_of_2(num_experts),
         STAGES=min(stages, k // (GROUP * groups * split_k) + 1),

@@ -36,6 +36,7 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
     warpgroup_mma, warpgroup_mma_wait
 
 from .expert_tiles import tile_bound
+from .gluon_launch import CachedLaunch
 from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, mbarriers, sm_count, \
     tile_of, tma_load
 from .w4a16_gluon import BLOCK_K, GROUP, HALF_K, WORDS, _weight_descriptor, _x_half, \
@@ -45,10 +46,7 @@ from .w4a16_gluon import applies as gluon_applies
 #: token rows a tile: two consumer warpgroups of 128 (2 x m64 wgmmas each); 128-row tiles, whose
 #: dequantized operand serves half the rows, were 1.08-1.22x slower but at W2 E128 (round 36)
 BLOCK_M = 256
-#: tile rows of the wide tiles (w4a16_grouped_ws's block_m): the consumers share the tile's x
-#: rows and take a block of its 2 * BLOCK_N weight rows each, for decode's few rows an expert
-WIDE_BLOCK_M = (64, 128)
-BLOCK_N = 128  # weight rows an operand block: a row a thread of the dequantizing warpgroup
+BLOCK_N = 128  # weight rows a tile: a row a thread of the dequantizing warpgroup
 CODE_SWIZZLE = 64  # bytes: a code stage's rows of 16 words, read 16 bytes at a time
 
 
@@ -88,24 +86,15 @@ def _dequantize_half(words, scale2, layout: gl.constexpr):
     return gl.reshape(int4_pairs_operand(pairs, scale2), [ROWS, HALF_K])
 
 
-@gluon.constexpr_function
-def _col_blocks(code_rows):
-    """Operand blocks of BLOCK_N weight rows a tile: 2 for wide tiles (the consumers split
-    them), else 1 (the consumers split the tile's token rows)."""
-    return code_rows // BLOCK_N
-
-
 @gluon.jit
 def _tile_steps(args, tile, WARPS: gl.constexpr):
     """(expert, first row, row end, output block, steps) of a tile (tile_of), for every
     partition alike: no steps for a tile past the last."""
     x_desc, _ = args[0]
-    _, w_bufs, _, _ = args[1]
     tables = args[3]
     num_experts, N, steps, n_blocks, num_tiles, _ = args[5]
-    ROW_BLOCKS: gl.constexpr = 2 // _col_blocks(w_bufs.type.shape[1])
     expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
-                                             ROW_BLOCKS * x_desc.block_type.shape[1], WARPS)
+                                             2 * x_desc.block_type.shape[1], WARPS)
     return expert, row_start, row_end, nb, gl.where(row_start < row_end, steps, 0)
 
 
@@ -121,15 +110,14 @@ def _code_block(nb, kb, GRAD_INPUT: gl.constexpr):
 
 
 @gluon.jit
-def _operand_half(b_bufs, b, h: gl.constexpr, c: gl.constexpr, COL_BLOCKS: gl.constexpr,
-                  GRAD_INPUT: gl.constexpr):
-    """[BLOCK_N, 64] half h of operand block c of stage b: the forward's are buffers of their
-    own (wgmma B K-major), grad_input's the 64-column chunks of a [BLOCK_N, 128] stage (B
+def _operand_half(b_bufs, b, h: gl.constexpr, GRAD_INPUT: gl.constexpr):
+    """[BLOCK_N, 64] half h of operand stage b: the forward's halves are stages of their own
+    (wgmma B K-major), grad_input's the 64-column chunks of a [BLOCK_N, 128] stage (B
     MN-major, one n = 128 wgmma over both)."""
     if GRAD_INPUT:
         return b_bufs.index(b).slice(h * HALF_K, HALF_K, dim=1)
     else:
-        return b_bufs.index((2 * b + h) * COL_BLOCKS + c)
+        return b_bufs.index(2 * b + h)
 
 
 @gluon.jit
@@ -144,8 +132,8 @@ def _load_codes(args, GRAD_INPUT: gl.constexpr):
     _, N, _, _, num_tiles, _ = args[5]
     stride_se, stride_sn, _ = args[6]
     W_STAGES: gl.constexpr = w_bufs.type.shape[0]
-    TILE_N: gl.constexpr = w_bufs.type.shape[1]
-    lanes = gl.arange(0, TILE_N, layout=gl.BlockedLayout([TILE_N // 32], [32], [1], [0]))
+    BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
+    lanes = gl.arange(0, BLOCK_N, layout=gl.BlockedLayout([BLOCK_N // 32], [32], [1], [0]))
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 1)
@@ -153,28 +141,27 @@ def _load_codes(args, GRAD_INPUT: gl.constexpr):
         for kb in range(steps):
             s = it % W_STAGES
             row_block, group = _code_block(nb, kb, GRAD_INPUT)
-            rows = row_block * TILE_N + lanes
+            rows = row_block * BLOCK_N + lanes
             mbarrier.wait(w_empty.index(s), ((it // W_STAGES) & 1) ^ 1)  # fresh: phase 1 done
             bar = w_ready.index(s)
             cp_async_load(s_bufs.index(s), s_words + rows * stride_sn + group // 2,
                           mask=rows < N)
             async_copy.mbarrier_arrive(bar)  # before expect's arrival: it adds its pending count
             mbarrier.expect(bar, w_desc.block_type.nbytes)
-            tma_load(w_desc, [expert * N + row_block * TILE_N, group * WORDS], bar,
+            tma_load(w_desc, [expert * N + row_block * BLOCK_N, group * WORDS], bar,
                      w_bufs.index(s))
             it += 1
 
 
 @gluon.jit
 def _load_x(args):
-    """One warp fills each x stage by TMA: a box of each row block's token rows (one a
-    consumer, or one for both in wide tiles), both 64-input halves of the step."""
+    """One warp fills each x stage by TMA: a box of each consumer's token rows, both 64-input
+    halves of the step."""
     x_desc, _ = args[0]
-    x_bufs, w_bufs, _, _ = args[1]
+    x_bufs, _, _, _ = args[1]
     x_ready, x_empty, _, _, _, _ = args[2]
     num_tiles = args[5][4]
-    ROW_BLOCKS: gl.constexpr = 2 // _col_blocks(w_bufs.type.shape[1])
-    X_STAGES: gl.constexpr = x_bufs.type.shape[0] // ROW_BLOCKS
+    X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
     CONSUMER_ROWS: gl.constexpr = x_desc.block_type.shape[1]
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
@@ -183,26 +170,25 @@ def _load_x(args):
             s = it % X_STAGES
             mbarrier.wait(x_empty.index(s), ((it // X_STAGES) & 1) ^ 1)
             bar = x_ready.index(s)
-            mbarrier.expect(bar, ROW_BLOCKS * x_desc.block_type.nbytes)
+            mbarrier.expect(bar, 2 * x_desc.block_type.nbytes)
             k_half = kb * (BLOCK_K // HALF_K)
-            for r in gl.static_range(ROW_BLOCKS):
-                tma_load(x_desc, [k_half, row_start + r * CONSUMER_ROWS, 0], bar,
-                         x_bufs.index(ROW_BLOCKS * s + r))
+            tma_load(x_desc, [k_half, row_start, 0], bar, x_bufs.index(2 * s))
+            tma_load(x_desc, [k_half, row_start + CONSUMER_ROWS, 0], bar,
+                     x_bufs.index(2 * s + 1))
             it += 1
 
 
 @gluon.jit
 def _dequant_partition(args, GRAD_INPUT: gl.constexpr):
-    """One warpgroup, a weight row a thread (per operand block): each code stage's words and
-    scale into registers, then the bf16 operand of both 64-input halves of the stage's group,
-    stored whole rows at a time into an operand stage the consumers read by wgmma."""
+    """One warpgroup, a weight row a thread: each code stage's words and scale into registers,
+    then the bf16 operand of both 64-input halves of the stage's group, stored whole rows at a
+    time into an operand stage the consumers read by wgmma."""
     _, w_bufs, s_bufs, b_bufs = args[1]
     _, _, w_ready, w_empty, full, free = args[2]
     num_tiles = args[5][4]
     W_STAGES: gl.constexpr = w_bufs.type.shape[0]
-    COL_BLOCKS: gl.constexpr = _col_blocks(w_bufs.type.shape[1])
-    BLOCK_N: gl.constexpr = w_bufs.type.shape[1] // COL_BLOCKS
-    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // (1 if GRAD_INPUT else 2 * COL_BLOCKS)
+    BLOCK_N: gl.constexpr = w_bufs.type.shape[1]
+    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // (1 if GRAD_INPUT else 2)
     layout: gl.constexpr = _row_layout(4)
     words_layout: gl.constexpr = _words_layout(4)
     it = 0
@@ -212,20 +198,18 @@ def _dequant_partition(args, GRAD_INPUT: gl.constexpr):
             s = it % W_STAGES
             b = it % B_STAGES
             mbarrier.wait(w_ready.index(s), (it // W_STAGES) & 1)
+            words = w_bufs.index(s).load(words_layout)
             group = _code_block(nb, kb, GRAD_INPUT)[1]
-            for c in gl.static_range(COL_BLOCKS):
-                words = w_bufs.index(s).slice(c * BLOCK_N, BLOCK_N).load(words_layout)
-                bits = (s_bufs.index(s).slice(c * BLOCK_N, BLOCK_N).load(
-                    gl.SliceLayout(1, words_layout)) >> ((group % 2) * 16)) & 0xFFFF
-                # lane word 4q + 2h + i -> [rows, i, q] of half h: register moves only
-                low, high = gl.split(gl.permute(gl.reshape(words, [BLOCK_N, 4, 2, 2]),
-                                                (0, 3, 1, 2)))
-                if c == 0:
-                    mbarrier.wait(free.index(b), ((it // B_STAGES) & 1) ^ 1)  # fresh: phase 1
-                _operand_half(b_bufs, b, 0, c, COL_BLOCKS, GRAD_INPUT).store(
-                    _dequantize_half(low, bits | (bits << 16), layout))
-                _operand_half(b_bufs, b, 1, c, COL_BLOCKS, GRAD_INPUT).store(
-                    _dequantize_half(high, bits | (bits << 16), layout))
+            bits = (s_bufs.index(s).load(gl.SliceLayout(1, words_layout))
+                    >> ((group % 2) * 16)) & 0xFFFF
+            # lane word 4q + 2h + i -> [rows, i, q] of half h: register moves only
+            low, high = gl.split(gl.permute(gl.reshape(words, [BLOCK_N, 4, 2, 2]),
+                                            (0, 3, 1, 2)))
+            mbarrier.wait(free.index(b), ((it // B_STAGES) & 1) ^ 1)  # fresh: phase 1 done
+            _operand_half(b_bufs, b, 0, GRAD_INPUT).store(
+                _dequantize_half(low, bits | (bits << 16), layout))
+            _operand_half(b_bufs, b, 1, GRAD_INPUT).store(
+                _dequantize_half(high, bits | (bits << 16), layout))
             fence_async_shared()  # every warp's stores visible to the wgmmas, then one arrive
             cta_barrier()
             # the code stage is freed once its words are used, not once their loads are
@@ -236,26 +220,21 @@ def _dequant_partition(args, GRAD_INPUT: gl.constexpr):
 
 
 @gluon.jit
-def _consume(args, GRAD_INPUT: gl.constexpr, INDEX: gl.constexpr):
-    """One warpgroup: CONSUMER_ROWS token rows by BLOCK_N columns of every tile of this CTA
-    (row block INDEX, or in wide tiles operand block INDEX), both operands from shared memory;
-    no wgmma where the tile's rows end before this consumer's (an expert's last tile is most
-    often short). A stage's wgmmas retire before its x and operand stages are
+def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
+    """One warpgroup: CONSUMER_ROWS token rows of every tile of this CTA, both operands from
+    shared memory; no wgmma where the tile's rows end before this consumer's (an expert's last
+    tile is most often short). A stage's wgmmas retire before its x and operand stages are
     released (left in flight while the next stage's were issued, round 36's kernel was
     1.02-1.44x slower: docs/kernel_rounds.md). grad_input reads its [BLOCK_N, 128] operand stage
     untransposed: the 64 weight rows of each x half by all 128 inputs of the tile."""
-    x_bufs, w_bufs, _, b_bufs = args[1]
+    x_bufs, _, _, b_bufs = args[1]
     x_ready, x_empty, _, _, full, free = args[2]
     _, y_ptr = args[4]
     out_cols = args[5][5]
     num_tiles = args[5][4]
     _, _, stride_ym = args[6]
-    COL_BLOCKS: gl.constexpr = _col_blocks(w_bufs.type.shape[1])
-    ROW_BLOCKS: gl.constexpr = 2 // COL_BLOCKS
-    ROW_BLOCK: gl.constexpr = INDEX // COL_BLOCKS
-    COL_BLOCK: gl.constexpr = INDEX % COL_BLOCKS
-    X_STAGES: gl.constexpr = x_bufs.type.shape[0] // ROW_BLOCKS
-    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // (1 if GRAD_INPUT else 2 * COL_BLOCKS)
+    X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
+    B_STAGES: gl.constexpr = b_bufs.type.shape[0] // (1 if GRAD_INPUT else 2)
     TILE_COLS: gl.constexpr = b_bufs.type.shape[1]  # weight rows, or a group's inputs
     CONSUMER_ROWS: gl.constexpr = x_bufs.type.shape[2]
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -266,7 +245,7 @@ def _consume(args, GRAD_INPUT: gl.constexpr, INDEX: gl.constexpr):
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 4)
-        first_row = row_start + ROW_BLOCK * CONSUMER_ROWS
+        first_row = row_start + HALF_INDEX * CONSUMER_ROWS
         acc = gl.zeros([CONSUMER_ROWS, TILE_COLS], gl.float32, acc_layout)
         for kb in range(steps):
             s = it % X_STAGES
@@ -278,16 +257,15 @@ def _consume(args, GRAD_INPUT: gl.constexpr, INDEX: gl.constexpr):
                     if GRAD_INPUT:  # x's half h: weight rows 64h.. of the step's block
                         w = b_bufs.index(b).slice(h * HALF_K, HALF_K)
                     else:
-                        w = _operand_half(b_bufs, b, h, COL_BLOCK, COL_BLOCKS,
-                                          GRAD_INPUT).permute((1, 0))
-                    acc = warpgroup_mma(_x_half(x_bufs, ROW_BLOCKS * s + ROW_BLOCK, h), w, acc,
+                        w = b_bufs.index(2 * b + h).permute((1, 0))
+                    acc = warpgroup_mma(_x_half(x_bufs, 2 * s + HALF_INDEX, h), w, acc,
                                         is_async=True)
                 acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
             mbarrier.arrive(x_empty.index(s), count=1)
             mbarrier.arrive(free.index(b), count=1)
             it += 1
         rows = first_row + lanes
-        out = (nb * COL_BLOCKS + COL_BLOCK) * TILE_COLS + cols
+        out = nb * TILE_COLS + cols
         ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(out, 0)
         mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(out < out_cols, 0)
         gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
@@ -311,22 +289,17 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_exper
                              num_warps: gl.constexpr):
     """N: the weight's rows; K: its inputs, whole 128-input groups. y = x @ W^T [T, N], or with
     GRAD_INPUT y = x @ W [T, K] for x [T, N] (the backward's grad_input). Three rings: x stages
-    (a box of [2 halves, CONSUMER_ROWS, 64] for each row block), code stages (the codes
-    [TILE_N, 16 words] and the rows' scale words of one group) and operand stages (the
-    dequantized bf16 of the group's two 64-input halves: two [BLOCK_N, 64] buffers per operand
-    block, or with GRAD_INPUT one [BLOCK_N, 128]). TILE_N, the code box's rows, is BLOCK_N, or
-    2 * BLOCK_N in wide tiles (one row block of x, two operand blocks)."""
-    TILE_N: gl.constexpr = w_desc.block_type.shape[0]
-    COL_BLOCKS: gl.constexpr = _col_blocks(TILE_N)
-    ROW_BLOCKS: gl.constexpr = 2 // COL_BLOCKS
-    BLOCK_N: gl.constexpr = TILE_N // COL_BLOCKS
-    tables = expert_tables(counts_ptr, num_experts, ROW_BLOCKS * x_desc.block_type.shape[1],
-                           E_PAD, num_warps)
-    x_bufs = gl.allocate_shared_memory(gl.bfloat16,
-                                       [ROW_BLOCKS * X_STAGES] + x_desc.block_type.shape,
+    (a box of [2 halves, CONSUMER_ROWS, 64] for each consumer), code stages (the codes
+    [BLOCK_N, 16 words] and the rows' scale words of one group) and operand stages (the
+    dequantized bf16 of the group's two 64-input halves: two [BLOCK_N, 64] stages, or with
+    GRAD_INPUT one [BLOCK_N, 128])."""
+    BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = 2 * x_desc.block_type.shape[1]
+    tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)
+    x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * X_STAGES] + x_desc.block_type.shape,
                                        x_desc.layout)
-    w_bufs = gl.allocate_shared_memory(gl.int32, [W_STAGES, TILE_N, WORDS], w_desc.layout)
-    s_bufs = gl.allocate_shared_memory(gl.int32, [W_STAGES, TILE_N],
+    w_bufs = gl.allocate_shared_memory(gl.int32, [W_STAGES, BLOCK_N, WORDS], w_desc.layout)
+    s_bufs = gl.allocate_shared_memory(gl.int32, [W_STAGES, BLOCK_N],
                                        gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
     if GRAD_INPUT:
         b_bufs = gl.allocate_shared_memory(
@@ -334,7 +307,7 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_exper
             gl.NVMMASharedLayout.get_default_for([BLOCK_N, 2 * HALF_K], gl.bfloat16))
     else:
         b_bufs = gl.allocate_shared_memory(
-            gl.bfloat16, [2 * B_STAGES * COL_BLOCKS, BLOCK_N, HALF_K],
+            gl.bfloat16, [2 * B_STAGES, BLOCK_N, HALF_K],
             gl.NVMMASharedLayout.get_default_for([BLOCK_N, HALF_K], gl.bfloat16))
     x_ready = mbarriers(X_STAGES, 1)
     x_empty = mbarriers(X_STAGES, 2)  # both consumers
@@ -344,8 +317,8 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_exper
     free = mbarriers(B_STAGES, 2)  # both consumers
     if GRAD_INPUT:  # tiles of a group's inputs, steps of BLOCK_N weight rows
         shape = (num_experts, N, N // BLOCK_N, K // BLOCK_K, num_tiles, K)
-    else:  # tiles of TILE_N weight rows, steps of a group
-        shape = (num_experts, N, K // BLOCK_K, gl.cdiv(N, TILE_N), num_tiles, N)
+    else:  # tiles of BLOCK_N weight rows, steps of a group
+        shape = (num_experts, N, K // BLOCK_K, gl.cdiv(N, BLOCK_N), num_tiles, N)
     # the partitions' arguments (worker partitions share one signature), grouped by kind
     args = ((x_desc, w_desc), (x_bufs, w_bufs, s_bufs, b_bufs),
             (x_ready, x_empty, w_ready, w_empty, full, free),
@@ -360,6 +333,9 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_exper
                        [4, 4, 1, 1], [184, 104, 40, 40])
 
 
+_LAUNCH = CachedLaunch(_w4a16_grouped_ws_kernel)
+
+
 def applies(x: torch.Tensor, qweight) -> bool:
     """What the decode kernel asks of its tensors (w4a16_gluon.applies), for a grouped weight."""
     return qweight.data.dim() == 3 and gluon_applies(x, qweight)
@@ -372,18 +348,14 @@ def applies_grad_input(grad_out: torch.Tensor, qweight) -> bool:
 
 
 def w4a16_grouped_ws(x: torch.Tensor, qweight, counts: torch.Tensor, x_stages: int = 2,
-                     w_stages: int = 2, b_stages: int = 2,
-                     block_m: int = BLOCK_M) -> torch.Tensor:
+                     w_stages: int = 2, b_stages: int = 2) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
-    QuantizedWeight [E, out, in] -> bf16 [T, out]. Tiles of block_m token rows: BLOCK_M (each
-    consumer 128 of them) x BLOCK_N weight rows, or wide tiles of WIDE_BLOCK_M rows (both
-    consumers all of them) x 2 * BLOCK_N; x_stages, w_stages of codes and scales, b_stages of
-    the dequantized operand (the defaults fill 214 KB of shared memory at BLOCK_M; a third x
-    stage does not fit, one was 1.3-1.6x slower: round 37). Reads the codes in lane order
-    (made once per weight, w4a16_lanes)."""
-    if block_m != BLOCK_M and block_m not in WIDE_BLOCK_M:
-        raise ValueError(f"block_m={block_m}: {BLOCK_M} or a wide tile's {WIDE_BLOCK_M}")
-    return _launch(x, qweight, counts, False, (x_stages, w_stages, b_stages), block_m)
+    QuantizedWeight [E, out, in] -> bf16 [T, out]. Tiles of BLOCK_M token rows x BLOCK_N
+    weight rows; x_stages, w_stages of codes and scales, b_stages of the dequantized operand
+    (the defaults fill 214 KB of shared memory; a third x stage does not fit, one was 1.3-1.6x
+    slower: round 37). Reads the codes in lane order (made once per
+    weight, w4a16_lanes)."""
+    return _launch(x, qweight, counts, False, (x_stages, w_stages, b_stages))
 
 
 def w4a16_grouped_ws_grad_input(grad_out: torch.Tensor, qweight, counts: torch.Tensor,
@@ -392,27 +364,25 @@ def w4a16_grouped_ws_grad_input(grad_out: torch.Tensor, qweight, counts: torch.T
     """The backward's grad_input through the same operand: grad_out [T, out] bf16 sorted by
     expert -> bf16 [T, in] = grad_out_e @ dequant(W_e), without the [E, out, in] bf16 copy that
     dequantize + torch._grouped_mm writes and reads (applies_grad_input)."""
-    return _launch(grad_out, qweight, counts, True, (x_stages, w_stages, b_stages), BLOCK_M)
+    return _launch(grad_out, qweight, counts, True, (x_stages, w_stages, b_stages))
 
 
 def _launch(x: torch.Tensor, qweight, counts: torch.Tensor, grad_input: bool,
-            rings: tuple, block_m: int) -> torch.Tensor:
+            rings: tuple) -> torch.Tensor:
     num_experts, n, k = qweight.data.shape[0], qweight.data.shape[1], qweight.in_features
     rows = x.shape[0]
     y = torch.empty(rows, k if grad_input else n, device=x.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
-    wide = block_m != BLOCK_M
-    tile_n = 2 * BLOCK_N if wide else BLOCK_N
-    w_desc = _weight_descriptor(qweight, tile_n, 1, CODE_SWIZZLE)
-    x_desc = x_descriptor(x, block_m if wide else block_m // 2, 1)
+    w_desc = _weight_descriptor(qweight, BLOCK_N, 1, CODE_SWIZZLE)
+    x_desc = x_descriptor(x, BLOCK_M // 2, 1)
     words = qweight.scale.view(torch.int32)  # group pairs (applies: scale_words_fit)
-    col_tiles = k // GROUP if grad_input else triton.cdiv(n, tile_n)
-    num_tiles = col_tiles * tile_bound(rows, num_experts, block_m)
+    col_tiles = k // GROUP if grad_input else triton.cdiv(n, BLOCK_N)
+    num_tiles = col_tiles * tile_bound(rows, num_experts, BLOCK_M)
     x_stages, w_stages, b_stages = rings
-    _w4a16_grouped_ws_kernel[(min(num_tiles, sm_count(x.device)), )](
-        x_desc, w_desc, words, y, counts, num_experts, n, k, num_tiles,
-        words.stride(0), words.stride(1), y.stride(0),
+    _LAUNCH(
+        (min(num_tiles, sm_count(x.device)), ), x_desc, w_desc, words, y, counts, num_experts,
+        n, k, num_tiles, words.stride(0), words.stride(1), y.stride(0),
         E_PAD=triton.next_power_of_2(num_experts), X_STAGES=x_stages, W_STAGES=w_stages,
         B_STAGES=b_stages, GRAD_INPUT=grad_input, num_warps=4, maxnreg=128)
     return y

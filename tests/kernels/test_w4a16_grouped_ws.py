@@ -2,7 +2,6 @@
 so CI compiles it for sm_90 offline (the GPU code is built, not run); on a Hopper GPU the same
 tests check it against the reference."""
 import dataclasses
-import functools
 import json
 import sys
 
@@ -22,16 +21,14 @@ from sm90_ptx import facts_of_child, ptx_counts
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
-def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int, grad_input: int = 0,
-                      block_m: int = ws.BLOCK_M) -> dict:
+def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int, grad_input: int = 0) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 E128 shapes) with the given rings, for the
-    forward or grad_input, in tiles of block_m token rows (wide below BLOCK_M)."""
-    wide = block_m != ws.BLOCK_M
+    forward or grad_input."""
     codes = torch.empty(128 * 1536, 256, dtype=torch.int32)
     x = torch.empty(4096, 1536 if grad_input else 2048, dtype=torch.bfloat16)
-    w_desc = TensorDescriptor.from_tensor(codes, [ws.BLOCK_N * (1 + wide), wg.STAGE_WORDS],
+    w_desc = TensorDescriptor.from_tensor(codes, [ws.BLOCK_N, wg.STAGE_WORDS],
                                           wg.word_layout(ws.CODE_SWIZZLE))
-    x_desc = wg.x_descriptor(x, block_m if wide else block_m // 2, 1)
+    x_desc = wg.x_descriptor(x, ws.BLOCK_M // 2, 1)
     names = ["x_desc", "w_desc", "s_ptr", "y_ptr", "counts_ptr", "num_experts", "N", "K",
              "num_tiles", "stride_se", "stride_sn", "stride_ym"]
     types = [mangle_type(x_desc), mangle_type(w_desc), "*i32", "*bf16", "*i32"] + ["i32"] * 7
@@ -49,22 +46,17 @@ def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int, grad_input: i
     return dict(facts, shared=kernel.metadata.shared)
 
 
-@pytest.mark.parametrize("rings,grad_input,block_m", [
-    ((2, 2, 2), 0, 256), ((2, 3, 2), 0, 256), ((1, 4, 3), 0, 256), ((2, 2, 2), 1, 256),
-    ((2, 3, 2), 0, 64), ((1, 3, 2), 0, 128)])
-def test_compiles_for_sm90(rings, grad_input, block_m):
+@pytest.mark.parametrize("rings,grad_input", [((2, 2, 2), 0), ((2, 3, 2), 0), ((1, 4, 3), 0),
+                                              ((2, 2, 2), 1)])
+def test_compiles_for_sm90(rings, grad_input):
     """Frontend, layouts, warp specialization and ptxas for sm_90a."""
     block_n = ws.BLOCK_N
-    wide = block_m != ws.BLOCK_M
-    facts = facts_of_child(__file__, *rings, grad_input, block_m)
-    # two consumers x two 64-input halves x their m64 row blocks (two, or a wide tile's
-    # block_m / 64) x 4 wgmma (k = 16), both operands from shared memory (grad_input's: the 64
-    # weight rows of each x half, n = 128 wide)
-    assert facts["wgmma"] == 2 * 2 * (block_m // 64 if wide else 2) * 4
-    assert facts["wgmma_register_a"] == 0
-    # an x box per row block (one per consumer, or one shared in wide tiles) and the codes by
-    # TMA; the scale words by cp.async
-    assert facts["tma_loads"] == (2 if wide else 3) and facts["scale_copies"] >= 1
+    facts = facts_of_child(__file__, *rings, grad_input)
+    # two consumers x two 64-input halves x two m64 row blocks x 4 wgmma (k = 16), both operands
+    # from shared memory (grad_input's: the 64 weight rows of each x half, n = 128 wide)
+    assert facts["wgmma"] == 32 and facts["wgmma_register_a"] == 0
+    # two x boxes (one per consumer) and the codes by TMA; the scale words by cp.async
+    assert facts["tma_loads"] == 3 and facts["scale_copies"] >= 1
     # the dequantizer, a weight row a thread: its 16 code words in four 16-byte loads, one
     # AND-OR per bf16 pair, no byte permute, 16-byte stores of 8 adjacent inputs, one async
     # fence a stage
@@ -101,19 +93,13 @@ RAGGED = [
 ]
 
 
-#: (rings, block_m): the default, a deep code ring, and the wide tiles' rings that fit
-TILINGS = [((2, 2, 2), 256), ((1, 4, 3), 256), ((2, 3, 2), 64), ((1, 3, 2), 128)]
-
-
 @pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")
-@pytest.mark.parametrize("rings,block_m,grad_input,e,n,k,counts", [
-    (rings, block_m, mode, *case) for rings, block_m in TILINGS for mode in (False, True)
-    for case in RAGGED
-    # grad_input has no wide tiles, and takes whole row blocks
-    if not (mode and (block_m != ws.BLOCK_M or case[1] % ws.BLOCK_N))])
-def test_matches_reference(assert_gemm_close, rings, block_m, grad_input, e, n, k, counts):
-    """y = x @ W^T in tiles of block_m rows, or grad_input's grad_out @ W, against the
-    reference."""
+@pytest.mark.parametrize("rings", [(2, 2, 2), (1, 4, 3)])
+@pytest.mark.parametrize("grad_input,e,n,k,counts", [
+    (mode, *case) for mode in (False, True) for case in RAGGED
+    if not (mode and case[1] % ws.BLOCK_N)])  # grad_input takes whole row blocks
+def test_matches_reference(assert_gemm_close, rings, grad_input, e, n, k, counts):
+    """y = x @ W^T, or grad_input's grad_out @ W, against the reference."""
     torch.manual_seed(0)
     scheme = get_scheme("w4a16")
     qweight = scheme.quantize_weight(torch.randn(e, n, k, device="cuda") * 0.05)
@@ -125,8 +111,8 @@ def test_matches_reference(assert_gemm_close, rings, block_m, grad_input, e, n, 
                                                                          counts)
     else:
         assert ws.applies(x, qweight)
-        run = functools.partial(ws.w4a16_grouped_ws, block_m=block_m)
-        want = scheme.reference_grouped_matmul(x, qweight, tokens.cpu())
+        run, want = ws.w4a16_grouped_ws, scheme.reference_grouped_matmul(x, qweight,
+                                                                         tokens.cpu())
     got = run(x, qweight, tokens, *rings)
     assert got.shape == want.shape
     assert_gemm_close(got, want)
@@ -202,4 +188,4 @@ def test_backward_takes_it_below_its_rows_per_expert(assert_gemm_close, monkeypa
 
 
 if __name__ == "__main__":
-    print(json.dumps(_compile_for_sm90(*(int(v) for v in sys.argv[1:6]))))
+    print(json.dumps(_compile_for_sm90(*(int(v) for v in sys.argv[1:5]))))

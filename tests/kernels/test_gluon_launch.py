@@ -1,0 +1,71 @@
+"""The compiled-kernel cache of the Gluon launches: a key never joins arguments that Triton
+specializes apart (checked against Triton's own binder for sm_90, which runs without a GPU);
+on a Hopper GPU, a cached launch gives the output of the first."""
+import itertools
+
+import pytest
+import torch
+from triton.backends.compiler import GPUTarget
+from triton.compiler import make_backend
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+from triton.runtime.jit import create_function_from_signature
+
+from megatron_qarl.quant import get_scheme
+from qarl_kernels import w4a16_grouped_ws as ws
+from qarl_kernels import w4a16_gluon as wg
+from qarl_kernels.gluon_launch import CachedLaunch
+
+HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+CONSTEXPRS = dict(E_PAD=16, X_STAGES=2, W_STAGES=2, B_STAGES=2, GRAD_INPUT=False, num_warps=4)
+
+
+def _ws_arguments():
+    """The WS kernel's runtime arguments, varied in what Triton specializes on (an unaligned
+    pointer, integers of 1, of 16's multiples and not, past i32, a descriptor's block) and in
+    what it does not (a pointer's 16-byte multiple offset, num_tiles within i32)."""
+    codes = torch.empty(16 * 1536, 256, dtype=torch.int32)
+    x = torch.empty(512, 2048, dtype=torch.bfloat16)
+    words = torch.empty(16, 1536, 9, dtype=torch.int32)
+    counts = torch.empty(24, dtype=torch.int32)
+    y = torch.empty(512, 1536, dtype=torch.bfloat16)
+    descs = [(wg.x_descriptor(x, rows, 1),
+              TensorDescriptor.from_tensor(codes, [block_n, 16], wg.word_layout(64)))
+             for rows, block_n in ((128, 128), (64, 256))]
+    for (x_desc, w_desc), s, c, n, tiles, stride in itertools.product(
+            descs, (words, words[:, :, 1:], words[:, :, 4:]), (counts, counts[4:], counts[1:]),
+            (1, 16, 24, 1536), (100, 132, 2**31), (1, 8, 9)):
+        yield (x_desc, w_desc, s, y, c, 16, n, 2048, tiles, 1536 * 9, stride, 1536)
+
+
+def test_key_never_joins_what_triton_specializes_apart():
+    kernel = ws._w4a16_grouped_ws_kernel
+    binder = create_function_from_signature(kernel.signature, kernel.params,
+                                            make_backend(GPUTarget("cuda", 90, 32)))
+    cached = CachedLaunch(kernel)
+    specialization_of = {}
+    for args in _ws_arguments():
+        triton_key = str(binder(*args, **CONSTEXPRS)[1])
+        assert specialization_of.setdefault(cached.key(args, CONSTEXPRS), triton_key) == \
+            triton_key, args
+    # the cases hold keys that Triton tells apart and ones it joins: the check can fail
+    assert 1 < len(set(specialization_of.values())) < len(specialization_of)
+    assert cached.key(args, CONSTEXPRS) != cached.key(args, dict(CONSTEXPRS, X_STAGES=3))
+
+
+@pytest.mark.skipif(not HOPPER, reason="launches a Gluon kernel: needs an SM90 GPU")
+def test_cached_launch_gives_the_first_launchs_output():
+    """The first call compiles through Triton, the second launches the kept kernel."""
+    torch.manual_seed(0)
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(4, 256, 512, device="cuda") * 0.05)
+    tokens = torch.tensor([300, 0, 7, 129], device="cuda", dtype=torch.int32)
+    x = torch.randn(436, 512, device="cuda").bfloat16()
+    ws._LAUNCH.compiled.clear()
+    first = ws.w4a16_grouped_ws(x, qweight, tokens)
+    assert len(ws._LAUNCH.compiled) == 1
+    again = ws.w4a16_grouped_ws(x, qweight, tokens)
+    assert len(ws._LAUNCH.compiled) == 1
+    assert torch.equal(again, first)
+    other = torch.randn(436, 512, device="cuda").bfloat16()  # new tensors, the same key
+    assert torch.equal(ws.w4a16_grouped_ws(other, qweight, tokens),
+                       ws.w4a16_grouped_ws(other.clone(), qweight, tokens))
+    assert len(ws._LAUNCH.compiled) == 1

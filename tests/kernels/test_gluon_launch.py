@@ -1,6 +1,6 @@
-"""The compiled-kernel cache of the Gluon launches: a key never joins arguments that Triton
-specializes apart (checked against Triton's own binder for sm_90, which runs without a GPU);
-on a Hopper GPU, a cached launch gives the output of the first."""
+"""The compiled-kernel cache of the Gluon launches: its key is Triton's specialization
+(checked against Triton's own binder for sm_90, which runs without a GPU); on a Hopper GPU, a
+cached launch gives the output of the first."""
 import itertools
 
 import pytest
@@ -20,9 +20,9 @@ CONSTEXPRS = dict(E_PAD=16, X_STAGES=2, W_STAGES=2, B_STAGES=2, GRAD_INPUT=False
 
 
 def _ws_arguments():
-    """The WS kernel's runtime arguments, varied in what Triton specializes on (an unaligned
-    pointer, integers of 1, of 16's multiples and not, past i32, a descriptor's block) and in
-    what it does not (a pointer's 16-byte multiple offset, num_tiles within i32)."""
+    """The WS kernel's runtime arguments, varied in what Triton specializes on (a pointer off
+    16 bytes; integers of 0, 1, 16's multiples and not, past i32 and i64; a descriptor's block)
+    and in what it does not (a pointer's 16-byte multiple offset, a few tile counts)."""
     codes = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
     words = torch.empty(16, 1536, 9, dtype=torch.int32)
@@ -33,22 +33,22 @@ def _ws_arguments():
              for rows, block_n in ((128, 128), (64, 256))]
     for (x_desc, w_desc), s, c, n, tiles, stride in itertools.product(
             descs, (words, words[:, :, 1:], words[:, :, 4:]), (counts, counts[4:], counts[1:]),
-            (1, 16, 24, 1536), (100, 132, 2**31), (1, 8, 9)):
+            (0, 1, 16, 24, 48, 1536, 2**31, 2**32 + 16), (100, 132, 2**31, 2**63), (1, 8, 9)):
         yield (x_desc, w_desc, s, y, c, 16, n, 2048, tiles, 1536 * 9, stride, 1536)
 
 
-def test_key_never_joins_what_triton_specializes_apart():
+def test_key_is_tritons_specialization():
+    """A key never joins arguments that Triton specializes apart (a kernel built for others
+    would run), nor splits ones it joins (the cache would grow with every new value)."""
     kernel = ws._w4a16_grouped_ws_kernel
     binder = create_function_from_signature(kernel.signature, kernel.params,
                                             make_backend(GPUTarget("cuda", 90, 32)))
     cached = CachedLaunch(kernel)
-    specialization_of = {}
-    for args in _ws_arguments():
-        triton_key = str(binder(*args, **CONSTEXPRS)[1])
-        assert specialization_of.setdefault(cached.key(args, CONSTEXPRS), triton_key) == \
-            triton_key, args
-    # the cases hold keys that Triton tells apart and ones it joins: the check can fail
-    assert 1 < len(set(specialization_of.values())) < len(specialization_of)
+    pairs = {(cached.key(args, CONSTEXPRS), str(binder(*args, **CONSTEXPRS)[1]))
+             for args in _ws_arguments()}
+    keys, specializations = zip(*pairs)
+    assert len(set(keys)) == len(pairs) == len(set(specializations)) > 1
+    args = next(_ws_arguments())
     assert cached.key(args, CONSTEXPRS) != cached.key(args, dict(CONSTEXPRS, X_STAGES=3))
 
 

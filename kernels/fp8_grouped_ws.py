@@ -30,9 +30,9 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from megatron_qarl.quant.fp8_block import BLOCK
 
 from .expert_tiles import tile_bound
-from .gluon_launch import CachedLaunch
 from .gluon_hopper import cp_async_load, expert_tables, is_hopper, mbarriers, tile_of, \
     tma_load, tma_store
+from .launch_cache import CachedLaunch
 
 
 ROWS_PER_CONSUMER = 64  # one warpgroup's wgmma M

@@ -24,7 +24,7 @@ from .w4a16_operand import w4a16_operand
 #: (docs/kernel_rounds.md, round 38): 2.0-2.7x faster at 32-64 per expert (E128, TP2),
 #: 1.3-1.6x at 256 (EP8 included), 0.99-1.25x at 512, 0.97-1.10x at 1024, 0.90-1.02x at 2048.
 #: At EP8's few hundred rows a call is 23-60 us of GPU time and its eager launch about 50 us of
-#: host time (gluon_launch, round 39).
+#: host time (launch_cache, round 39).
 WS_GRAD_ROWS_PER_EXPERT = 2048
 
 

@@ -65,10 +65,10 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from .checks import scale_words_fit
 from .expert_tiles import tile_bound
-from .gluon_launch import CachedLaunch
 from .split_k import gluon_split_sum, split_buffers
 from .gluon_hopper import allow_next_grid, cp_async_load, cta_barrier, expert_tables, is_hopper, \
     row_tile_count, sm_count, tile_of, tma_load, wait_for_previous_grid, warp_uniform
+from .launch_cache import CachedLaunch
 from .w4a16_lanes import lane_codes
 from . import numerics
 

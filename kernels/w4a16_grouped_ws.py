@@ -36,9 +36,9 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
     warpgroup_mma, warpgroup_mma_wait
 
 from .expert_tiles import tile_bound
-from .gluon_launch import CachedLaunch
 from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, mbarriers, sm_count, \
     tile_of, tma_load
+from .launch_cache import CachedLaunch
 from .w4a16_gluon import BLOCK_K, GROUP, HALF_K, WORDS, _weight_descriptor, _x_half, \
     int4_pairs_operand, x_descriptor
 from .w4a16_gluon import applies as gluon_applies

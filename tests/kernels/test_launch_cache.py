@@ -13,7 +13,7 @@ from triton.runtime.jit import create_function_from_signature
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import w4a16_grouped_ws as ws
 from qarl_kernels import w4a16_gluon as wg
-from qarl_kernels.gluon_launch import CachedLaunch
+from qarl_kernels.launch_cache import CachedLaunch
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 CONSTEXPRS = dict(E_PAD=16, X_STAGES=2, W_STAGES=2, B_STAGES=2, GRAD_INPUT=False, num_warps=4)

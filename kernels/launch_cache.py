@@ -3,16 +3,16 @@
 Triton's JITFunction.run binds and specializes every argument on every call: for the Hopper
 kernels here (a dozen arguments, tensor descriptors among them) 11-20 us of an eager call's
 host time, which the learner's eager forward and backward and the engine's prefill pay each
-call. A launch here looks the compiled kernel up by a key at least as fine as Triton's
-specialization and launches it with CompiledKernel[grid]. The key holds what Triton's holds,
-read the same way (each tensor's dtype and 16-byte alignment, each integer's type and, where
-Triton specializes it, whether it is 1 or a multiple of 16), a descriptor's dtype, block and
-layout, and every constexpr and option: a key never meets a kernel built for other arguments,
-and the cache holds no more kernels than Triton's. The first call of a key goes through
-Triton, which compiles the kernel. Host time a call (H200, round 39, medians of 7 rounds):
-W4A16 WS 67.5 -> 50.5 us, its grad_input 71.0 -> 50.8, the W4A16 decode kernel 83.5 -> 64.1,
-FP8 WS 83.3 -> 72.3; the rest is Triton's launcher (the TMA descriptors' encoding) and the
-wrappers' own Python.
+call. A launch here looks the compiled kernel up by Triton's own specialization and launches
+it with CompiledKernel[grid]. The key holds what Triton's holds, read the same way (each
+tensor's dtype and 16-byte alignment; each integer's type and, where Triton specializes it,
+whether it is 1 or a multiple of 16; a descriptor's dtype, block and layout; every
+constexpr's value; the options): a key never meets a kernel built for other arguments, and
+the cache holds no more kernels than Triton's. The first call of a key goes through Triton,
+which compiles the kernel. Host time a call (H200, round 39, medians of 7 rounds): W4A16 WS
+67.5 -> 50.5 us, its grad_input 71.0 -> 50.8, the W4A16 decode kernel 83.5 -> 64.1, FP8 WS
+83.3 -> 72.3; the rest is Triton's launcher (the TMA descriptors' encoding) and the wrappers'
+own Python.
 """
 import torch
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
@@ -23,10 +23,13 @@ def _int_type(value: int) -> int:
     return 0 if -2**31 <= value < 2**31 else 1 if -2**63 <= value < 2**63 else 2
 
 
-def _arg_key(arg, specialized: bool):
-    """What of one runtime argument selects its compiled kernel, as jit.py's specialize_impl
-    reads it: a tensor's dtype and 16-byte alignment; an integer's type, and where it is
-    specialized whether it is 1 and whether a multiple of 16."""
+def _arg_key(arg, specialized):
+    """What of one argument selects its compiled kernel, as jit.py's specialize_impl reads it:
+    a constexpr's value (specialized None); a tensor's dtype and 16-byte alignment; an
+    integer's type, and where it is specialized whether it is 1 and whether a multiple of 16;
+    a bool's or a float's type."""
+    if specialized is None:
+        return arg
     kind = type(arg)
     if kind is int:
         return (arg == 1, arg % 16 == 0, _int_type(arg)) if specialized else _int_type(arg)
@@ -35,7 +38,7 @@ def _arg_key(arg, specialized: bool):
     if kind is TensorDescriptor:
         return (arg.base.dtype, tuple(arg.block_shape), arg.layout, arg.padding,
                 len(arg.shape))
-    return arg  # bools, floats, None and constexprs by value
+    return kind if kind in (bool, float) else arg  # None by value
 
 
 class CachedLaunch:
@@ -47,7 +50,8 @@ class CachedLaunch:
     def __init__(self, kernel):
         self.kernel = kernel
         self.names = kernel.arg_names
-        self.specialized = [not p.do_not_specialize for p in kernel.params]
+        self.specialized = [None if p.is_constexpr else not p.do_not_specialize
+                            for p in kernel.params]
         self.compiled = {}
 
     def key(self, args: tuple, kwargs: dict) -> tuple:

@@ -48,8 +48,11 @@ def test_key_is_tritons_specialization():
              for args in _ws_arguments()}
     keys, specializations = zip(*pairs)
     assert len(set(keys)) == len(pairs) == len(set(specializations)) > 1
+    # constexprs by value, by name or in place
     args = next(_ws_arguments())
     assert cached.key(args, CONSTEXPRS) != cached.key(args, dict(CONSTEXPRS, X_STAGES=3))
+    rest = {name: v for name, v in CONSTEXPRS.items() if name != "E_PAD"}
+    assert cached.key(args + (16, ), rest) != cached.key(args + (32, ), rest)
 
 
 @pytest.mark.skipif(not HOPPER, reason="launches a Gluon kernel: needs an SM90 GPU")

@@ -37,18 +37,45 @@ def _ws_arguments():
         yield (x_desc, w_desc, s, y, c, 16, n, 2048, tiles, 1536 * 9, stride, 1536)
 
 
-def test_key_is_tritons_specialization():
+def _decode_arguments():
+    """The decode kernel's, likewise: its layouts are constexprs passed in place."""
+    codes = torch.empty(16 * 1536, 256, dtype=torch.int32)
+    x = torch.empty(513, 2048, dtype=torch.bfloat16)
+    words = torch.empty(16, 1536, 8, dtype=torch.int32)
+    y = torch.empty(512, 1536, dtype=torch.bfloat16)
+    counts = torch.empty(24, dtype=torch.int32)
+    w_desc = TensorDescriptor.from_tensor(codes, [128, 16], wg.word_layout())
+    acc, word_layout, operand = wg._layouts(128, 64)
+    for (box_rows, x_rows), x_ptr, n, stride in itertools.product(
+            ((64, x[1:]), (32, x[:512])), (x, x[:, 1:]), (1, 24, 48, 1536, 2**31), (8, 24, 2048)):
+        x_desc = wg.x_descriptor(x_rows, box_rows, 1)
+        yield (w_desc, x_desc, x_desc, x_ptr, words, y, x_ptr, counts, y, counts, 16, n, 2048,
+               stride, 1536 * 8, 8, 1536, acc, wg._acc_layout(64), word_layout, operand)
+
+
+DECODE_CONSTEXPRS = dict(E_PAD=16, STAGES=3, SWIGLU=False, HAS_PROBS=False, PERSISTENT=False,
+                         X_ASYNC=False, TAIL=0, RELEASE=False, EARLY_WORDS=False,
+                         REFILL_FIRST=False, SPLIT_K=1, num_warps=4)
+
+
+@pytest.mark.parametrize("kernel,arguments,constexprs", [
+    (ws._w4a16_grouped_ws_kernel, _ws_arguments, CONSTEXPRS),
+    (wg._w4a16_gluon_kernel, _decode_arguments, DECODE_CONSTEXPRS)])
+def test_key_is_tritons_specialization(kernel, arguments, constexprs):
     """A key never joins arguments that Triton specializes apart (a kernel built for others
     would run), nor splits ones it joins (the cache would grow with every new value)."""
-    kernel = ws._w4a16_grouped_ws_kernel
     binder = create_function_from_signature(kernel.signature, kernel.params,
                                             make_backend(GPUTarget("cuda", 90, 32)))
     cached = CachedLaunch(kernel)
-    pairs = {(cached.key(args, CONSTEXPRS), str(binder(*args, **CONSTEXPRS)[1]))
-             for args in _ws_arguments()}
+    pairs = {(cached.key(args, constexprs), str(binder(*args, **constexprs)[1]))
+             for args in arguments()}
     keys, specializations = zip(*pairs)
     assert len(set(keys)) == len(pairs) == len(set(specializations)) > 1
-    # constexprs by value, by name or in place
+
+
+def test_key_holds_constexprs_by_value():
+    """By name or in place."""
+    cached = CachedLaunch(ws._w4a16_grouped_ws_kernel)
     args = next(_ws_arguments())
     assert cached.key(args, CONSTEXPRS) != cached.key(args, dict(CONSTEXPRS, X_STAGES=3))
     rest = {name: v for name, v in CONSTEXPRS.items() if name != "E_PAD"}

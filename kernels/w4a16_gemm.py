@@ -438,6 +438,11 @@ def gluon_tiles(rows: int, num_experts: int, n: int, k: int, capturing: bool = T
     return tiles + (ctas_per_sm, )
 
 
+#: tokens per expert up to which the Gluon kernel's tiles are tuned; past them, on Hopper, the
+#: warp-specialized kernel (WS_ROWS_PER_EXPERT)
+GLUON_MAX_ROWS_PER_EXPERT = 128
+
+
 def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bool):
     """gluon_tiles' (block_m, block_n, stages, maxnreg) with one group a stage, from the H100
     tuner (`python -m qarl_kernels.tune --only w4a16-gluon`, rounds 11-13). Up to 4 tokens per
@@ -446,7 +451,7 @@ def _gluon_tile_shape(rows: int, num_experts: int, n: int, k: int, capturing: bo
     tiles from 8 tokens per expert, for more CTAs. W13 at E128 takes a register cap from 8 to
     31 tokens per expert instead: one more CTA per SM, for serialized wgmmas."""
     per_expert = rows // max(1, num_experts)
-    if per_expert > 128:
+    if per_expert > GLUON_MAX_ROWS_PER_EXPERT:
         return None
     if not capturing and (num_experts < EAGER_GLUON_MIN_EXPERTS
                           or per_expert < EAGER_GLUON_ROWS_PER_EXPERT):
@@ -832,10 +837,11 @@ KEPT_OPERAND_ROWS_PER_EXPERT = 256
 #: without a kept operand, before this file's kernel and dequantize + _grouped_mm. H200, round
 #: 37: 0.93-1.09x bf16's time at 256 per expert (E128 and TP2, M=4096), 1.07-1.14x at 512 and
 #: 1.05x at 1024 where dequantize + _grouped_mm took 1.29-1.30x and 1.15x; at 2048 (EP8,
-#: M=4096) it took 1.08x and the kernel 1.11x. At 160-192 per expert it ran 1.26-1.62x the
-#: speed of this file's kernel (E128, TP2; EP8 in CUDA graphs), at 128 0.68-0.94x
-#: (docs/kernel_rounds.md).
-WS_ROWS_PER_EXPERT = range(160, 2048)
+#: M=4096) it took 1.08x and the kernel 1.11x. It starts where the Gluon kernel stops: with
+#: its m64 row blocks (round 40) it takes 0.55-0.68x the time of this file's kernel there
+#: (E128, TP2 eager; EP8 in CUDA graphs); at 128 per expert it took 0.95-1.03x the Gluon
+#: kernel's time eager, 1.21-1.24x in EP8's graphs (docs/kernel_rounds.md).
+WS_ROWS_PER_EXPERT = range(GLUON_MAX_ROWS_PER_EXPERT + 1, 2048)
 
 
 def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,

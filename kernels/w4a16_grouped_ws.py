@@ -220,55 +220,83 @@ def _dequant_partition(args, GRAD_INPUT: gl.constexpr):
 
 
 @gluon.jit
-def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
-    """One warpgroup: CONSUMER_ROWS token rows of every tile of this CTA, both operands from
-    shared memory; no wgmma where the tile's rows end before this consumer's (an expert's last
-    tile is most often short). A stage's wgmmas retire before its x and operand stages are
-    released (left in flight while the next stage's were issued, round 36's kernel was
-    1.02-1.44x slower: docs/kernel_rounds.md). grad_input reads its [BLOCK_N, 128] operand stage
-    untransposed: the 64 weight rows of each x half by all 128 inputs of the tile."""
+def _consume_tile(args, first_row, row_end, nb, steps, it, ROWS: gl.constexpr,
+                  GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
+    """The first ROWS of this consumer's rows of a tile times its operand over the tile's steps
+    (no wgmma where its rows are past the tile's), stored; returns the ring count after it."""
     x_bufs, _, _, b_bufs = args[1]
     x_ready, x_empty, _, _, full, free = args[2]
-    _, y_ptr = args[4]
-    out_cols = args[5][5]
-    num_tiles = args[5][4]
-    _, _, stride_ym = args[6]
     X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
     B_STAGES: gl.constexpr = b_bufs.type.shape[0] // (1 if GRAD_INPUT else 2)
     TILE_COLS: gl.constexpr = b_bufs.type.shape[1]  # weight rows, or a group's inputs
+    acc = gl.zeros([ROWS, TILE_COLS], gl.float32, _acc_layout(TILE_COLS))
+    for kb in range(steps):
+        s = it % X_STAGES
+        b = it % B_STAGES
+        mbarrier.wait(x_ready.index(s), (it // X_STAGES) & 1)
+        mbarrier.wait(full.index(b), (it // B_STAGES) & 1)
+        if first_row < row_end:
+            for h in gl.static_range(2):
+                if GRAD_INPUT:  # x's half h: weight rows 64h.. of the step's block
+                    w = b_bufs.index(b).slice(h * HALF_K, HALF_K)
+                else:
+                    w = b_bufs.index(2 * b + h).permute((1, 0))
+                x = _x_half(x_bufs, 2 * s + HALF_INDEX, h).slice(0, ROWS)
+                acc = warpgroup_mma(x, w, acc, is_async=True)
+            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+        mbarrier.arrive(x_empty.index(s), count=1)
+        mbarrier.arrive(free.index(b), count=1)
+        it += 1
+    _store_rows(args, acc, first_row, row_end, nb, steps)
+    return it
+
+
+@gluon.constexpr_function
+def _acc_layout(cols):
+    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                     instr_shape=[16, cols, 16])
+
+
+@gluon.jit
+def _store_rows(args, acc, first_row, row_end, nb, steps):
+    """A consumer's accumulator [rows, tile columns] into y's rows first_row.. up to row_end."""
+    _, y_ptr = args[4]
+    out_cols = args[5][5]
+    _, _, stride_ym = args[6]
+    ROWS: gl.constexpr = acc.shape[0]
+    TILE_COLS: gl.constexpr = acc.shape[1]
+    rows = first_row + gl.arange(0, ROWS, layout=gl.SliceLayout(1, acc.type.layout))
+    out = nb * TILE_COLS + gl.arange(0, TILE_COLS, layout=gl.SliceLayout(0, acc.type.layout))
+    ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(out, 0)
+    mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(out < out_cols, 0)
+    gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
+
+
+@gluon.jit
+def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
+    """One warpgroup: CONSUMER_ROWS token rows of every tile of this CTA, both operands from
+    shared memory; where the tile's rows end in the first m64 block of this consumer's, the
+    wgmmas of that block alone, and none where they end before this consumer's (an expert's
+    last tile is most often short: at 256 +- 16 rows an expert half the experts take a second
+    tile of a few rows). A stage's wgmmas retire before its x and operand stages are released
+    (left in flight while the next stage's were issued, round 36's kernel was 1.02-1.44x
+    slower: docs/kernel_rounds.md). grad_input reads its [BLOCK_N, 128] operand stage
+    untransposed: the 64 weight rows of each x half by all 128 inputs of the tile."""
+    x_bufs = args[1][0]
+    num_tiles = args[5][4]
     CONSUMER_ROWS: gl.constexpr = x_bufs.type.shape[2]
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, TILE_COLS, 16])
-    # the epilogue's indices, made once: W2's tiles of six steps pay for every instruction there
-    lanes = gl.arange(0, CONSUMER_ROWS, layout=gl.SliceLayout(1, acc_layout))
-    cols = gl.arange(0, TILE_COLS, layout=gl.SliceLayout(0, acc_layout))
+    M64: gl.constexpr = CONSUMER_ROWS // 2  # a warpgroup's wgmma rows
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 4)
         first_row = row_start + HALF_INDEX * CONSUMER_ROWS
-        acc = gl.zeros([CONSUMER_ROWS, TILE_COLS], gl.float32, acc_layout)
-        for kb in range(steps):
-            s = it % X_STAGES
-            b = it % B_STAGES
-            mbarrier.wait(x_ready.index(s), (it // X_STAGES) & 1)
-            mbarrier.wait(full.index(b), (it // B_STAGES) & 1)
-            if first_row < row_end:
-                for h in gl.static_range(2):
-                    if GRAD_INPUT:  # x's half h: weight rows 64h.. of the step's block
-                        w = b_bufs.index(b).slice(h * HALF_K, HALF_K)
-                    else:
-                        w = b_bufs.index(2 * b + h).permute((1, 0))
-                    acc = warpgroup_mma(_x_half(x_bufs, 2 * s + HALF_INDEX, h), w, acc,
-                                        is_async=True)
-                acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
-            mbarrier.arrive(x_empty.index(s), count=1)
-            mbarrier.arrive(free.index(b), count=1)
-            it += 1
-        rows = first_row + lanes
-        out = nb * TILE_COLS + cols
-        ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(out, 0)
-        mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(out < out_cols, 0)
-        gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
+        # whole tiles keep one [128, cols] accumulator: two m64 ones cost grad_input 1-3%
+        if first_row + M64 < row_end:
+            it = _consume_tile(args, first_row, row_end, nb, steps, it, CONSUMER_ROWS,
+                               GRAD_INPUT, HALF_INDEX)
+        else:
+            it = _consume_tile(args, first_row, row_end, nb, steps, it, M64, GRAD_INPUT,
+                               HALF_INDEX)
 
 
 @gluon.jit

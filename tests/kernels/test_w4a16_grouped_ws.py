@@ -52,9 +52,11 @@ def test_compiles_for_sm90(rings, grad_input):
     """Frontend, layouts, warp specialization and ptxas for sm_90a."""
     block_n = ws.BLOCK_N
     facts = facts_of_child(__file__, *rings, grad_input)
-    # two consumers x two 64-input halves x two m64 row blocks x 4 wgmma (k = 16), both operands
-    # from shared memory (grad_input's: the 64 weight rows of each x half, n = 128 wide)
-    assert facts["wgmma"] == 32 and facts["wgmma_register_a"] == 0
+    # two consumers x two 64-input halves x 4 wgmma (k = 16) for each m64 row block, issued for
+    # both blocks of a consumer's rows or (a short tile) the first alone: 2 x 2 x (2 + 1) x 4;
+    # both operands from shared memory (grad_input's: the 64 weight rows of each x half,
+    # n = 128 wide)
+    assert facts["wgmma"] == 48 and facts["wgmma_register_a"] == 0
     # two x boxes (one per consumer) and the codes by TMA; the scale words by cp.async
     assert facts["tma_loads"] == 3 and facts["scale_copies"] >= 1
     # the dequantizer, a weight row a thread: its 16 code words in four 16-byte loads, one
@@ -159,7 +161,8 @@ def test_grouped_op_takes_it_from_its_rows_per_expert(assert_gemm_close, monkeyp
     assert len(calls) == 1
     assert_gemm_close(got, scheme.reference_grouped_matmul(x[:int(tokens.sum())], qweight,
                                                            tokens))
-    w4a16_gemm.w4a16_grouped_linear(x[:159 * 4], qweight, torch.tensor([159] * 4))
+    below = w4a16_gemm.WS_ROWS_PER_EXPERT.start - 1
+    w4a16_gemm.w4a16_grouped_linear(x[:below * 4], qweight, torch.tensor([below] * 4))
     assert len(calls) == 1  # under WS_ROWS_PER_EXPERT: the Triton kernel
     w4a16_gemm.w4a16_grouped_linear(x, qweight, torch.tensor([2048] * 4))
     assert len(calls) == 1  # over it: dequantize + torch._grouped_mm

@@ -220,15 +220,17 @@ def _dequant_partition(args, GRAD_INPUT: gl.constexpr):
 
 
 @gluon.jit
-def _consume_tile(args, first_row, row_end, nb, steps, it, ROWS: gl.constexpr,
+def _consume_tile(args, first_row, row_end, nb, steps, it, lanes, cols,
                   GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
-    """The first ROWS of this consumer's rows of a tile times its operand over the tile's steps
-    (no wgmma where its rows are past the tile's), stored; returns the ring count after it."""
+    """The first len(lanes) of this consumer's rows of a tile times its operand over the tile's
+    steps (no wgmma where its rows are past the tile's), stored to its columns nb * len(cols) +
+    cols; returns the ring count after it."""
     x_bufs, _, _, b_bufs = args[1]
     x_ready, x_empty, _, _, full, free = args[2]
     X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
     B_STAGES: gl.constexpr = b_bufs.type.shape[0] // (1 if GRAD_INPUT else 2)
-    TILE_COLS: gl.constexpr = b_bufs.type.shape[1]  # weight rows, or a group's inputs
+    ROWS: gl.constexpr = lanes.shape[0]
+    TILE_COLS: gl.constexpr = cols.shape[0]
     acc = gl.zeros([ROWS, TILE_COLS], gl.float32, _acc_layout(TILE_COLS))
     for kb in range(steps):
         s = it % X_STAGES
@@ -247,7 +249,14 @@ def _consume_tile(args, first_row, row_end, nb, steps, it, ROWS: gl.constexpr,
         mbarrier.arrive(x_empty.index(s), count=1)
         mbarrier.arrive(free.index(b), count=1)
         it += 1
-    _store_rows(args, acc, first_row, row_end, nb, steps)
+    _, y_ptr = args[4]
+    out_cols = args[5][5]
+    _, _, stride_ym = args[6]
+    rows = first_row + lanes
+    out = nb * TILE_COLS + cols
+    ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(out, 0)
+    mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(out < out_cols, 0)
+    gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
     return it
 
 
@@ -255,21 +264,6 @@ def _consume_tile(args, first_row, row_end, nb, steps, it, ROWS: gl.constexpr,
 def _acc_layout(cols):
     return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                      instr_shape=[16, cols, 16])
-
-
-@gluon.jit
-def _store_rows(args, acc, first_row, row_end, nb, steps):
-    """A consumer's accumulator [rows, tile columns] into y's rows first_row.. up to row_end."""
-    _, y_ptr = args[4]
-    out_cols = args[5][5]
-    _, _, stride_ym = args[6]
-    ROWS: gl.constexpr = acc.shape[0]
-    TILE_COLS: gl.constexpr = acc.shape[1]
-    rows = first_row + gl.arange(0, ROWS, layout=gl.SliceLayout(1, acc.type.layout))
-    out = nb * TILE_COLS + gl.arange(0, TILE_COLS, layout=gl.SliceLayout(0, acc.type.layout))
-    ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(out, 0)
-    mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(out < out_cols, 0)
-    gl.store(ptrs, acc.to(gl.bfloat16), mask=mask & (steps > 0))
 
 
 @gluon.jit
@@ -282,21 +276,26 @@ def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
     (left in flight while the next stage's were issued, round 36's kernel was 1.02-1.44x
     slower: docs/kernel_rounds.md). grad_input reads its [BLOCK_N, 128] operand stage
     untransposed: the 64 weight rows of each x half by all 128 inputs of the tile."""
-    x_bufs = args[1][0]
+    x_bufs, _, _, b_bufs = args[1]
     num_tiles = args[5][4]
     CONSUMER_ROWS: gl.constexpr = x_bufs.type.shape[2]
     M64: gl.constexpr = CONSUMER_ROWS // 2  # a warpgroup's wgmma rows
+    TILE_COLS: gl.constexpr = b_bufs.type.shape[1]  # weight rows, or a group's inputs
+    # the epilogue's indices, made once: W2's tiles of six steps pay for every instruction there
+    acc_layout: gl.constexpr = _acc_layout(TILE_COLS)
+    lanes = gl.arange(0, CONSUMER_ROWS, layout=gl.SliceLayout(1, acc_layout))
+    lanes_m64 = gl.arange(0, M64, layout=gl.SliceLayout(1, acc_layout))
+    cols = gl.arange(0, TILE_COLS, layout=gl.SliceLayout(0, acc_layout))
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         expert, row_start, row_end, nb, steps = _tile_steps(args, tile, 4)
         first_row = row_start + HALF_INDEX * CONSUMER_ROWS
-        # whole tiles keep one [128, cols] accumulator: two m64 ones cost grad_input 1-3%
         if first_row + M64 < row_end:
-            it = _consume_tile(args, first_row, row_end, nb, steps, it, CONSUMER_ROWS,
-                               GRAD_INPUT, HALF_INDEX)
-        else:
-            it = _consume_tile(args, first_row, row_end, nb, steps, it, M64, GRAD_INPUT,
+            it = _consume_tile(args, first_row, row_end, nb, steps, it, lanes, cols, GRAD_INPUT,
                                HALF_INDEX)
+        else:
+            it = _consume_tile(args, first_row, row_end, nb, steps, it, lanes_m64, cols,
+                               GRAD_INPUT, HALF_INDEX)
 
 
 @gluon.jit

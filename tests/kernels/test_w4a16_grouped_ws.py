@@ -53,9 +53,9 @@ def test_compiles_for_sm90(rings, grad_input):
     block_n = ws.BLOCK_N
     facts = facts_of_child(__file__, *rings, grad_input)
     # two consumers x two 64-input halves x 4 wgmma (k = 16) for each m64 row block, issued for
-    # both blocks of a consumer's rows or (a short tile) the first alone: 2 x 2 x (2 + 1) x 4;
-    # both operands from shared memory (grad_input's: the 64 weight rows of each x half,
-    # n = 128 wide)
+    # both blocks of a consumer's rows or, in a short tile, for its first block alone
+    # (2 x 2 x (2 + 1) x 4); both operands from shared memory (grad_input's: the 64 weight rows
+    # of each x half, n = 128 wide)
     assert facts["wgmma"] == 48 and facts["wgmma_register_a"] == 0
     # two x boxes (one per consumer) and the codes by TMA; the scale words by cp.async
     assert facts["tma_loads"] == 3 and facts["scale_copies"] >= 1
@@ -91,6 +91,7 @@ RAGGED = [
     (4, 192, 768, [129, 0, 64, 255]),  # a partial column tile (the forward's), K of six groups
     (4, 384, 768, [129, 0, 64, 255]),  # three row blocks in grad_input's sum
     (3, 128, 2048, [512, 0, 1]),
+    (2, 128, 512, [700, 10]),  # two whole tiles, then one ending in the second consumer's m64
     (2, 128, 256, [1, 0]),  # one row, K of two groups
 ]
 

@@ -1,6 +1,6 @@
 """`python -m qarl_kernels.profile_case SHAPE M`: run one W4A16 grouped case a few times through
 the op the layers call (w4a16_grouped_linear: the int4 kernels at decode sizes, the
-warp-specialized one from 160 rows per expert on Hopper), for Nsight Compute (`ncu -k
+warp-specialized one from 129 rows per expert on Hopper), for Nsight Compute (`ncu -k
 regex:_w4a16_gemm_kernel --launch-skip 2 --launch-count 1 ...`, or _w4a16_grouped_ws_kernel).
 
 SHAPE is one of qarl_kernels.bench's grouped shapes without spaces (W13E128, W2E128, W13EP8,

@@ -1,11 +1,12 @@
 """Session 44: the WS W4A16 kernel's m64 row blocks (a consumer skips the wgmmas of a 64-row
-block past its tile's rows) against the kernel before (ws_before.py beside this script, 5f8ea66's with its imports made
-absolute: `git show 5f8ea66:kernels/w4a16_grouped_ws.py | sed 's/^from \./from qarl_kernels./'
-> docs/results/ws_tail_h200_2026-11-29/ws_before.py`), forward and grad_input, eager
-(do_bench medians; EP8 in CUDA graphs of STEP_CALLS calls, its eager calls being the host's;
-weights rotated past L2), rounds alternating; beside them bf16 torch._grouped_mm, dequantize +
-_grouped_mm (the op's path from 2048 rows an expert) and the op's path below WS_ROWS_PER_EXPERT
-(w4a16_grouped_matmul: the decode kernel on Hopper).
+block past its tile's rows) against the kernel before (ws_before.py beside this script,
+5f8ea66's with its imports made absolute: `git show 5f8ea66:kernels/w4a16_grouped_ws.py | sed
+'s/^from \./from qarl_kernels./' > docs/results/ws_tail_h200_2026-11-29/ws_before.py`), forward
+and grad_input, eager (do_bench medians; EP8 in CUDA graphs of STEP_CALLS calls, its eager calls
+being the host's; weights rotated past L2), rounds alternating; beside them bf16
+torch._grouped_mm, dequantize + _grouped_mm (the op's path from 2048 rows an expert) and
+w4a16_grouped_matmul (the op's path below WS_ROWS_PER_EXPERT, "decode kernel": the Gluon kernel
+up to 128 rows an expert, the Triton kernel past them).
 Usage: tail.py ROUNDS [SET] (SET: a key of TOKENS)"""
 import statistics
 import sys

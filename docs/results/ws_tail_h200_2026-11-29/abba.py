@@ -37,7 +37,8 @@ def main():
         for name in (list(kernels) + list(reversed(kernels))) * 2:
             times[name].append(timed(kernels[name]))
         med = {name: statistics.median(t) for name, t in times.items()}
-        print(f"{label} M={m} ({rows // e} rows an expert) grad_input us, medians of 4 (ABCCBA x2): "
+        print(f"{label} M={m} ({rows // e} rows an expert) grad_input us, medians of 4 "
+              "(ABCCBA x2): "
               + ", ".join(f"{name} {med[name]:.1f} ({', '.join(f'{v:.1f}' for v in times[name])})"
                           for name in kernels)
               + f" | B/A {med['B final, no short tiles'] / med['A before']:.3f}, "

@@ -838,7 +838,7 @@ KEPT_OPERAND_ROWS_PER_EXPERT = 256
 #: 37: 0.93-1.09x bf16's time at 256 per expert (E128 and TP2, M=4096), 1.07-1.14x at 512 and
 #: 1.05x at 1024 where dequantize + _grouped_mm took 1.29-1.30x and 1.15x; at 2048 (EP8,
 #: M=4096) it took 1.08x and the kernel 1.11x. It starts where the Gluon kernel stops: with
-#: its m64 row blocks (round 40) it takes 0.55-0.68x the time of this file's kernel there
+#: its m64 row blocks (round 40) it takes 0.52-0.72x the time of this file's kernel there
 #: (E128, TP2 eager; EP8 in CUDA graphs); at 128 per expert it took 0.95-1.03x the Gluon
 #: kernel's time eager, 1.21-1.24x in EP8's graphs (docs/kernel_rounds.md).
 WS_ROWS_PER_EXPERT = range(GLUON_MAX_ROWS_PER_EXPERT + 1, 2048)

@@ -16,8 +16,6 @@ acc + partial * (sa * sb).
 Gluon has no interpreter, so CI compiles this kernel for sm_90 offline and the H100 runs check
 it against the reference; fp8_gemm falls back to the Triton kernel wherever it does not apply.
 """
-import functools
-
 import torch
 import triton
 from triton.experimental import gluon
@@ -30,8 +28,8 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from megatron_qarl.quant.fp8_block import BLOCK
 
 from .expert_tiles import tile_bound
-from .gluon_hopper import cp_async_load, expert_tables, is_hopper, mbarriers, tile_of, \
-    tma_load, tma_store
+from .gluon_hopper import cp_async_load, expert_tables, is_hopper, mbarriers, sm_count, \
+    tile_of, tma_load, tma_store
 from .launch_cache import CachedLaunch
 
 
@@ -214,11 +212,6 @@ def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts
                         (_load_partition, (args, ))], [4, 1], [216, 72])
 
 
-@functools.lru_cache(maxsize=None)
-def _sm_count(device: torch.device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count
-
-
 #: the measured crossover (H100, docs/kernel_rounds.md, round 9): from 2048 rows (256 tokens at
 #: top-8) and 32 rows per expert on average the Gluon kernel is 1.05-1.36x fp8_gemm's Triton
 #: kernel; at 1024 rows they tie (0.93-1.11x). Round 6's 8192 predates the scales in the ring.
@@ -269,7 +262,7 @@ def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Te
         gl.NVMMASharedLayout.get_default_for([ROWS_PER_CONSUMER, sub_n], gl.bfloat16))
     num_tiles = triton.cdiv(n, block_n) * tile_bound(rows, num_experts, BLOCK_M)
     _LAUNCH(
-        (min(num_tiles, _sm_count(xq.device)), ), a_desc, b_desc, c_desc, xs, ws, y, counts,
+        (min(num_tiles, sm_count(xq.device)), ), a_desc, b_desc, c_desc, xs, ws, y, counts,
         num_experts, n, k, num_tiles, rows, xs.stride(1),
         ws.stride(0), ws.stride(1), y.stride(0), E_PAD=triton.next_power_of_2(num_experts),
         STAGES=stages, num_warps=4, maxnreg=168)  # 3 warpgroups x 168 = the SM's 64K registers

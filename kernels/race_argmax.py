@@ -8,11 +8,12 @@ step of 3 Qwen3-30B-A3B layers on the H100. Here each program draws its times wi
 its best entry; torch reduces the programs of a row. One read of the scores, no atomics, the
 same tokens for the same generator state.
 """
-import functools
 
 import torch
 import triton
 import triton.language as tl
+
+from .gluon_hopper import sm_count
 
 
 @triton.jit
@@ -45,11 +46,6 @@ def _race_kernel(scores_ptr, seed_ptr, best_ptr, index_ptr, vocab, stride, span,
     tl.store(index_ptr + row * parts + part, tl.sum(tl.where(lanes == lane, index, 0), 0))
 
 
-@functools.lru_cache(maxsize=None)
-def _multiprocessors(device: torch.device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count
-
-
 def race_argmax(scores: torch.Tensor, generator: torch.Generator, block: int = 2048,
                 programs: int = 0) -> torch.Tensor:
     """scores [B, V] fp32 -> [B] int64: token v with probability softmax(scores)_v; -inf
@@ -63,7 +59,7 @@ def race_argmax(scores: torch.Tensor, generator: torch.Generator, block: int = 2
         raise ValueError(f"race_argmax: {rows} x {vocab} scores; the Philox offsets are int32, "
                          f"draw fewer rows at a time")
     if programs <= 0:
-        programs = 4 * _multiprocessors(scores.device) if scores.is_cuda else 1
+        programs = 4 * sm_count(scores.device) if scores.is_cuda else 1
     parts = max(1, min(triton.cdiv(programs, max(rows, 1)), triton.cdiv(vocab, 4 * block)))
     span = triton.cdiv(triton.cdiv(vocab, parts), block) * block
     parts = triton.cdiv(vocab, span)

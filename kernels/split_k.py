@@ -15,7 +15,6 @@ Each call takes the next free stretch of the ring, so calls that overlap in time
 count on different counters unless some thousands of tiles were split in between; a graph
 keeps the stretch it captured, which calls made later on its stream reuse only after it.
 """
-import functools
 from typing import Dict, List, Optional, Tuple
 
 import torch
@@ -24,7 +23,7 @@ import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from .gluon_hopper import cta_barrier
+from .gluon_hopper import cta_barrier, sm_count
 
 #: counters per device (64 KiB); one call may split at most a quarter of them
 RING_TILES = 16384
@@ -66,11 +65,6 @@ def split_buffers(split_k: int, tiles: int, tile_elems: int, dtype: torch.dtype,
                                 device=unused.device), counters
 
 
-@functools.lru_cache(maxsize=None)
-def _sms(device: torch.device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count
-
-
 def split_for(programs: int, k_steps: int, device: torch.device, waves: int = 2,
               max_split: int = 8, min_steps: int = 2) -> int:
     """Slices of K (a power of two) for a call of `programs` output tiles: doubled while the
@@ -78,7 +72,7 @@ def split_for(programs: int, k_steps: int, device: torch.device, waves: int = 2,
     if device.type != "cuda":
         return 1
     split = 1
-    while (split < max_split and programs * split * 2 <= waves * _sms(device)
+    while (split < max_split and programs * split * 2 <= waves * sm_count(device)
            and k_steps >= 2 * split * min_steps):
         split *= 2
     return split

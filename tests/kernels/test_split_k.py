@@ -72,7 +72,7 @@ def test_w4a16_grouped_split_with_empty_experts(device, assert_gemm_close):
 def test_split_rule(monkeypatch):
     """Doubled while `waves` waves hold the programs and each slice keeps `min_steps` K steps;
     never off CUDA (the interpreter's tests pass their splits)."""
-    monkeypatch.setattr(split_k, "_sms", lambda device: 132)
+    monkeypatch.setattr(split_k, "sm_count", lambda device: 132)
     cuda = torch.device("cuda")
     assert split_k.split_for(64, 32, cuda) == 4  # o_proj, 16 x 32 tiles: 64 programs
     assert split_k.split_for(160, 16, cuda) == 1  # qkv: 160 programs already
@@ -112,7 +112,7 @@ def test_dense_rules_split_decode_calls_only(monkeypatch):
     """Each scheme's dense rule on an H100 (132 SMs): o_proj at 8 tokens splits K; from 256
     tokens (W4A16, FP8 past 32) no call splits."""
     from qarl_kernels import fp8_gemm, w4a16_gemm
-    monkeypatch.setattr(split_k, "_sms", lambda device: 132)
+    monkeypatch.setattr(split_k, "sm_count", lambda device: 132)
     cuda = torch.device("cuda")
     assert w4a16_gemm.dense_config(8, 2048, 4096, 128, cuda).split_k == 8
     assert w4a16_gemm.dense_config(512, 2048, 4096, 128, cuda).split_k == 1

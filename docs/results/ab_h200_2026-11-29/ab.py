@@ -1,11 +1,12 @@
 """Session 45: A/B timings in balanced order (A B B A, repeated: each kernel as often first as
 last), medians, every cell also checked for equal bits.
 
-  w4a16  the WS W4A16 kernel before round 40 (ws_before.py: `git show
-         5f8ea66:kernels/w4a16_grouped_ws.py | sed 's/^from \\./from qarl_kernels./'`) against
-         the tree's, forward and grad_input at 256-1024 rows an expert (eager do_bench): session
-         44's tail.py read grad_input 1.02-1.08x there with the kernel before first in 2 of 3
-         rounds.
+  w4a16  a WS W4A16 kernel before (ws_before.py: `git show
+         C:kernels/w4a16_grouped_ws.py | sed 's/^from \\./from qarl_kernels./'`; call 1: C =
+         5f8ea66, before round 40; call 6: C = 3cbb563, its empty-consumer test in the K loop)
+         against the tree's, forward and grad_input at 160-1024 rows an expert (eager
+         do_bench): session 44's tail.py read grad_input 1.02-1.08x at 256-1024 with the
+         kernel before first in 2 of 3 rounds.
   fp8    the FP8 WS kernel before its consumers skipped the tiles' empty halves (fp8_before.py:
          `git show 418bf94:kernels/fp8_grouped_ws.py | sed ...` as above) against the tree's,
          the GEMM alone on quantized rows, in CUDA graphs as the benchmark times it. Call 2
@@ -51,9 +52,9 @@ def line(head: str, med: dict, ratios: list) -> str:
 
 def part_w4a16(repeats):
     scheme = get_scheme("w4a16")
-    cells = [("W13 E128", 128, 1536, 2048, [4096, 8192, 16384]),
-             ("W2 E128", 128, 2048, 768, [4096, 8192, 16384]),
-             ("W13 TP2", 128, 768, 2048, [8192, 16384])]
+    cells = [("W13 E128", 128, 1536, 2048, [2560, 4096, 8192, 16384]),
+             ("W2 E128", 128, 2048, 768, [2560, 4096, 8192, 16384]),
+             ("W13 TP2", 128, 768, 2048, [4096, 8192, 16384])]
     for label, e, n, k, tokens in cells:
         qws, _ = _w4a16_weights(scheme, e, n, k)
         for m in tokens:

@@ -8,7 +8,6 @@ step of 3 Qwen3-30B-A3B layers on the H100. Here each program draws its times wi
 its best entry; torch reduces the programs of a row. One read of the scores, no atomics, the
 same tokens for the same generator state.
 """
-
 import torch
 import triton
 import triton.language as tl

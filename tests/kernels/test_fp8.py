@@ -10,8 +10,8 @@ from triton.compiler import ASTSource
 from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.fp8_block import (pack_activation_rows, packed_row_bytes,
                                           quantize_activation, unpack_activation_rows)
-from qarl_kernels.fp8_gemm import _decode_tiles, fp8_block_grouped_linear, fp8_block_linear
 from qarl_kernels import fp8_quantize
+from qarl_kernels.fp8_gemm import _decode_tiles, fp8_block_grouped_linear, fp8_block_linear
 from qarl_kernels.fp8_quantize import (ONE_ROW_PROGRAMS, fp8_block_quantize,
                                        fp8_quantize_activation, fp8_quantize_packed_rows)
 from sm90_ptx import facts_of_child

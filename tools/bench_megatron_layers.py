@@ -5,6 +5,8 @@ scheme. Results go to docs/megatron_layers.md.
     python tools/bench_megatron_layers.py --preset qwen3-moe-200m --batch 4 --seq 1024
     --keep-operand: also time W4A16 through the kernels with the operand kept per step
     --grouped-bf16: also time scheme none with grouped bf16 experts (--moe-grouped-gemm)
+    --profile 2: after each timing, two more steps under torch.profiler: the kernels that took
+    the most GPU time, per scheme
 """
 from __future__ import annotations
 
@@ -24,8 +26,9 @@ from megatron.core.transformer.moe.moe_utils import get_moe_layer_wise_logging_t
 
 
 def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_operand=False,
-          grouped_experts=False):
-    """Losses and per-step seconds of `steps` AdamW steps on one fixed random batch (bf16)."""
+          grouped_experts=False, profile_steps=0):
+    """Losses and per-step seconds of `steps` AdamW steps on one fixed random batch (bf16), and
+    the profiler's kernel table of `profile_steps` further steps (None without)."""
     torch.manual_seed(0)
     get_moe_layer_wise_logging_tracker().clear()  # sized by the first model's layer count
     config = preset.transformer_config(params_dtype=torch.bfloat16)
@@ -36,23 +39,41 @@ def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_ope
     install_quant_refresh_hook(opt, model)
     tokens = torch.randint(0, preset.vocab_size, (batch, seq), device="cuda")
     positions = torch.arange(seq, device="cuda").expand(batch, seq)
+
+    def step():
+        opt.zero_grad()
+        loss = model(tokens, positions, None, labels=tokens.roll(-1, 1)).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
     losses, seconds = [], []
     torch.cuda.reset_peak_memory_stats()
     for _ in range(steps):
         torch.cuda.synchronize()
         start = time.perf_counter()
-        opt.zero_grad()
-        loss = model(tokens, positions, None, labels=tokens.roll(-1, 1)).mean()
-        loss.backward()
-        opt.step()
+        loss = step()
         torch.cuda.synchronize()
         seconds.append(time.perf_counter() - start)
         losses.append(loss.item())
     peak = torch.cuda.max_memory_allocated() / 2**30
     n_params = sum(p.numel() for p in model.parameters())
+    kernels = kernel_table(step, profile_steps) if profile_steps else None
     del model, opt
     torch.cuda.empty_cache()
-    return losses, seconds, peak, n_params
+    return losses, seconds, peak, n_params, kernels
+
+
+def kernel_table(step, steps: int, rows: int = 25) -> str:
+    """The GPU kernels of `steps` steps by their total time (the steps' sum, not a mean)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    return prof.key_averages().table(sort_by="self_device_time_total", row_limit=rows,
+                                     max_name_column_width=90)
 
 
 def main():
@@ -74,6 +95,9 @@ def main():
     parser.add_argument("--grouped-bf16", action="store_true",
                         help="also time scheme none with its experts as bf16 grouped GEMMs "
                              "(--moe-grouped-gemm; row 'none+grouped-experts')")
+    parser.add_argument("--profile", type=int, default=0, metavar="STEPS",
+                        help="after timing each scheme, profile this many more steps and print "
+                             "the kernels that took the most GPU time")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("tools/bench_megatron_layers.py needs a CUDA GPU: it times training "
@@ -114,9 +138,10 @@ def main():
                 continue
             name = scheme + suffix
             try:
-                losses, seconds, peak, n = train(preset, scheme, args.targets, args.batch,
-                                                 args.seq, args.warmup + args.steps, 1e-4,
-                                                 ops_name == "triton", **options)
+                losses, seconds, peak, n, kernels = train(
+                    preset, scheme, args.targets, args.batch, args.seq,
+                    args.warmup + args.steps, 1e-4, ops_name == "triton",
+                    profile_steps=args.profile, **options)
             except Exception as err:  # noqa: BLE001 - record a failing scheme, bench the rest
                 results["bench"][f"{name}/{ops_name}"] = f"failed: {err}"
                 print(f"{name} [{ops_name}]: failed: {err}", flush=True)
@@ -127,6 +152,8 @@ def main():
                                                           params=n, loss=losses[-1])
             print(f"{args.preset} {name} [{ops_name}]: {step:.3f} s/step, peak {peak:.2f} "
                   f"GiB, {n / 1e6:.0f}M params", flush=True)
+            if kernels:
+                print(f"{name} [{ops_name}], {args.profile} steps:\n{kernels}", flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)

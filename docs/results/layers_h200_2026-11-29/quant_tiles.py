@@ -1,7 +1,8 @@
-"""Session 46, call 1 (written in session 45): the FP8 activation quantizer's program shape once it rounds with the
-instruction (call 7). `_row_block` gives 16 rows and 4 warps a program from 33 rows, the
-fastest on the H100 when the rounding was in software (round 4's sweep). Here: rows a program
-x warps, each checked for the default's bits, timed in CUDA graphs (medians of 3 rounds)."""
+"""Session 46, call 1 (written in session 45): the FP8 activation quantizer's program shape
+once it rounds with the instruction (session 45, call 7). `_row_block` gives 16 rows and 4
+warps a program from 33 rows, the fastest on the H100 when the rounding was in software (round
+4's sweep). Here: rows a program x warps, each checked for the default's bits, timed in CUDA
+graphs (medians of 3 rounds)."""
 import statistics
 import time
 

@@ -9,6 +9,7 @@ from .fp8_quantize import fp8_block_quantize, fp8_quantize_packed_rows
 from .grouped_mm import bf16_grouped_linear
 from .int8_gemm import int8_grouped_linear, int8_linear, int8_swiglu_experts
 from .int8_quantize import int8_quantize, int8_quantize_packed_rows
+from .linear_backward import aligned_linear_backward
 from .moe_backward import (bf16_grouped_backward, fp8_grouped_backward, int8_grouped_backward,
                            w4a16_grouped_backward)
 from .race_argmax import race_argmax
@@ -28,6 +29,8 @@ def register_cuda_kernels() -> None:
     ops.register_grouped(FP8Block, "cuda", fp8_block_grouped_linear)
     ops.register_quantize(W4A16, "cuda", w4a16_quantize)
     ops.register_quantize(FP8Block, "cuda", fp8_block_quantize)
+    for scheme in (W4A16, FP8Block, Int8W8A8):
+        ops.register_linear_backward(scheme, "cuda", aligned_linear_backward)
     ops.register_grouped_backward(W4A16, "cuda", w4a16_grouped_backward)
     ops.register_grouped_backward(FP8Block, "cuda", fp8_grouped_backward)
     ops.register_swiglu_experts(W4A16, "cuda", w4a16_swiglu_experts)

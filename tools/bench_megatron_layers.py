@@ -5,8 +5,9 @@ scheme. Results go to docs/megatron_layers.md.
     python tools/bench_megatron_layers.py --preset qwen3-moe-200m --batch 4 --seq 1024
     --keep-operand: also time W4A16 through the kernels with the operand kept per step
     --grouped-bf16: also time scheme none with grouped bf16 experts (--moe-grouped-gemm)
-    --profile 2: after each timing, two more steps under torch.profiler: the kernels that took
-    the most GPU time, per scheme
+    --profile 2: after every timing, each Triton-op run again with two steps under
+    torch.profiler: the kernels that took the most GPU time (after, because the profiler's
+    CUDA tracing stays attached to the process and slows the steps timed after it)
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_ope
     tokens = torch.randint(0, preset.vocab_size, (batch, seq), device="cuda")
     positions = torch.arange(seq, device="cuda").expand(batch, seq)
 
-    def step():
+    def step(model=model, opt=opt):
         opt.zero_grad()
         loss = model(tokens, positions, None, labels=tokens.roll(-1, 1)).mean()
         loss.backward()
@@ -59,7 +60,7 @@ def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_ope
     peak = torch.cuda.max_memory_allocated() / 2**30
     n_params = sum(p.numel() for p in model.parameters())
     kernels = kernel_table(step, profile_steps) if profile_steps else None
-    del model, opt
+    del step, model, opt
     torch.cuda.empty_cache()
     return losses, seconds, peak, n_params, kernels
 
@@ -96,8 +97,8 @@ def main():
                         help="also time scheme none with its experts as bf16 grouped GEMMs "
                              "(--moe-grouped-gemm; row 'none+grouped-experts')")
     parser.add_argument("--profile", type=int, default=0, metavar="STEPS",
-                        help="after timing each scheme, profile this many more steps and print "
-                             "the kernels that took the most GPU time")
+                        help="after every timing, profile this many steps of each Triton-op run "
+                             "and print the kernels that took the most GPU time")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("tools/bench_megatron_layers.py needs a CUDA GPU: it times training "
@@ -123,6 +124,7 @@ def main():
         print(f"tiny {scheme}: loss {losses[0]:.3f} -> {losses[-1]:.3f}", flush=True)
 
     preset = get_preset(args.preset)
+    profiled = []
     for ops_name in ("reference", "triton"):
         # the ops registry is process-wide: the reference pass must run before registration
         if ops_name == "triton" and not enable_cuda_kernels():
@@ -133,15 +135,15 @@ def main():
                      if scheme.startswith("w4a16")]
         if ops_name == "triton" and args.grouped_bf16:
             runs += [("none", "+grouped-experts", dict(grouped_experts=True))]
+        if ops_name == "triton":
+            runs = [run for run in runs if run[0] != "none" or run[1]]
+            profiled = runs
         for scheme, suffix, options in runs:
-            if ops_name == "triton" and scheme == "none" and not suffix:
-                continue
             name = scheme + suffix
             try:
-                losses, seconds, peak, n, kernels = train(
-                    preset, scheme, args.targets, args.batch, args.seq,
-                    args.warmup + args.steps, 1e-4, ops_name == "triton",
-                    profile_steps=args.profile, **options)
+                losses, seconds, peak, n, _ = train(preset, scheme, args.targets, args.batch,
+                                                    args.seq, args.warmup + args.steps, 1e-4,
+                                                    ops_name == "triton", **options)
             except Exception as err:  # noqa: BLE001 - record a failing scheme, bench the rest
                 results["bench"][f"{name}/{ops_name}"] = f"failed: {err}"
                 print(f"{name} [{ops_name}]: failed: {err}", flush=True)
@@ -152,8 +154,10 @@ def main():
                                                           params=n, loss=losses[-1])
             print(f"{args.preset} {name} [{ops_name}]: {step:.3f} s/step, peak {peak:.2f} "
                   f"GiB, {n / 1e6:.0f}M params", flush=True)
-            if kernels:
-                print(f"{name} [{ops_name}], {args.profile} steps:\n{kernels}", flush=True)
+    for scheme, suffix, options in profiled if args.profile else ():
+        *_, kernels = train(preset, scheme, args.targets, args.batch, args.seq, args.warmup,
+                            1e-4, True, profile_steps=args.profile, **options)
+        print(f"{scheme + suffix} [triton], {args.profile} steps:\n{kernels}", flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)

@@ -20,6 +20,8 @@ from .base import QuantizedWeight
 LinearOp = Callable[[torch.Tensor, QuantizedWeight], torch.Tensor]
 GroupedOp = Callable[[torch.Tensor, QuantizedWeight, torch.Tensor], torch.Tensor]
 QuantizeOp = Callable[..., QuantizedWeight]  # (weight, scheme, name) -> QuantizedWeight
+# (grad_out [..., out], x [..., in], qweight) -> (grad_x [..., in], grad_w [out, in]) of the STE
+LinearBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 # (grad_out, x, qweight, tokens_per_expert) -> (grad_x, grad_w [E, out, in]) of the grouped STE
 GroupedBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 # (x, fc1 qweight [E, 2F, in], fc2 qweight [E, out, F], tokens_per_expert, probs [T],
@@ -53,6 +55,7 @@ class TokenLogprobOps(NamedTuple):
 _LINEAR: Dict[Tuple[str, str], LinearOp] = {}
 _GROUPED: Dict[Tuple[str, str], GroupedOp] = {}
 _QUANTIZE: Dict[Tuple[str, str], QuantizeOp] = {}
+_LINEAR_BACKWARD: Dict[Tuple[str, str], LinearBackwardOp] = {}
 _GROUPED_BACKWARD: Dict[Tuple[str, str], GroupedBackwardOp] = {}
 _SWIGLU_EXPERTS: Dict[Tuple[str, str], SwigluExpertsOp] = {}
 _DISPATCH_QUANTIZER: Dict[Tuple[str, str], DispatchQuantizer] = {}
@@ -78,6 +81,10 @@ def register_quantize(scheme_type: type, device_type: str, op: QuantizeOp) -> No
     _QUANTIZE[_key(scheme_type, device_type)] = op
 
 
+def register_linear_backward(scheme_type: type, device_type: str, op: LinearBackwardOp) -> None:
+    _LINEAR_BACKWARD[_key(scheme_type, device_type)] = op
+
+
 def register_grouped_backward(scheme_type: type, device_type: str, op: GroupedBackwardOp) -> None:
     _GROUPED_BACKWARD[_key(scheme_type, device_type)] = op
 
@@ -99,6 +106,11 @@ def register_dispatch_quantizer(scheme_type: type, device_type: str,
 def dispatch_quantizer(scheme, device: torch.device) -> Optional[DispatchQuantizer]:
     """The registered pre-dispatch quantizer of this scheme and device, or None."""
     return _DISPATCH_QUANTIZER.get(_key(type(scheme), device.type))
+
+
+def linear_backward_op(qweight: QuantizedWeight, device: torch.device):
+    """The registered dense STE backward for this weight and device, or None (reference)."""
+    return _LINEAR_BACKWARD.get(_key(type(qweight.scheme), device.type))
 
 
 def grouped_backward_op(qweight: QuantizedWeight, device: torch.device):
@@ -235,7 +247,8 @@ def token_logprob_ops(device: torch.device) -> Optional[TokenLogprobOps]:
 def registered_ops() -> dict:
     """Which kernels replace the reference, for logs and benchmarks."""
     return {"linear": sorted(_LINEAR), "grouped": sorted(_GROUPED),
-            "quantize": sorted(_QUANTIZE), "grouped_backward": sorted(_GROUPED_BACKWARD),
+            "quantize": sorted(_QUANTIZE), "linear_backward": sorted(_LINEAR_BACKWARD),
+            "grouped_backward": sorted(_GROUPED_BACKWARD),
             "swiglu_experts": sorted(_SWIGLU_EXPERTS),
             "dispatch_quantizer": sorted(_DISPATCH_QUANTIZER), "routed_sum": sorted(_ROUTED_SUM),
             "write_rows": sorted(_WRITE_ROWS), "race_argmax": sorted(_RACE_ARGMAX),

@@ -2,7 +2,8 @@
 quantizer were the identity, so gradients land in the full-precision master weights.
 
 grad_input flows through the dequantized weight (what the forward used); grad_weight is the
-full-precision product grad_out^T @ x, cast to the master weight's dtype.
+full-precision product grad_out^T @ x, cast to the master weight's dtype. Registered ops
+(quant.ops) compute both on tensor cores where the reference multiplies in fp32.
 """
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ class AlignedLinear(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         (x,) = ctx.saved_tensors
+        kernel = ops.linear_backward_op(ctx.qweight, grad_out.device)
+        if kernel is not None:
+            grad_x, grad_w = kernel(grad_out, x, ctx.qweight)
+            return (grad_x.to(x.dtype) if ctx.needs_input_grad[0] else None,
+                    grad_w.to(ctx.master_dtype) if ctx.needs_input_grad[1] else None, None)
         grad_x = grad_w = None
         if ctx.needs_input_grad[0]:
             grad_x = torch.matmul(grad_out.float(), _dequantized_operand(ctx.qweight)).to(x.dtype)

@@ -12,9 +12,12 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
     registered = ops.registered_ops()
     for kind in ("linear", "grouped", "quantize"):
         assert ("W4A16", "cuda") in registered[kind] and ("FP8Block", "cuda") in registered[kind]
-    for kind in ("linear", "grouped", "quantize", "grouped_backward", "swiglu_experts"):
+    for kind in ("linear", "grouped", "quantize", "linear_backward", "grouped_backward",
+                 "swiglu_experts"):
         assert ("Int8W8A8", "cuda") in registered[kind]
     assert ("W4A16", "cuda") in registered["grouped_backward"]
+    assert ("W4A16", "cuda") in registered["linear_backward"]
+    assert ("FP8Block", "cuda") in registered["linear_backward"]
     assert ("FP8Block", "cuda") in registered["grouped_backward"]
     assert ("W4A16", "cuda") in registered["swiglu_experts"]
     assert ("FP8Block", "cuda") in registered["swiglu_experts"]

@@ -1,7 +1,7 @@
 """INT8 row quantizer, bit-identical to megatron_qarl.quant.int8 (SGLang's per_token_quant_int8
 with IEEE divisions): scale = amax / 127, codes round(x * (127 / amax)) with ties away from
-zero. Rows of up to ONE_PASS_K values are read once, longer ones twice (the second time from
-L2): a token's activations, or an output channel of a master weight.
+zero. One row a program, read once up to ONE_PASS_K values, longer rows twice (the second
+time from L2): a token's activations, or an output channel of a master weight.
 
 For the experts' no-grad forward the same kernel quantizes the SwiGLU of fc1's output
 directly (fc2's input), as the FP8 path does: one pass instead of torch's gated activation
@@ -32,75 +32,76 @@ def _round_half_away(v):
 
 
 @triton.jit
-def _row_values(x_rows, prob, offs, mask, K, SWIGLU: tl.constexpr, SOFTWARE: tl.constexpr):
-    """fp32 values of the rows' columns offs ([R, 1] row pointers, [1, BLOCK] columns): the
-    rows themselves, or for SWIGLU the experts' activation of rows [gate | up] (K = ffn),
-    rounded as quant.ops.gated_activation."""
+def _row_values(x_row, prob, offs, K, SWIGLU: tl.constexpr, SOFTWARE: tl.constexpr):
+    """fp32 values of one row's columns offs: the row itself, or for SWIGLU the experts'
+    activation of the row [gate | up] (K = ffn), rounded as quant.ops.gated_activation."""
+    mask = offs < K
     if SWIGLU:
-        gate = tl.load(x_rows + offs, mask=mask, other=0.0).to(tl.float32)
-        up = tl.load(x_rows + K + offs, mask=mask, other=0.0).to(tl.float32)
+        gate = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
+        up = tl.load(x_row + K + offs, mask=mask, other=0.0).to(tl.float32)
         return round_to_bf16(swiglu(gate, up, prob, True, SOFTWARE), SOFTWARE)
-    return tl.load(x_rows + offs, mask=mask, other=0.0).to(tl.float32)
+    return tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
 
 
 @triton.jit
-def _store_codes(q_rows, x, inv, offs, mask, SOFTWARE: tl.constexpr):
+def _store_codes(q_row, x, inv, offs, K, SOFTWARE: tl.constexpr):
     # the product rounded before the rounding to an integer looks at its fraction
-    q = tl.minimum(tl.maximum(_round_half_away(mul_rn(x, inv[:, None], SOFTWARE)), -127), 127)
-    tl.store(q_rows + offs, q.to(tl.int8), mask=mask)
+    q = tl.minimum(tl.maximum(_round_half_away(mul_rn(x, inv, SOFTWARE)), -127), 127)
+    tl.store(q_row + offs, q.to(tl.int8), mask=offs < K)
 
 
 @triton.jit
-def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, M, K, stride_xm, stride_qm,
-                      stride_sm, BLOCK_R: tl.constexpr, BLOCK: tl.constexpr,
-                      ONE_PASS: tl.constexpr, SWIGLU: tl.constexpr,
-                      COUNT_NONFINITE: tl.constexpr, SOFTWARE: tl.constexpr):
-    """BLOCK_R rows a program. ONE_PASS (K <= BLOCK): a row is read once and quantized from
-    registers; else twice, the second time from L2. COUNT_NONFINITE: add the NaN/inf values
-    to *nonfinite_ptr (master weights)."""
-    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
-    row_mask = rows < M
-    x_rows = x_ptr + rows.to(tl.int64)[:, None] * stride_xm
-    q_rows = q_ptr + rows.to(tl.int64)[:, None] * stride_qm
-    prob = tl.zeros([BLOCK_R, 1], dtype=tl.float32)
+def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, K, stride_xm, stride_qm,
+                      stride_sm, BLOCK: tl.constexpr, ONE_PASS: tl.constexpr,
+                      SWIGLU: tl.constexpr, COUNT_NONFINITE: tl.constexpr,
+                      SOFTWARE: tl.constexpr):
+    """One row a program. ONE_PASS (K <= BLOCK): the row is read once and quantized from
+    registers; else twice, the second time from L2. COUNT_NONFINITE: add the row's NaN/inf
+    values to *nonfinite_ptr (master weights)."""
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * stride_xm
+    q_row = q_ptr + row * stride_qm
+    prob = 0.0
     if SWIGLU:
-        prob = tl.load(p_ptr + rows, mask=row_mask, other=0.0).to(tl.float32)[:, None]
-    amax = tl.zeros([BLOCK_R, BLOCK], dtype=tl.float32)
-    bad = tl.zeros([BLOCK_R, BLOCK], dtype=tl.int32)
-    x = tl.zeros([BLOCK_R, BLOCK], dtype=tl.float32)  # after the loop: its last block
+        prob = tl.load(p_ptr + row).to(tl.float32)
+    amax = tl.zeros([BLOCK], dtype=tl.float32)
+    bad = tl.zeros([BLOCK], dtype=tl.int32)
+    x = tl.zeros([BLOCK], dtype=tl.float32)  # after the loop: its last block
     for k0 in range(0, K, BLOCK):
-        offs = k0 + tl.arange(0, BLOCK)[None, :]
-        x = _row_values(x_rows, prob, offs, row_mask[:, None] & (offs < K), K, SWIGLU,
-                        SOFTWARE)
+        x = _row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K, SWIGLU, SOFTWARE)
         amax = tl.maximum(amax, tl.abs(x))
         if COUNT_NONFINITE:
             bad += ((x != x) | (tl.abs(x) == float("inf"))).to(tl.int32)
     if COUNT_NONFINITE:
-        nonfinite = tl.sum(tl.sum(bad, 1), 0)
+        nonfinite = tl.sum(bad, 0)
         tl.atomic_add(nonfinite_ptr, nonfinite, mask=nonfinite > 0, sem="relaxed")
-    amax = tl.maximum(tl.max(amax, 1), _EPS)
+    amax = tl.maximum(tl.max(amax, 0), _EPS)
     inv = tl.div_rn(_QMAX + tl.zeros_like(amax), amax)
     if ONE_PASS:
-        offs = tl.arange(0, BLOCK)[None, :]
-        _store_codes(q_rows, x, inv, offs, row_mask[:, None] & (offs < K), SOFTWARE)
+        _store_codes(q_row, x, inv, tl.arange(0, BLOCK), K, SOFTWARE)
     else:
         for k0 in range(0, K, BLOCK):
-            offs = k0 + tl.arange(0, BLOCK)[None, :]
-            mask = row_mask[:, None] & (offs < K)
-            _store_codes(q_rows, _row_values(x_rows, prob, offs, mask, K, SWIGLU, SOFTWARE),
-                         inv, offs, mask, SOFTWARE)
-    tl.store(s_ptr + rows * stride_sm, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)),
-             mask=row_mask)
+            offs = k0 + tl.arange(0, BLOCK)
+            _store_codes(q_row, _row_values(x_row, prob, offs, K, SWIGLU, SOFTWARE), inv, offs,
+                         K, SOFTWARE)
+    tl.store(s_ptr + row * stride_sm, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)))
 
 
-#: the widest row block a program quantizes from registers; longer rows take two passes
+#: the widest block of a row a program holds; longer rows take two passes
 ONE_PASS_K = 2048
 
 
-def row_tiles(k: int) -> tuple:
-    """(rows a program, columns a block, warps) of the row quantizer for rows of k values."""
+def row_tiles(k: int, values_per_thread: int) -> tuple:
+    """(columns a block, warps) of the row quantizer's program for rows of k values."""
     block = min(triton.next_power_of_2(k), ONE_PASS_K)
-    return 1, block, max(1, min(8, block // 256))
+    return block, max(1, min(8, block // (32 * values_per_thread)))
+
+
+def _values_per_thread(x: torch.Tensor, swiglu_rows: bool) -> int:
+    """64 bytes of a row a thread, the SwiGLU's 8 values (its exp and division bind it).
+    H200, rows of 2048 (768) values, session 46 (docs/kernel_rounds.md, round 42): bf16
+    tokens 0.73x (0.71x) the time of the 8 (4) warps before, fp32 masters 0.89x (0.88x)."""
+    return 8 if swiglu_rows else 64 // x.element_size()
 
 
 def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = None,
@@ -111,12 +112,12 @@ def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = Non
                    torch.empty(m, 1, device=x.device, dtype=torch.float32))
     if m and k:
         x = x if x.stride(-1) == 1 else x.contiguous()
-        block_rows, block, warps = row_tiles(k)
-        _int8_rows_kernel[(triton.cdiv(m, block_rows),)](
-            x, x if probs is None else probs.contiguous(), q, s,
-            s if nonfinite is None else nonfinite, m, k, x.stride(0), q.stride(0), s.stride(0),
-            BLOCK_R=block_rows, BLOCK=block, ONE_PASS=k <= block, SWIGLU=probs is not None,
-            COUNT_NONFINITE=nonfinite is not None, SOFTWARE=INTERPRETED, num_warps=warps)
+        block, warps = row_tiles(k, _values_per_thread(x, probs is not None))
+        _int8_rows_kernel[(m,)](x, x if probs is None else probs.contiguous(), q, s,
+                                s if nonfinite is None else nonfinite, k, x.stride(0),
+                                q.stride(0), s.stride(0), BLOCK=block, ONE_PASS=k <= block,
+                                SWIGLU=probs is not None, COUNT_NONFINITE=nonfinite is not None,
+                                SOFTWARE=INTERPRETED, num_warps=warps)
     return q, s
 
 

@@ -58,7 +58,8 @@ def _w4a16_quantize_kernel(
 
 
 def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
-                   check_finite: bool = True, block_rows: int = 32) -> QuantizedWeight:
+                   check_finite: bool = True, block_rows: int = 32,
+                   num_warps: int = 4) -> QuantizedWeight:
     """Master weight [..., out, in] -> QuantizedWeight (packed int32 [..., out, in/8], bf16
     scales [..., out, in/group]) for a W4A16 `scheme`; equal to scheme.quantize_weight.
 
@@ -78,7 +79,8 @@ def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
     if rows:
         grid = (triton.cdiv(rows, block_rows), k // group)
         _w4a16_quantize_kernel[grid](w2, packed, scale, nonfinite, rows, k, GROUP=group,
-                                     BLOCK_R=block_rows, SOFTWARE=INTERPRETED, num_warps=4)
+                                     BLOCK_R=block_rows, SOFTWARE=INTERPRETED,
+                                     num_warps=num_warps)
     if check_finite and int(nonfinite.item()):
         check_master_weight(name, weight, check_finite=True)  # raises, naming the count
     return QuantizedWeight(packed, scale, tuple(weight.shape), scheme)

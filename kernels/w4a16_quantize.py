@@ -57,14 +57,21 @@ def _w4a16_quantize_kernel(
              mask=r_mask)
 
 
+def program_shape(weight: torch.Tensor) -> tuple:
+    """(rows a program, warps). H200, one layer's experts (session 46, docs/kernel_rounds.md
+    round 42): fp32 masters 0.88-0.92x the time with 8 rows and one warp than with 32 rows and
+    4 warps; bf16 ones 0.98x at best with any shape tried (bound by the arithmetic)."""
+    return (8, 1) if weight.element_size() == 4 else (32, 4)
+
+
 def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
-                   check_finite: bool = True, block_rows: int = 32,
-                   num_warps: int = 4) -> QuantizedWeight:
+                   check_finite: bool = True, block_rows: int = None,
+                   num_warps: int = None) -> QuantizedWeight:
     """Master weight [..., out, in] -> QuantizedWeight (packed int32 [..., out, in/8], bf16
     scales [..., out, in/group]) for a W4A16 `scheme`; equal to scheme.quantize_weight.
 
     check_finite: raise (one host sync) if the weight has NaN/inf; with False their codes
-    are unspecified.
+    are unspecified. block_rows, num_warps: program_shape's unless given.
     """
     check_master_weight(name, weight, check_finite=False)
     scheme.validate_shape(name, weight.shape[-2], weight.shape[-1])
@@ -77,6 +84,8 @@ def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
                         dtype=torch.bfloat16)
     nonfinite = torch.zeros(1, device=weight.device, dtype=torch.int32)
     if rows:
+        shape = program_shape(weight)
+        block_rows, num_warps = block_rows or shape[0], num_warps or shape[1]
         grid = (triton.cdiv(rows, block_rows), k // group)
         _w4a16_quantize_kernel[grid](w2, packed, scale, nonfinite, rows, k, GROUP=group,
                                      BLOCK_R=block_rows, SOFTWARE=INTERPRETED,

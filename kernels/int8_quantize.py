@@ -91,17 +91,14 @@ def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, K, stride_xm, s
 ONE_PASS_K = 2048
 
 
-def row_tiles(k: int, values_per_thread: int) -> tuple:
-    """(columns a block, warps) of the row quantizer's program for rows of k values."""
+def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool) -> tuple:
+    """(columns a block, warps) for rows of k values: 64 bytes of a row a thread, the SwiGLU's
+    8 values (its exp and division bind it). H200, rows of 2048 (768) values, session 46
+    (docs/kernel_rounds.md, round 42): bf16 tokens 0.73x (0.71x) the time of the 8 (4) warps
+    before, fp32 masters 0.89x (0.88x)."""
     block = min(triton.next_power_of_2(k), ONE_PASS_K)
-    return block, max(1, min(8, block // (32 * values_per_thread)))
-
-
-def _values_per_thread(x: torch.Tensor, swiglu_rows: bool) -> int:
-    """64 bytes of a row a thread, the SwiGLU's 8 values (its exp and division bind it).
-    H200, rows of 2048 (768) values, session 46 (docs/kernel_rounds.md, round 42): bf16
-    tokens 0.73x (0.71x) the time of the 8 (4) warps before, fp32 masters 0.89x (0.88x)."""
-    return 8 if swiglu_rows else 64 // x.element_size()
+    per_thread = 8 if swiglu_rows else 64 // x.element_size()
+    return block, max(1, min(8, block // (32 * per_thread)))
 
 
 def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = None,
@@ -112,7 +109,7 @@ def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = Non
                    torch.empty(m, 1, device=x.device, dtype=torch.float32))
     if m and k:
         x = x if x.stride(-1) == 1 else x.contiguous()
-        block, warps = row_tiles(k, _values_per_thread(x, probs is not None))
+        block, warps = _row_program(x, k, probs is not None)
         _int8_rows_kernel[(m,)](x, x if probs is None else probs.contiguous(), q, s,
                                 s if nonfinite is None else nonfinite, k, x.stride(0),
                                 q.stride(0), s.stride(0), BLOCK=block, ONE_PASS=k <= block,

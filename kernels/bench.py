@@ -46,6 +46,7 @@ from .w4a16_gemm import (DENSE_GLUON_MAX_ROWS, DEQUANT_ROWS_PER_EXPERT,
                          KEPT_OPERAND_ROWS_PER_EXPERT, WS_ROWS_PER_EXPERT, dense_config,
                          w4a16_dense_gluon, w4a16_grouped_matmul, w4a16_grouped_swiglu,
                          w4a16_linear)
+from .w4a16_lanes import to_lane_order
 from .w4a16_operand import w4a16_operand
 from .w4a16_quantize import w4a16_quantize
 
@@ -378,28 +379,40 @@ def bench_launch_floor():
 
 
 def bench_quantize(peak, check, sweep):
+    """W4A16 twice: the serving codes alone, and with the Hopper kernels' lane order written
+    beside them (what the learner's cache runs for stacked experts on Hopper); the torch
+    reference of the second includes w4a16_lanes' reorder."""
     table = Table("Fused quantize-and-pack of one layer's experts (fp32 master)",
                   ["weight", "format", "kernel us", "GB/s", "% copy BW",
                    "torch reference us", "speedup"])
     for label, shape in [("W13 E128", (128, 1536, 2048)), ("W2 E128", (128, 2048, 768))]:
         master = torch.randn(shape, device="cuda")
         params = master.numel()
-        for name, scheme, fn, out_bytes in [
-            ("w4a16-g128", get_scheme("w4a16"), w4a16_quantize, params * (0.5 + 2 / 128)),
-            ("fp8-block", get_scheme("fp8-block"), fp8_block_quantize, params * 1.0),
-            ("int8", get_scheme("int8"), int8_quantize, params * (1 + 4 / shape[-1])),
+        w4a16 = get_scheme("w4a16")
+        for name, scheme, fn, out_bytes, kw, reference in [
+            ("w4a16-g128", w4a16, w4a16_quantize, params * (0.5 + 2 / 128),
+             {"lane_order": False}, w4a16.quantize_weight),
+            ("w4a16-g128 + lane order", w4a16, w4a16_quantize, params * (1 + 2 / 128),
+             {"lane_order": True}, lambda w, **kw: to_lane_order(w4a16.quantize_weight(w).data)),
+            ("fp8-block", get_scheme("fp8-block"), fp8_block_quantize, params * 1.0, {},
+             None),
+            ("int8", get_scheme("int8"), int8_quantize, params * (1 + 4 / shape[-1]), {}, None),
         ]:
-            got, want = fn(master, scheme), scheme.quantize_weight(master)
+            reference = reference or scheme.quantize_weight
+            got, want = fn(master, scheme, **kw), scheme.quantize_weight(master)
             check.equal(f"{name} quantize {label}", got.data.view(torch.uint8),
                         want.data.view(torch.uint8))
             check.equal(f"{name} scales {label}", got.scale, want.scale)
-            variants = [("", {})]
-            if sweep and name.startswith("w4a16"):
-                variants = [(f" rows{b}", {"block_rows": b}) for b in (8, 16, 32, 64)]
+            if kw.get("lane_order"):
+                check.equal(f"{name} lanes {label}", got.lane_codes[1],
+                            to_lane_order(want.data))
+            variants = [("", kw)]
+            if sweep and name == "w4a16-g128":
+                variants = [(f" rows{b}", {"block_rows": b, **kw}) for b in (8, 16, 32, 64)]
             for tag, kw in variants:
                 t = median_us([lambda: fn(master, scheme, check_finite=False, **kw)])
                 gbps = (params * 4 + out_bytes) / t / 1e3
-                t_ref = median_us([lambda: scheme.quantize_weight(master, check_finite=False)])
+                t_ref = median_us([lambda: reference(master, check_finite=False)])
                 table.add(label, name + tag, t, gbps, 100 * gbps / peak["copy_GBps"], t_ref,
                           _fmt(t_ref / t, ".1f"))
         del master

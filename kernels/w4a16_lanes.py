@@ -9,12 +9,12 @@ half's words 4i..4i + 3: pair j (inputs 64h + 8(4i + j) + 2q, +1) at bits 4j and
 thread reads its four words of a block in one 16-byte load, and pair j is
 (word >> 4j) & 0x000F000F, one AND-OR away from bf16.
 
-Made by the first eager call with a weight at a batch size the kernel takes (w4a16_gemm makes
-it there even when that eager call runs the Triton kernel, so that a CUDA graph captured next
-finds it): one pass over the codes, 0.5 B/param of memory beside them, kept on the
-QuantizedWeight. The learner's cache makes a new one per optimizer step, so the order is made
-once per step, and once per weight version in the rollout engine. Publishers and exporters
-keep reading the serving layout.
+The learner's fused quantizer writes them beside the codes for stacked experts on Hopper
+(w4a16_quantize), once per optimizer step. Elsewhere (dense weights, the rollout engine's
+weights, each version once) the first eager call with a weight at a batch size the kernel takes
+makes them here (w4a16_gemm makes them there even when that eager call runs the Triton kernel,
+so that a CUDA graph captured next finds them). Either way 0.5 B/param of memory beside the
+codes, kept on the QuantizedWeight. Publishers and exporters keep reading the serving layout.
 """
 import torch
 
@@ -51,8 +51,12 @@ def lane_codes(qweight) -> torch.Tensor:
     written in place since). Made inside a CUDA-graph capture, the reorder would be recorded and
     replayed with every call: w4a16_gemm makes it on eager calls and never in capture."""
     if not has_lane_codes(qweight):
-        version = qweight.data._version
         with torch.no_grad():
-            # the third item: the Gluon kernel's TMA descriptors of these codes, by box
-            qweight.lane_codes = (version, to_lane_order(qweight.data), {})
+            keep_lane_codes(qweight, to_lane_order(qweight.data))
     return qweight.lane_codes[1]
+
+
+def keep_lane_codes(qweight, lanes: torch.Tensor) -> None:
+    """lanes (qweight's codes now, in lane order) as its memo; the third item will hold the
+    Gluon kernel's TMA descriptors of them, by box."""
+    qweight.lane_codes = (qweight.data._version, lanes, {})

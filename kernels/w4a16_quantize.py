@@ -4,7 +4,9 @@ Bit-identical to megatron_qarl.quant.W4A16.quantize_weight: scale = bf16(absmax 
 codes = clamp(round_half_even(w / scale), -8, 7) against the rounded scale, nibble q + 8
 packed low nibble first into int32 words. Runs every optimizer step, so it reads the master
 weight once (fp32 or bf16) and writes 0.5 B/param of codes plus the scales; NaN/inf are
-counted on the way instead of by a second pass over the weight.
+counted on the way instead of by a second pass over the weight. For the Hopper kernels it
+also writes the codes in their lane order (w4a16_lanes), which they would otherwise make at
+their first call of each step by a reorder of ten torch passes over the codes.
 """
 import torch
 import triton
@@ -14,7 +16,9 @@ from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.w4a16 import INV_QMAX
 
+from .gluon_hopper import is_hopper
 from .numerics import INTERPRETED, fp32_constant, rint, round_to_bf16, to_bf16
+from .w4a16_lanes import keep_lane_codes
 
 _INV_7 = tl.constexpr(fp32_constant(INV_QMAX))
 
@@ -25,9 +29,21 @@ def _bit_or(a, b):
 
 
 @triton.jit
+def _lane_words(q, BLOCK_R: tl.constexpr):
+    """Nibbles [rows, 16 words, 8] of one 128-input block -> its 16 words of each row in lane
+    order: the pair (2q, 2q + 1) of serving word 8h + 4i + j at bits 4j and 16 + 4j of word
+    4q + 2h + i."""
+    pairs = tl.reshape(q, [BLOCK_R, 2, 2, 4, 4, 2])  # [rows, h, i, j, q, pair element]
+    j = tl.arange(0, 4)[None, None, None, :, None, None]
+    t = tl.arange(0, 2)[None, None, None, None, None, :]
+    words = tl.reduce(tl.reduce(pairs << (4 * j + 16 * t), 5, _bit_or), 3, _bit_or)
+    return tl.reshape(tl.permute(words, (0, 3, 1, 2)), [BLOCK_R, 16])
+
+
+@triton.jit
 def _w4a16_quantize_kernel(
-    w_ptr, packed_ptr, scale_ptr, nonfinite_ptr, rows, K,
-    GROUP: tl.constexpr, BLOCK_R: tl.constexpr, SOFTWARE: tl.constexpr,
+    w_ptr, packed_ptr, lanes_ptr, scale_ptr, nonfinite_ptr, rows, K,
+    GROUP: tl.constexpr, BLOCK_R: tl.constexpr, LANES: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     pid_r = tl.program_id(0)
     g = tl.program_id(1)
@@ -51,8 +67,10 @@ def _w4a16_quantize_kernel(
     q = tl.minimum(tl.maximum(q, -8.0), 7.0).to(tl.int32) + 8
     word = tl.reduce(q << (nib[None, None, :] * 4), 2, _bit_or)
 
-    tl.store(packed_ptr + offs_r[:, None].to(tl.int64) * (K // 8) + g * (GROUP // 8)
-             + words[None, :], word, mask=r_mask[:, None])
+    words_at = offs_r[:, None].to(tl.int64) * (K // 8) + g * (GROUP // 8) + words[None, :]
+    tl.store(packed_ptr + words_at, word, mask=r_mask[:, None])
+    if LANES:  # GROUP == 128: this group is one lane-order block
+        tl.store(lanes_ptr + words_at, _lane_words(q, BLOCK_R), mask=r_mask[:, None])
     tl.store(scale_ptr + offs_r.to(tl.int64) * (K // GROUP) + g, to_bf16(scale, SOFTWARE),
              mask=r_mask)
 
@@ -64,14 +82,23 @@ def program_shape(weight: torch.Tensor) -> tuple:
     return (8, 1) if weight.element_size() == 4 else (32, 4)
 
 
+def lane_order_applies(weight: torch.Tensor, group: int) -> bool:
+    """Stacked experts on a Hopper GPU with 128-input groups: the grouped kernels read them in
+    lane order every step up to 2047 rows an expert. Dense weights are left to make theirs at
+    a first decode-size call (at training sizes they go through the bf16 operand)."""
+    return weight.dim() == 3 and group == 128 and weight.is_cuda and is_hopper(weight.device)
+
+
 def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
                    check_finite: bool = True, block_rows: int = None,
-                   num_warps: int = None) -> QuantizedWeight:
+                   num_warps: int = None, lane_order: bool = None) -> QuantizedWeight:
     """Master weight [..., out, in] -> QuantizedWeight (packed int32 [..., out, in/8], bf16
     scales [..., out, in/group]) for a W4A16 `scheme`; equal to scheme.quantize_weight.
 
     check_finite: raise (one host sync) if the weight has NaN/inf; with False their codes
-    are unspecified. block_rows, num_warps: program_shape's unless given.
+    are unspecified. block_rows, num_warps: program_shape's unless given. lane_order: also
+    write the codes in lane order as the QuantizedWeight's memo (w4a16_lanes.lane_codes);
+    lane_order_applies's answer unless given (128-input groups only).
     """
     check_master_weight(name, weight, check_finite=False)
     scheme.validate_shape(name, weight.shape[-2], weight.shape[-1])
@@ -82,14 +109,23 @@ def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
     packed = torch.empty(*weight.shape[:-1], k // 8, device=weight.device, dtype=torch.int32)
     scale = torch.empty(*weight.shape[:-1], k // group, device=weight.device,
                         dtype=torch.bfloat16)
+    if lane_order is None:
+        lane_order = lane_order_applies(weight, group)
+    if lane_order and group != 128:
+        raise ValueError(f"lane_order=True for {name} with group size {group}: the lane order "
+                         f"works on 128-input groups (w4a16-g128)")
+    lanes = torch.empty_like(packed) if lane_order else packed
     nonfinite = torch.zeros(1, device=weight.device, dtype=torch.int32)
     if rows:
         shape = program_shape(weight)
         block_rows, num_warps = block_rows or shape[0], num_warps or shape[1]
         grid = (triton.cdiv(rows, block_rows), k // group)
-        _w4a16_quantize_kernel[grid](w2, packed, scale, nonfinite, rows, k, GROUP=group,
-                                     BLOCK_R=block_rows, SOFTWARE=INTERPRETED,
-                                     num_warps=num_warps)
+        _w4a16_quantize_kernel[grid](w2, packed, lanes, scale, nonfinite, rows, k,
+                                     GROUP=group, BLOCK_R=block_rows, LANES=lane_order,
+                                     SOFTWARE=INTERPRETED, num_warps=num_warps)
     if check_finite and int(nonfinite.item()):
         check_master_weight(name, weight, check_finite=True)  # raises, naming the count
-    return QuantizedWeight(packed, scale, tuple(weight.shape), scheme)
+    qweight = QuantizedWeight(packed, scale, tuple(weight.shape), scheme)
+    if lane_order:
+        keep_lane_codes(qweight, lanes)
+    return qweight

@@ -2,7 +2,8 @@ import pytest
 import torch
 
 from megatron_qarl.quant import QuantizationError, get_scheme
-from qarl_kernels.w4a16_quantize import w4a16_quantize
+from qarl_kernels.w4a16_lanes import lane_codes, to_lane_order
+from qarl_kernels.w4a16_quantize import lane_order_applies, w4a16_quantize
 
 
 def _hard_weight(shape, dtype, group, device):
@@ -46,3 +47,25 @@ def test_bad_layout_is_rejected(device):
     with pytest.raises(QuantizationError, match="dtype torch.int32"):
         w4a16_quantize(torch.ones(4, 128, dtype=torch.int32, device=device),
                        get_scheme("w4a16"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_lane_order_written_beside_the_codes(dtype, device):
+    """The fused lane-order words are the reorder's of the serving codes, and become the
+    memo the Hopper kernels read instead of reordering."""
+    w = _hard_weight((2, 11, 384), dtype, 128, device)
+    qweight = w4a16_quantize(w, get_scheme("w4a16"), lane_order=True)
+    assert torch.equal(qweight.data, get_scheme("w4a16").quantize_weight(w).data)
+    assert torch.equal(qweight.lane_codes[1], to_lane_order(qweight.data))
+    assert lane_codes(qweight) is qweight.lane_codes[1]
+
+
+def test_lane_order_only_where_the_hopper_kernels_read_it(device):
+    w = torch.randn(2, 8, 256, device=device)
+    made = w4a16_quantize(w, get_scheme("w4a16")).lane_codes is not None
+    assert made == lane_order_applies(w, 128) == (device.type == "cuda"
+                                                  and torch.cuda.get_device_capability() == (9, 0))
+    assert not lane_order_applies(w[0], 128)  # dense weights make theirs at a decode call
+    assert not lane_order_applies(w, 64)
+    with pytest.raises(ValueError, match="lane_order=True for experts.fc1 with group size 64"):
+        w4a16_quantize(w, get_scheme("w4a16-g64"), name="experts.fc1", lane_order=True)

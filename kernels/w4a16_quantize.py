@@ -75,11 +75,13 @@ def _w4a16_quantize_kernel(
              mask=r_mask)
 
 
-def program_shape(weight: torch.Tensor) -> tuple:
-    """(rows a program, warps). H200, one layer's experts (session 46, docs/kernel_rounds.md
-    round 42): fp32 masters 0.88-0.92x the time with 8 rows and one warp than with 32 rows and
-    4 warps; bf16 ones 0.98x at best with any shape tried (bound by the arithmetic)."""
-    return (8, 1) if weight.element_size() == 4 else (32, 4)
+def program_shape(weight: torch.Tensor, lane_order: bool) -> tuple:
+    """(rows a program, warps). H200, one layer's experts (docs/kernel_rounds.md): fp32 masters
+    0.88-0.92x the time with 8 rows and one warp than with 32 rows and 4 warps; bf16 ones
+    0.98x at best with any shape tried (bound by the arithmetic; round 42). Writing the lane
+    order too, 8 rows and one warp for both: bf16 masters took 3.8-3.9x its time with 32 rows
+    and 4 warps (round 43)."""
+    return (8, 1) if weight.element_size() == 4 or lane_order else (32, 4)
 
 
 def lane_order_applies(weight: torch.Tensor, group: int) -> bool:
@@ -117,7 +119,7 @@ def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
     lanes = torch.empty_like(packed) if lane_order else packed
     nonfinite = torch.zeros(1, device=weight.device, dtype=torch.int32)
     if rows:
-        shape = program_shape(weight)
+        shape = program_shape(weight, lane_order)
         block_rows, num_warps = block_rows or shape[0], num_warps or shape[1]
         grid = (triton.cdiv(rows, block_rows), k // group)
         _w4a16_quantize_kernel[grid](w2, packed, lanes, scale, nonfinite, rows, k,

@@ -1,8 +1,8 @@
 """Session 47: the W4A16 quantizer writing the Hopper kernels' lane order beside the codes
 (kernels/w4a16_quantize.py, lane_order) against the reorder of ten torch passes at the
 kernels' first call (kernels/w4a16_lanes.to_lane_order), the way session 46 ran.
-1. One layer's experts (fp32 masters): quantize, then reorder, against the fused kernel; the
-   reorder alone. do_bench medians.
+1. One layer's experts (fp32 and bf16 masters; call 1 ran fp32 alone, at 8fd5051): quantize,
+   then reorder, against the fused kernel; the reorder alone. do_bench medians.
 2. The qwen3-moe-200m training step (W4A16, experts+attention), A B B A per batch; a third
    arm, a probe, also skips the quantizer's NaN/inf check (one host sync a weight a step).
 Usage: lanes_ab.py STEPS (timed steps a run, after 2 warm-up steps)."""
@@ -27,8 +27,10 @@ from qarl_kernels.w4a16_quantize import w4a16_quantize  # noqa: E402
 
 def kernels():
     scheme = get_scheme("w4a16")
-    for label, shape in [("W13 E128", (128, 1536, 2048)), ("W2 E128", (128, 2048, 768))]:
-        master = torch.randn(shape, device="cuda")
+    for label, shape, dtype in [(label, shape, dtype) for dtype in (torch.float32, torch.bfloat16)
+                                for label, shape in [("W13 E128", (128, 1536, 2048)),
+                                                     ("W2 E128", (128, 2048, 768))]]:
+        master = torch.randn(shape, device="cuda").to(dtype)
         fused = w4a16_quantize(master, scheme, lane_order=True)
         assert torch.equal(fused.lane_codes[1], to_lane_order(fused.data)), label
 
@@ -45,7 +47,7 @@ def kernels():
             "reorder alone": triton.testing.do_bench(lambda: to_lane_order(fused.data),
                                                      rep=200),
         }
-        print(f"{label} fp32 masters: " + ", ".join(f"{k} {v * 1e3:.1f} us"
+        print(f"{label} {dtype} masters: " + ", ".join(f"{k} {v * 1e3:.1f} us"
                                                     for k, v in times.items()), flush=True)
         del master, fused
 

@@ -5,7 +5,9 @@ kernels' first call (kernels/w4a16_lanes.to_lane_order), the way session 46 ran.
    then reorder, against the fused kernel; the reorder alone. do_bench medians.
 2. The qwen3-moe-200m training step (W4A16, experts+attention), A B B A per batch; a third
    arm, a probe, also skips the quantizer's NaN/inf check (one host sync a weight a step).
-Usage: lanes_ab.py STEPS (timed steps a run, after 2 warm-up steps)."""
+Usage: lanes_ab.py STEPS [LAYERS] (timed steps a run, after 2 warm-up steps; LAYERS: instead,
+the step alone of that many exact Qwen3-30B-A3B layers, vocabulary 32768, batch 4 x 1024)."""
+import dataclasses
 import functools
 import os
 import statistics
@@ -52,8 +54,7 @@ def kernels():
         del master, fused
 
 
-def step_ab(steps):
-    preset = get_preset("qwen3-moe-200m")
+def step_ab(steps, preset, batches):
     arms = {
         "fused lanes": w4a16_quantize,
         "reorder at first call": functools.partial(w4a16_quantize, lane_order=False),
@@ -61,7 +62,7 @@ def step_ab(steps):
                                                                check_finite=False),
     }
     order = ["fused lanes", "reorder at first call", "fused lanes, no NaN check (probe)"]
-    for batch in (4, 32):
+    for batch in batches:
         times = {arm: [] for arm in arms}
         for arm in order + order[::-1]:
             ops.register_quantize(W4A16, "cuda", arms[arm])
@@ -77,18 +78,23 @@ def step_ab(steps):
     ops.register_quantize(W4A16, "cuda", w4a16_quantize)
 
 
-def main(steps):
+def main(steps, layers=None):
     dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29514", rank=0, world_size=1)
     torch.cuda.set_device(0)
     parallel_state.initialize_model_parallel()
     tensor_parallel.model_parallel_cuda_manual_seed(0)
     enable_cuda_kernels()
     print(torch.cuda.get_device_name(), flush=True)
-    kernels()
-    step_ab(steps)
+    if layers:
+        preset = dataclasses.replace(get_preset("qwen3-30b-a3b"), num_layers=layers,
+                                     vocab_size=32768)
+        step_ab(steps, preset, (4,))
+    else:
+        kernels()
+        step_ab(steps, get_preset("qwen3-moe-200m"), (4, 32))
     dist.destroy_process_group()
 
 
 if __name__ == "__main__":
     os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "1")
-    main(int(sys.argv[1]))
+    main(*map(int, sys.argv[1:]))

@@ -11,5 +11,5 @@ timeout 100 python3 $R/lanes_profile.py 2>&1 | grep -v "Warning\|warn" > $OUT/ca
 grep "=====\|_w4a16_quantize\|Self CUDA time total" $OUT/call6_profile.txt
 timeout 150 python3 $R/step_ab.py lanes 6 2 2>&1 | grep -v "Warning\|warn" | tee $OUT/call6_lanes_30b.txt
 timeout 150 python3 $R/step_ab.py lanes 6 2>&1 | grep -v "Warning\|warn" | tee $OUT/call6_lanes_200m.txt
-timeout 150 python3 $R/step_ab.py dense-backward 4 2>&1 | grep -v "Warning\|warn" \
+timeout 240 python3 $R/step_ab.py dense-backward 4 2>&1 | grep -v "Warning\|warn" \
   | tee $OUT/call6_dense_backward.txt

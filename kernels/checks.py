@@ -1,6 +1,20 @@
 """Argument checks shared by the kernel wrappers: each error names the tensor and the fix."""
 import torch
 
+from megatron_qarl.quant.errors import check_master_weight
+
+
+def nonfinite_counter(weight: torch.Tensor) -> torch.Tensor:
+    """The int32 the weight quantizers add a master's NaN/inf count to (numerics.is_nonfinite),
+    instead of a second pass over it."""
+    return torch.zeros(1, device=weight.device, dtype=torch.int32)
+
+
+def raise_if_nonfinite(name: str, weight: torch.Tensor, counter: torch.Tensor) -> None:
+    """One host sync; raises QuantizationError naming `name` and the count if any."""
+    if int(counter.item()):
+        check_master_weight(name, weight, check_finite=True)  # raises, naming the count
+
 
 def check_activation(x: torch.Tensor, in_features: int, name: str = "x") -> None:
     if x.shape[-1] != in_features:

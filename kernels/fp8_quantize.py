@@ -14,9 +14,10 @@ from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX,
                                           packed_row_bytes, unpack_activation_rows)
 
-from .checks import check_swiglu_input, counts_on, tile_rows
+from .checks import (check_swiglu_input, counts_on, nonfinite_counter, raise_if_nonfinite,
+                     tile_rows)
 from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
-from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu, to_e4m3
+from .numerics import INTERPRETED, fp32_constant, is_nonfinite, round_to_bf16, swiglu, to_e4m3
 
 _EPS = tl.constexpr(AMAX_EPS)
 _MAX = tl.constexpr(FP8_MAX)
@@ -39,13 +40,16 @@ def _e4m3(v, scale):
 
 
 @triton.jit
-def _fp8_weight_kernel(w_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn, BLOCK: tl.constexpr):
+def _fp8_weight_kernel(w_ptr, q_ptr, s_ptr, nonfinite_ptr, N, K, stride_se, stride_sn,
+                       BLOCK: tl.constexpr):
     pid_n, pid_k, e = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     offs_n = pid_n * BLOCK + tl.arange(0, BLOCK)
     offs_k = pid_k * BLOCK + tl.arange(0, BLOCK)
     mask = (offs_n[:, None] < N) & (offs_k[None, :] < K)
     base = e.to(tl.int64) * N * K + offs_n[:, None].to(tl.int64) * K + offs_k[None, :]
     w = tl.load(w_ptr + base, mask=mask, other=0.0).to(tl.float32)
+    nonfinite = tl.sum(tl.sum(is_nonfinite(w), 1), 0)
+    tl.atomic_add(nonfinite_ptr, nonfinite, mask=nonfinite > 0, sem="relaxed")
     scale = _scale_of(tl.max(tl.max(tl.abs(w), 1), 0))
     tl.store(q_ptr + base, _e4m3(w, scale), mask=mask)
     tl.store(s_ptr + e * stride_se + pid_n * stride_sn + pid_k, scale)
@@ -133,18 +137,23 @@ def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows
 def fp8_block_quantize(weight: torch.Tensor, scheme, name: str = "weight",
                        check_finite: bool = True) -> QuantizedWeight:
     """Master weight [..., out, in] -> e4m3 [..., out, in] + fp32 scale_inv
-    [..., ceil(out/128), ceil(in/128)]; equal to FP8Block.quantize_weight."""
-    check_master_weight(name, weight, check_finite)
+    [..., ceil(out/128), ceil(in/128)]; equal to FP8Block.quantize_weight. check_finite: raise
+    (one host sync) if the weight has NaN/inf, counted in the pass; with False their codes are
+    unspecified."""
+    check_master_weight(name, weight, check_finite=False)
     n, k = weight.shape[-2], weight.shape[-1]
     w3 = weight.contiguous().reshape(-1, n, k)
     experts = w3.shape[0]
     nb, kb = triton.cdiv(n, BLOCK), triton.cdiv(k, BLOCK)
     q = torch.empty(weight.shape, device=weight.device, dtype=FP8_DTYPE)
     scale = torch.empty(*weight.shape[:-2], nb, kb, device=weight.device, dtype=torch.float32)
+    nonfinite = nonfinite_counter(weight)
     if q.numel():
         s3 = scale.reshape(-1, nb, kb)
-        _fp8_weight_kernel[(nb, kb, experts)](w3, q, s3, n, k, s3.stride(0), s3.stride(1),
-                                              BLOCK=BLOCK, num_warps=8)
+        _fp8_weight_kernel[(nb, kb, experts)](w3, q, s3, nonfinite, n, k, s3.stride(0),
+                                              s3.stride(1), BLOCK=BLOCK, num_warps=8)
+    if check_finite:
+        raise_if_nonfinite(name, weight, nonfinite)
     return QuantizedWeight(q, scale, tuple(weight.shape), scheme)
 
 

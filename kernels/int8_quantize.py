@@ -15,8 +15,8 @@ from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.int8 import AMAX_EPS, QMAX, packed_row_bytes, unpack_activation_rows
 
-from .checks import check_swiglu_input
-from .numerics import INTERPRETED, mul_rn, round_to_bf16, swiglu
+from .checks import check_swiglu_input, nonfinite_counter, raise_if_nonfinite
+from .numerics import INTERPRETED, is_nonfinite, mul_rn, round_to_bf16, swiglu
 
 _EPS = tl.constexpr(AMAX_EPS)
 _QMAX = tl.constexpr(QMAX)
@@ -71,7 +71,7 @@ def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, K, stride_xm, s
         x = _row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K, SWIGLU, SOFTWARE)
         amax = tl.maximum(amax, tl.abs(x))
         if COUNT_NONFINITE:
-            bad += ((x != x) | (tl.abs(x) == float("inf"))).to(tl.int32)
+            bad += is_nonfinite(x)
     if COUNT_NONFINITE:
         nonfinite = tl.sum(bad, 0)
         tl.atomic_add(nonfinite_ptr, nonfinite, mask=nonfinite > 0, sem="relaxed")
@@ -125,11 +125,11 @@ def int8_quantize(weight: torch.Tensor, scheme, name: str = "weight",
     the layers' weight cache calls). check_finite: raise (one host sync) if the weight has
     NaN/inf; with False their codes are unspecified."""
     check_master_weight(name, weight, check_finite=False)
-    nonfinite = torch.zeros(1, device=weight.device, dtype=torch.int32)
+    nonfinite = nonfinite_counter(weight)
     q, s = _quantize_rows(weight.reshape(-1, weight.shape[-1]), None, weight.shape[-1],
                           nonfinite)
-    if check_finite and int(nonfinite.item()):
-        check_master_weight(name, weight, check_finite=True)  # raises, naming the count
+    if check_finite:
+        raise_if_nonfinite(name, weight, nonfinite)
     return QuantizedWeight(q.reshape(weight.shape), s.reshape(*weight.shape[:-1], 1),
                            tuple(weight.shape), scheme)
 

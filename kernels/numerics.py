@@ -37,6 +37,12 @@ def fp32_constant(v: float) -> float:
 
 
 @triton.jit
+def is_nonfinite(v):
+    """1 (int32) where v is NaN or +-inf: the weight quantizers count them on the way."""
+    return ((v != v) | (tl.abs(v) == float("inf"))).to(tl.int32)
+
+
+@triton.jit
 def rint(v):
     """Round to the nearest integer, ties to even (torch.round), for |v| < 2**22."""
     return (v + _RINT_MAGIC) - _RINT_MAGIC

@@ -17,7 +17,8 @@ from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.w4a16 import INV_QMAX
 
 from .gluon_hopper import is_hopper
-from .numerics import INTERPRETED, fp32_constant, rint, round_to_bf16, to_bf16
+from .checks import nonfinite_counter, raise_if_nonfinite
+from .numerics import INTERPRETED, fp32_constant, is_nonfinite, rint, round_to_bf16, to_bf16
 from .w4a16_lanes import keep_lane_codes
 
 _INV_7 = tl.constexpr(fp32_constant(INV_QMAX))
@@ -55,8 +56,7 @@ def _w4a16_quantize_kernel(
     w = tl.load(w_ptr + offs_r[:, None, None].to(tl.int64) * K + cols,
                 mask=r_mask[:, None, None], other=0.0).to(tl.float32)
 
-    nonfinite = tl.sum(tl.sum(tl.sum(((w != w) | (tl.abs(w) == float("inf"))).to(tl.int32),
-                                     2), 1), 0)
+    nonfinite = tl.sum(tl.sum(tl.sum(is_nonfinite(w), 2), 1), 0)
     tl.atomic_add(nonfinite_ptr, nonfinite, mask=nonfinite > 0, sem="relaxed")
 
     amax = tl.max(tl.max(tl.abs(w), 2), 1)
@@ -117,7 +117,7 @@ def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
         raise ValueError(f"lane_order=True for {name} with group size {group}: the lane order "
                          f"works on 128-input groups (w4a16-g128)")
     lanes = torch.empty_like(packed) if lane_order else packed
-    nonfinite = torch.zeros(1, device=weight.device, dtype=torch.int32)
+    nonfinite = nonfinite_counter(weight)
     if rows:
         shape = program_shape(weight, lane_order)
         block_rows, num_warps = block_rows or shape[0], num_warps or shape[1]
@@ -125,8 +125,8 @@ def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
         _w4a16_quantize_kernel[grid](w2, packed, lanes, scale, nonfinite, rows, k,
                                      GROUP=group, BLOCK_R=block_rows, LANES=lane_order,
                                      SOFTWARE=INTERPRETED, num_warps=num_warps)
-    if check_finite and int(nonfinite.item()):
-        check_master_weight(name, weight, check_finite=True)  # raises, naming the count
+    if check_finite:
+        raise_if_nonfinite(name, weight, nonfinite)
     qweight = QuantizedWeight(packed, scale, tuple(weight.shape), scheme)
     if lane_order:
         keep_lane_codes(qweight, lanes)

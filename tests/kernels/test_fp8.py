@@ -7,7 +7,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-from megatron_qarl.quant import get_scheme
+from megatron_qarl.quant import QuantizationError, get_scheme
 from megatron_qarl.quant.fp8_block import (pack_activation_rows, packed_row_bytes,
                                           quantize_activation, unpack_activation_rows)
 from qarl_kernels import fp8_quantize
@@ -33,6 +33,17 @@ def test_weight_quantize_bit_identical(shape, dtype, device):
     got, want = fp8_block_quantize(w, scheme), scheme.quantize_weight(w)
     assert torch.equal(_bits(got.data), _bits(want.data))
     assert torch.equal(got.scale, want.scale)
+
+
+def test_weight_quantize_counts_nonfinite_in_its_pass(device):
+    """NaN/inf in every position of a partial block (masked lanes load 0) are counted once."""
+    w = torch.ones(2, 130, 200, device=device)
+    w[0, 3, 7] = float("nan")
+    w[1, 129, 199] = float("-inf")  # the last, partial block of both dims
+    w[1, 0, 128] = float("inf")
+    with pytest.raises(QuantizationError, match=r"experts.linear_fc1: 3 NaN/inf"):
+        fp8_block_quantize(w, get_scheme("fp8-block"), "experts.linear_fc1")
+    fp8_block_quantize(w, get_scheme("fp8-block"), "experts.linear_fc1", check_finite=False)
 
 
 # one-row programs up to ONE_ROW_PROGRAMS rows, 16-row programs past them

@@ -1,4 +1,4 @@
-"""Session 47, call 6: the training step A B B A with one op of qarl_kernels.register swapped,
+"""Session 47, calls 6 and 7: the training step A B B A with one op of qarl_kernels.register swapped,
 set in that module so that build_model's own registration of the CUDA ops keeps it. Session
 46's dense_backward_ab.py and this session's lanes_ab.py (calls 1, 3, 4) and lanes_profile.py
 (call 5) set quant.ops' registry alone, which build_model overwrote: each of their arms ran the
@@ -9,7 +9,9 @@ qwen3-moe-200m at 4 and 32 x 1024)
   lanes: W4A16's quantizer writing the lane order, the reorder at the kernels' first call
          instead, and (a probe) the first without its NaN/inf check's host sync
   dense-backward: the dense STE backward on bf16 tensor cores (kernels/linear_backward.py),
-         and the pure-torch reference's fp32 products instead, for W4A16, FP8 and INT8."""
+         and the pure-torch reference's fp32 products instead, for W4A16, FP8 and INT8
+  fp8-finite (call 7): FP8's weight quantizer counting NaN/inf in its pass, and the check
+         before (a torch isfinite pass over the master, then the kernel)."""
 import dataclasses
 import functools
 import os
@@ -24,9 +26,17 @@ from bench_megatron_layers import train  # noqa: E402
 from megatron_qarl.layers import enable_cuda_kernels  # noqa: E402
 from megatron_qarl.models import get_preset  # noqa: E402
 from megatron.core import parallel_state, tensor_parallel  # noqa: E402
+from megatron_qarl.quant.errors import check_master_weight  # noqa: E402
 from qarl_kernels import register  # noqa: E402
+from qarl_kernels.fp8_quantize import fp8_block_quantize  # noqa: E402
 from qarl_kernels.linear_backward import aligned_linear_backward  # noqa: E402
 from qarl_kernels.w4a16_quantize import w4a16_quantize  # noqa: E402
+
+def fp8_quantize_isfinite_pass(weight, scheme, name="weight"):
+    """fp8_block_quantize's NaN/inf check before call 7: a torch pass, then the kernel."""
+    check_master_weight(name, weight, check_finite=True)
+    return fp8_block_quantize(weight, scheme, name, check_finite=False)
+
 
 #: experiment -> (schemes, {arm: (name in qarl_kernels.register, op)}), the baseline arm second
 EXPERIMENTS = {
@@ -41,6 +51,10 @@ EXPERIMENTS = {
     "dense-backward": (("w4a16", "fp8-block", "int8"), {
         "bf16 tensor cores": ("aligned_linear_backward", aligned_linear_backward),
         "fp32 reference": ("aligned_linear_backward", None),
+    }),
+    "fp8-finite": (("fp8-block",), {
+        "counted in the pass": ("fp8_block_quantize", fp8_block_quantize),
+        "isfinite pass": ("fp8_block_quantize", fp8_quantize_isfinite_pass),
     }),
 }
 

@@ -14,7 +14,8 @@ from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX,
                                           packed_row_bytes, unpack_activation_rows)
 
-from .checks import check_swiglu_input, counts_on, tile_rows
+from .checks import (check_swiglu_input, counts_on, nonfinite_counter, raise_if_nonfinite,
+                     tile_rows)
 from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
 from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu, to_e4m3
 
@@ -39,23 +40,20 @@ def _e4m3(v, scale):
 
 
 @triton.jit
-def _max_keeping_nan(a, b):
-    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
-
-
-@triton.jit
-def _fp8_weight_kernel(w_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn, BLOCK: tl.constexpr):
-    """A block's NaN or inf reaches its scale (max.NaN, no extra instruction), where the
-    wrapper finds it: a count of the values here, a second reduction and an atomic, took
-    1.25-1.34x the kernel's time (docs/kernel_rounds.md, round 43)."""
+def _fp8_weight_kernel(w_ptr, q_ptr, s_ptr, nonfinite_ptr, N, K, stride_se, stride_sn,
+                       BLOCK: tl.constexpr):
     pid_n, pid_k, e = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     offs_n = pid_n * BLOCK + tl.arange(0, BLOCK)
     offs_k = pid_k * BLOCK + tl.arange(0, BLOCK)
     mask = (offs_n[:, None] < N) & (offs_k[None, :] < K)
     base = e.to(tl.int64) * N * K + offs_n[:, None].to(tl.int64) * K + offs_k[None, :]
     w = tl.load(w_ptr + base, mask=mask, other=0.0).to(tl.float32)
-    amax = tl.reduce(tl.reduce(tl.abs(w), 1, _max_keeping_nan), 0, _max_keeping_nan)
-    scale = tl.maximum(amax, _EPS, propagate_nan=tl.PropagateNan.ALL) * _INV_MAX
+    # NaN as inf in the block's amax: one reduction finds both (counting the values, a second
+    # reduction, took 1.34x the time for fp32 masters: round 43); the block's codes are then
+    # unspecified
+    amax = tl.max(tl.max(tl.where(w == w, tl.abs(w), float("inf")), 1), 0)
+    tl.atomic_add(nonfinite_ptr, 1, mask=amax == float("inf"), sem="relaxed")
+    scale = _scale_of(amax)
     tl.store(q_ptr + base, _e4m3(w, scale), mask=mask)
     tl.store(s_ptr + e * stride_se + pid_n * stride_sn + pid_k, scale)
 
@@ -143,8 +141,8 @@ def fp8_block_quantize(weight: torch.Tensor, scheme, name: str = "weight",
                        check_finite: bool = True) -> QuantizedWeight:
     """Master weight [..., out, in] -> e4m3 [..., out, in] + fp32 scale_inv
     [..., ceil(out/128), ceil(in/128)]; equal to FP8Block.quantize_weight. check_finite: raise
-    (one host sync) if the weight has NaN/inf, found in its block scales; with False their
-    codes are unspecified."""
+    (one host sync) if the weight has NaN/inf, found in the pass (its counter counts blocks);
+    with False their codes are unspecified."""
     check_master_weight(name, weight, check_finite=False)
     n, k = weight.shape[-2], weight.shape[-1]
     w3 = weight.contiguous().reshape(-1, n, k)
@@ -152,12 +150,13 @@ def fp8_block_quantize(weight: torch.Tensor, scheme, name: str = "weight",
     nb, kb = triton.cdiv(n, BLOCK), triton.cdiv(k, BLOCK)
     q = torch.empty(weight.shape, device=weight.device, dtype=FP8_DTYPE)
     scale = torch.empty(*weight.shape[:-2], nb, kb, device=weight.device, dtype=torch.float32)
+    nonfinite = nonfinite_counter(weight)
     if q.numel():
         s3 = scale.reshape(-1, nb, kb)
-        _fp8_weight_kernel[(nb, kb, experts)](w3, q, s3, n, k, s3.stride(0), s3.stride(1),
-                                              BLOCK=BLOCK, num_warps=8)
-    if check_finite and not bool(torch.isfinite(scale).all()):
-        check_master_weight(name, weight, check_finite=True)  # raises, naming the count
+        _fp8_weight_kernel[(nb, kb, experts)](w3, q, s3, nonfinite, n, k, s3.stride(0),
+                                              s3.stride(1), BLOCK=BLOCK, num_warps=8)
+    if check_finite:
+        raise_if_nonfinite(name, weight, nonfinite)
     return QuantizedWeight(q, scale, tuple(weight.shape), scheme)
 
 

@@ -1,8 +1,6 @@
-"""Session 47, calls 7-9: FP8's weight quantizer as the learner calls it (check_finite=True), one
-layer's experts, against the torch isfinite pass before it (step_ab.fp8_quantize_isfinite_pass),
-and the kernel unchecked. do_bench medians. The check: a count of the values in the kernel
-(call 7), a flag from the block's amax (call 8), the block scales read after it (call 9); calls
-7 and 8 printed "checked" as "counted in the pass"."""
+"""Session 47, call 7: FP8's weight quantizer as the learner calls it (check_finite=True), one
+layer's experts: the NaN/inf count in its own pass against the torch isfinite pass before it
+(step_ab.fp8_quantize_isfinite_pass), and the kernel unchecked. do_bench medians."""
 import os
 import sys
 
@@ -25,7 +23,7 @@ def main():
             a, b = fp8_block_quantize(w, scheme), fp8_quantize_isfinite_pass(w, scheme)
             assert torch.equal(a.data.view(torch.uint8), b.data.view(torch.uint8)), label
             times = {name: triton.testing.do_bench(fn, rep=200) * 1e3 for name, fn in [
-                ("checked", lambda: fp8_block_quantize(w, scheme)),
+                ("counted in the pass", lambda: fp8_block_quantize(w, scheme)),
                 ("isfinite pass, then the kernel", lambda: fp8_quantize_isfinite_pass(w, scheme)),
                 ("unchecked", lambda: fp8_block_quantize(w, scheme, check_finite=False)),
             ]}

@@ -1,5 +1,6 @@
-"""Session 47, call 7: FP8's weight quantizer as the learner calls it (check_finite=True), one
-layer's experts: the NaN/inf count in its own pass against the torch isfinite pass before it
+"""Session 47, calls 7 and 8: FP8's weight quantizer as the learner calls it (check_finite=True), one
+layer's experts: the NaN/inf check in its own pass (call 7: a count of the values; call 8: a
+flag from the block's amax) against the torch isfinite pass before it
 (step_ab.fp8_quantize_isfinite_pass), and the kernel unchecked. do_bench medians."""
 import os
 import sys

@@ -16,8 +16,8 @@ from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.w4a16 import INV_QMAX
 
-from .gluon_hopper import is_hopper
 from .checks import nonfinite_counter, raise_if_nonfinite
+from .gluon_hopper import is_hopper
 from .numerics import INTERPRETED, fp32_constant, is_nonfinite, rint, round_to_bf16, to_bf16
 from .w4a16_lanes import keep_lane_codes
 

@@ -35,8 +35,9 @@ def test_weight_quantize_bit_identical(shape, dtype, device):
     assert torch.equal(got.scale, want.scale)
 
 
-def test_weight_quantize_counts_nonfinite_in_its_pass(device):
-    """NaN/inf in every position of a partial block (masked lanes load 0) are counted once."""
+def test_weight_quantize_finds_nonfinite_in_its_pass(device):
+    """NaN or inf anywhere in a block, the last partial one included (its masked lanes load
+    0), raises, naming the weight and the count."""
     w = torch.ones(2, 130, 200, device=device)
     w[0, 3, 7] = float("nan")
     w[1, 129, 199] = float("-inf")  # the last, partial block of both dims

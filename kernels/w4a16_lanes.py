@@ -11,11 +11,12 @@ thread reads its four words of a block in one 16-byte load, and pair j is
 
 The learner's fused quantizer writes them beside the codes for stacked experts on Hopper
 (w4a16_quantize), once per optimizer step, even for a step whose calls all dequantize instead
-(2048 rows an expert or more: the memory below for nothing). Elsewhere (dense weights, the rollout engine's
-weights, each version once) the first eager call with a weight at a batch size the kernel takes
-makes them here (w4a16_gemm makes them there even when that eager call runs the Triton kernel,
-so that a CUDA graph captured next finds them). Either way 0.5 B/param of memory beside the
-codes, kept on the QuantizedWeight. Publishers and exporters keep reading the serving layout.
+(2048 rows an expert or more: the memory below for nothing). Elsewhere (dense weights, the
+rollout engine's weights, each version once) the first eager call with a weight at a batch size
+the kernel takes makes them here (w4a16_gemm makes them there even when that eager call runs the
+Triton kernel, so that a CUDA graph captured next finds them). Either way 0.5 B/param of memory
+beside the codes, kept on the QuantizedWeight. Publishers and exporters keep reading the
+serving layout.
 """
 import torch
 

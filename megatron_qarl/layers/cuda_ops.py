@@ -62,9 +62,12 @@ def _fp8_fallbacks(triton_active: bool) -> tuple:
     return reference_linear, reference_grouped, quantize_activation
 
 
+@functools.lru_cache(maxsize=None)
 def enable_cuda_kernels() -> bool:
-    """Register the CUDA ops once per process (idempotent); True when the Triton kernels are
-    active (FP8Block may additionally run on TransformerEngine: see the log line)."""
+    """Register the CUDA ops once per process; True when the Triton kernels are active (FP8Block
+    may additionally run on TransformerEngine: see the log line). build_model calls it for every
+    model: once, so that an op registered since (a test's, an A/B script's, a user's own) is the
+    one the next model runs."""
     triton_active = _register_triton()
     te_unavailable = te_fp8_unavailable_reason()
     backend = fp8_backend(te_unavailable, triton_active)

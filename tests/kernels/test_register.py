@@ -51,6 +51,25 @@ def test_weight_cache_quantizes_through_the_registry(device):
         _restore(ops._QUANTIZE, ("W4A16", device.type), previous)
 
 
+def test_an_op_registered_after_enabling_outlives_model_builds():
+    """build_model enables the CUDA ops for every model it builds; an op registered since must
+    stay (session 47's step A/Bs ran the default op in every arm when it did not)."""
+    from megatron_qarl.layers import enable_cuda_kernels
+
+    enable_cuda_kernels()
+    previous = ops._QUANTIZE.get(("W4A16", "cuda"))
+
+    def own_quantizer(weight, scheme, name):
+        return scheme.quantize_weight(weight, name)
+
+    ops.register_quantize(W4A16, "cuda", own_quantizer)
+    try:
+        enable_cuda_kernels()  # the next build_model
+        assert ops._QUANTIZE[("W4A16", "cuda")] is own_quantizer
+    finally:
+        _restore(ops._QUANTIZE, ("W4A16", "cuda"), previous)
+
+
 def _restore(registry, key, previous):
     """Put back what the test replaced (on a GPU, register_cuda_kernels' op)."""
     if previous is None:

@@ -23,7 +23,6 @@ import torch.distributed as dist
 
 sys.path.insert(0, "tools")
 from bench_megatron_layers import train  # noqa: E402
-from megatron_qarl.layers import enable_cuda_kernels  # noqa: E402
 from megatron_qarl.models import get_preset  # noqa: E402
 from megatron.core import parallel_state, tensor_parallel  # noqa: E402
 from megatron_qarl.quant.errors import check_master_weight  # noqa: E402
@@ -60,9 +59,12 @@ EXPERIMENTS = {
 
 
 def use_op(name, op):
-    """op registered as `name` for every model built next (None: the reference)."""
+    """op registered as `name` for every model built next (None: the reference). Set in the
+    register module, so that build_model's registration reads it where that registration runs
+    each time (the trees of calls 6-8), and registered at once, for where it runs once a
+    process (since f622b6c)."""
     setattr(register, name, op)
-    enable_cuda_kernels()  # what build_model runs
+    register.register_cuda_kernels()
 
 
 def step_ab(experiment, steps, preset, batches):

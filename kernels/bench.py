@@ -385,21 +385,20 @@ def bench_quantize(peak, check, sweep):
     table = Table("Fused quantize-and-pack of one layer's experts (fp32 master)",
                   ["weight", "format", "kernel us", "GB/s", "% copy BW",
                    "torch reference us", "speedup"])
+    w4a16, fp8, int8 = get_scheme("w4a16"), get_scheme("fp8-block"), get_scheme("int8")
     for label, shape in [("W13 E128", (128, 1536, 2048)), ("W2 E128", (128, 2048, 768))]:
         master = torch.randn(shape, device="cuda")
         params = master.numel()
-        w4a16 = get_scheme("w4a16")
         for name, scheme, fn, out_bytes, kw, reference in [
             ("w4a16-g128", w4a16, w4a16_quantize, params * (0.5 + 2 / 128),
              {"lane_order": False}, w4a16.quantize_weight),
             ("w4a16-g128 + lane order", w4a16, w4a16_quantize, params * (1 + 2 / 128),
              {"lane_order": True},
              lambda w, **kw: to_lane_order(w4a16.quantize_weight(w, **kw).data)),
-            ("fp8-block", get_scheme("fp8-block"), fp8_block_quantize, params * 1.0, {},
-             None),
-            ("int8", get_scheme("int8"), int8_quantize, params * (1 + 4 / shape[-1]), {}, None),
+            ("fp8-block", fp8, fp8_block_quantize, params * 1.0, {}, fp8.quantize_weight),
+            ("int8", int8, int8_quantize, params * (1 + 4 / shape[-1]), {},
+             int8.quantize_weight),
         ]:
-            reference = reference or scheme.quantize_weight
             got, want = fn(master, scheme, **kw), scheme.quantize_weight(master)
             check.equal(f"{name} quantize {label}", got.data.view(torch.uint8),
                         want.data.view(torch.uint8))
@@ -410,8 +409,8 @@ def bench_quantize(peak, check, sweep):
             variants = [("", kw)]
             if sweep and name == "w4a16-g128":
                 variants = [(f" rows{b}", {"block_rows": b, **kw}) for b in (8, 16, 32, 64)]
-            for tag, kw in variants:
-                t = median_us([lambda: fn(master, scheme, check_finite=False, **kw)])
+            for tag, options in variants:
+                t = median_us([lambda: fn(master, scheme, check_finite=False, **options)])
                 gbps = (params * 4 + out_bytes) / t / 1e3
                 t_ref = median_us([lambda: reference(master, check_finite=False)])
                 table.add(label, name + tag, t, gbps, 100 * gbps / peak["copy_GBps"], t_ref,

@@ -5,8 +5,8 @@ scheme. Results go to docs/megatron_layers.md.
     python tools/bench_megatron_layers.py --preset qwen3-moe-200m --batch 4 --seq 1024
     --keep-operand: also time W4A16 through the kernels with the operand kept per step
     --grouped-bf16: also time scheme none with grouped bf16 experts (--moe-grouped-gemm)
-    --profile 2: after every timing, each Triton-op run again with two steps under
-    torch.profiler: the kernels that took the most GPU time (after, because the profiler's
+    --profile 2: after all timings, each Triton-op run again with two steps under
+    torch.profiler: the kernels that took the most GPU time (last, because the profiler's
     CUDA tracing stays attached to the process and slows the steps timed after it)
 """
 from __future__ import annotations
@@ -97,7 +97,7 @@ def main():
                         help="also time scheme none with its experts as bf16 grouped GEMMs "
                              "(--moe-grouped-gemm; row 'none+grouped-experts')")
     parser.add_argument("--profile", type=int, default=0, metavar="STEPS",
-                        help="after every timing, profile this many steps of each Triton-op run "
+                        help="after all timings, profile this many steps of each Triton-op run "
                              "and print the kernels that took the most GPU time")
     args = parser.parse_args()
     if not torch.cuda.is_available():

@@ -4,10 +4,18 @@ import torch
 from megatron_qarl.quant.errors import check_master_weight
 
 
-def nonfinite_counter(weight: torch.Tensor) -> torch.Tensor:
-    """The int32 the weight quantizers add a master's NaN/inf count to (numerics.is_nonfinite),
-    instead of a second pass over it."""
-    return torch.zeros(1, device=weight.device, dtype=torch.int32)
+def nonfinite_counter(weight: torch.Tensor, given: torch.Tensor = None) -> torch.Tensor:
+    """The int32 [1] the weight quantizers add a master's NaN/inf count to in their pass
+    (numerics.is_nonfinite): `given` (the caller's, see quant.ops.quantize_weight) or a new
+    one."""
+    if given is None:
+        return torch.zeros(1, device=weight.device, dtype=torch.int32)
+    if given.dtype != torch.int32 or given.numel() != 1 or given.device != weight.device:
+        raise ValueError(
+            f"nonfinite: {given.dtype} {tuple(given.shape)} on {given.device}; pass an int32 "
+            f"tensor of one element on the weight's device ({weight.device})"
+        )
+    return given
 
 
 def raise_if_nonfinite(name: str, weight: torch.Tensor, counter: torch.Tensor) -> None:

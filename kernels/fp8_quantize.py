@@ -139,11 +139,13 @@ def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows
 
 
 def fp8_block_quantize(weight: torch.Tensor, scheme, name: str = "weight",
-                       check_finite: bool = True) -> QuantizedWeight:
+                       check_finite: bool = True,
+                       nonfinite: torch.Tensor = None) -> QuantizedWeight:
     """Master weight [..., out, in] -> e4m3 [..., out, in] + fp32 scale_inv
     [..., ceil(out/128), ceil(in/128)]; equal to FP8Block.quantize_weight. check_finite: raise
     (one host sync) if the weight has NaN/inf, found in the pass (its counter counts blocks);
-    with False their codes are unspecified."""
+    with False their codes are unspecified. nonfinite: an int32 [1] the pass adds that count
+    to instead of raising (the caller checks it; quant.ops.quantize_weight)."""
     check_master_weight(name, weight, check_finite=False)
     n, k = weight.shape[-2], weight.shape[-1]
     w3 = weight.contiguous().reshape(-1, n, k)
@@ -151,13 +153,13 @@ def fp8_block_quantize(weight: torch.Tensor, scheme, name: str = "weight",
     nb, kb = triton.cdiv(n, BLOCK), triton.cdiv(k, BLOCK)
     q = torch.empty(weight.shape, device=weight.device, dtype=FP8_DTYPE)
     scale = torch.empty(*weight.shape[:-2], nb, kb, device=weight.device, dtype=torch.float32)
-    nonfinite = nonfinite_counter(weight)
+    counter = nonfinite_counter(weight, nonfinite)
     if q.numel():
         s3 = scale.reshape(-1, nb, kb)
-        _fp8_weight_kernel[(nb, kb, experts)](w3, q, s3, nonfinite, n, k, s3.stride(0),
+        _fp8_weight_kernel[(nb, kb, experts)](w3, q, s3, counter, n, k, s3.stride(0),
                                               s3.stride(1), BLOCK=BLOCK, num_warps=8)
-    if check_finite:
-        raise_if_nonfinite(name, weight, nonfinite)
+    if check_finite and nonfinite is None:
+        raise_if_nonfinite(name, weight, counter)
     return QuantizedWeight(q, scale, tuple(weight.shape), scheme)
 
 

@@ -119,17 +119,18 @@ def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = Non
 
 
 def int8_quantize(weight: torch.Tensor, scheme, name: str = "weight",
-                  check_finite: bool = True) -> QuantizedWeight:
+                  check_finite: bool = True, nonfinite: torch.Tensor = None) -> QuantizedWeight:
     """Master weight [..., out, in] -> Int8W8A8 codes [..., out, in] and fp32 scales
     [..., out, 1], one pass a row: scheme.quantize_weight bit for bit (the per-step quantizer
     the layers' weight cache calls). check_finite: raise (one host sync) if the weight has
-    NaN/inf; with False their codes are unspecified."""
+    NaN/inf; with False their codes are unspecified. nonfinite: an int32 [1] the pass adds the
+    count to instead of raising (the caller checks it; quant.ops.quantize_weight)."""
     check_master_weight(name, weight, check_finite=False)
-    nonfinite = nonfinite_counter(weight)
+    counter = nonfinite_counter(weight, nonfinite)
     q, s = _quantize_rows(weight.reshape(-1, weight.shape[-1]), None, weight.shape[-1],
-                          nonfinite)
-    if check_finite:
-        raise_if_nonfinite(name, weight, nonfinite)
+                          counter)
+    if check_finite and nonfinite is None:
+        raise_if_nonfinite(name, weight, counter)
     return QuantizedWeight(q.reshape(weight.shape), s.reshape(*weight.shape[:-1], 1),
                            tuple(weight.shape), scheme)
 

@@ -93,14 +93,17 @@ def lane_order_applies(weight: torch.Tensor, group: int) -> bool:
 
 def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
                    check_finite: bool = True, block_rows: int = None,
-                   num_warps: int = None, lane_order: bool = None) -> QuantizedWeight:
+                   num_warps: int = None, lane_order: bool = None,
+                   nonfinite: torch.Tensor = None) -> QuantizedWeight:
     """Master weight [..., out, in] -> QuantizedWeight (packed int32 [..., out, in/8], bf16
     scales [..., out, in/group]) for a W4A16 `scheme`; equal to scheme.quantize_weight.
 
     check_finite: raise (one host sync) if the weight has NaN/inf; with False their codes
-    are unspecified. block_rows, num_warps: program_shape's unless given. lane_order: also
-    write the codes in lane order as the QuantizedWeight's memo (w4a16_lanes.lane_codes);
-    lane_order_applies's answer unless given (128-input groups only).
+    are unspecified. nonfinite: an int32 [1] the pass adds the NaN/inf count to instead of
+    raising (the caller checks it; quant.ops.quantize_weight). block_rows, num_warps:
+    program_shape's unless given. lane_order: also write the codes in lane order as the
+    QuantizedWeight's memo (w4a16_lanes.lane_codes); lane_order_applies's answer unless given
+    (128-input groups only).
     """
     check_master_weight(name, weight, check_finite=False)
     scheme.validate_shape(name, weight.shape[-2], weight.shape[-1])
@@ -117,16 +120,16 @@ def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
         raise ValueError(f"lane_order=True for {name} with group size {group}: the lane order "
                          f"works on 128-input groups (w4a16-g128)")
     lanes = torch.empty_like(packed) if lane_order else packed
-    nonfinite = nonfinite_counter(weight)
+    counter = nonfinite_counter(weight, nonfinite)
     if rows:
         shape = program_shape(weight, lane_order)
         block_rows, num_warps = block_rows or shape[0], num_warps or shape[1]
         grid = (triton.cdiv(rows, block_rows), k // group)
-        _w4a16_quantize_kernel[grid](w2, packed, lanes, scale, nonfinite, rows, k,
+        _w4a16_quantize_kernel[grid](w2, packed, lanes, scale, counter, rows, k,
                                      GROUP=group, BLOCK_R=block_rows, LANES=lane_order,
                                      SOFTWARE=INTERPRETED, num_warps=num_warps)
-    if check_finite:
-        raise_if_nonfinite(name, weight, nonfinite)
+    if check_finite and nonfinite is None:
+        raise_if_nonfinite(name, weight, counter)
     qweight = QuantizedWeight(packed, scale, tuple(weight.shape), scheme)
     if lane_order:
         keep_lane_codes(qweight, lanes)

@@ -37,9 +37,10 @@ def low_bit_modules(model: Model) -> Iterator[Tuple[str, torch.nn.Module]]:
 
 
 def invalidate_quantized_weights(model: Model) -> None:
-    for _name, module in quantized_modules(model):
-        for cache in module.quant_caches().values():
-            cache.invalidate()
+    """Each cache's next read re-quantizes all of them (`weight_cache.quantize_together`)."""
+    caches = [c for _name, m in quantized_modules(model) for c in m.quant_caches().values()]
+    for cache in caches:
+        cache.invalidate(together=caches)
 
 
 def _torch_optimizers(optimizer) -> List[torch.optim.Optimizer]:

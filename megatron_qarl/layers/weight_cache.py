@@ -2,7 +2,9 @@
 
 Every micro-batch forward and the weight publisher read the cache; `invalidate()` (called by
 the optimizer post-step hook, `hooks.install_quant_refresh_hook`) marks it dirty and the next
-reader re-quantizes from the updated masters. As a net under the hook, a reader also compares
+reader re-quantizes from the updated masters. A model's caches invalidated together are
+re-quantized together at the first read, their NaN/inf checks with one host sync: a sync a
+weight stalls the host's launches of the forward around it. As a net under the hook, a reader also compares
 each master's autograd version counter with the one recorded at quantization and re-quantizes
 when an in-place update bumped it (an optimizer stepping the params themselves, `load_state_dict`).
 Writes through `.data` or into Megatron's contiguous param buffers do not bump it: for those the
@@ -18,6 +20,7 @@ from typing import List, Optional, Sequence
 import torch
 
 from ..quant import QuantizedWeight, QuantScheme, ops
+from ..quant.errors import check_master_weight
 
 
 class QuantizedWeightCache:
@@ -33,6 +36,7 @@ class QuantizedWeightCache:
         self.keep_operand = keep_operand
         self._qweight: Optional[QuantizedWeight] = None
         self._versions: List[int] = []
+        self._together: Sequence[QuantizedWeightCache] = ()
         #: how many times the weight was quantized (tests and logs: once per optimizer step)
         self.quantize_count = 0
         #: bumped on each re-quantization, so a publisher can tell versions apart
@@ -44,10 +48,13 @@ class QuantizedWeightCache:
     def is_fresh(self) -> bool:
         return self._qweight is not None and self._versions == self._master_versions()
 
-    def invalidate(self) -> None:
+    def invalidate(self, together: Sequence[QuantizedWeightCache] = ()) -> None:
+        """together: the caches invalidated with this one (hooks.invalidate_quantized_weights
+        passes a model's), re-quantized with it at the first read of any of them."""
         if self._qweight is not None:  # kernel memos go now, not with the last holder
             self._qweight.operand = self._qweight.lane_codes = None
         self._qweight = None
+        self._together = together
 
     def master(self) -> torch.Tensor:
         """The full-precision weight that is quantized ([E, out, in] when stacked: a copy made
@@ -56,11 +63,37 @@ class QuantizedWeightCache:
 
     def get(self) -> QuantizedWeight:
         if not self.is_fresh():
-            with torch.no_grad():
-                weight = self.master().detach()
-                self._qweight = ops.quantize_weight(self.scheme, weight, self.name)
-            self._qweight.keep_operand = self.keep_operand
-            self._versions = self._master_versions()
-            self.quantize_count += 1
-            self.generation += 1
+            quantize_together(self._together if self in self._together else [self])
         return self._qweight
+
+    def _keep(self, qweight: QuantizedWeight) -> None:
+        qweight.keep_operand = self.keep_operand
+        self._qweight, self._together = qweight, ()
+        self._versions = self._master_versions()
+        self.quantize_count += 1
+        self.generation += 1
+
+
+def quantize_together(caches: Sequence[QuantizedWeightCache]) -> None:
+    """Re-quantize the stale ones among `caches`, checking them all for NaN/inf with one host
+    sync (a device); on NaN/inf, raise QuantizationError naming the first such weight and keep
+    none of the new quantized weights."""
+    stale = [c for c in caches if not c.is_fresh()]
+    if not stale:
+        return
+    counts = {}  # device -> int32 [len(stale)]: each weight's NaN/inf count in its slot
+    quantized = []
+    with torch.no_grad():
+        for i, cache in enumerate(stale):
+            weight = cache.master().detach()
+            if weight.device not in counts:
+                counts[weight.device] = torch.zeros(len(stale), dtype=torch.int32,
+                                                    device=weight.device)
+            slot = counts[weight.device][i:i + 1]
+            quantized.append(ops.quantize_weight(cache.scheme, weight, cache.name, slot))
+    found = sum(c.cpu() for c in counts.values())
+    for cache, n in zip(stale, found.tolist()):
+        if n:
+            check_master_weight(cache.name, cache.master(), check_finite=True)  # raises
+    for cache, qweight in zip(stale, quantized):
+        cache._keep(qweight)

@@ -19,7 +19,8 @@ from .base import QuantizedWeight
 
 LinearOp = Callable[[torch.Tensor, QuantizedWeight], torch.Tensor]
 GroupedOp = Callable[[torch.Tensor, QuantizedWeight, torch.Tensor], torch.Tensor]
-QuantizeOp = Callable[..., QuantizedWeight]  # (weight, scheme, name) -> QuantizedWeight
+# (weight, scheme, name, nonfinite=None) -> QuantizedWeight; nonfinite: see quantize_weight
+QuantizeOp = Callable[..., QuantizedWeight]
 # (grad_out [..., out], x [..., in], qweight) -> (grad_x [..., in], grad_w [out, in]) of the STE
 LinearBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 # (grad_out, x, qweight, tokens_per_expert) -> (grad_x, grad_w [E, out, in]) of the grouped STE
@@ -118,10 +119,18 @@ def grouped_backward_op(qweight: QuantizedWeight, device: torch.device):
     return _GROUPED_BACKWARD.get(_key(type(qweight.scheme), device.type))
 
 
-def quantize_weight(scheme, weight: torch.Tensor, name: str = "weight") -> QuantizedWeight:
-    """scheme.quantize_weight, by a fused kernel where one is registered (bit-identical)."""
+def quantize_weight(scheme, weight: torch.Tensor, name: str = "weight",
+                    nonfinite: Optional[torch.Tensor] = None) -> QuantizedWeight:
+    """scheme.quantize_weight, by a fused kernel where one is registered (bit-identical).
+    nonfinite: an int32 [1] on the weight's device to add a nonzero count to if the weight has
+    NaN/inf, instead of raising (one host sync then checks many weights)."""
     op = _QUANTIZE.get(_key(type(scheme), weight.device.type))
-    return op(weight, scheme, name) if op else scheme.quantize_weight(weight, name)
+    if nonfinite is None:
+        return op(weight, scheme, name) if op else scheme.quantize_weight(weight, name)
+    if op:
+        return op(weight, scheme, name, nonfinite=nonfinite)
+    nonfinite += (~torch.isfinite(weight)).sum(dtype=torch.int32)
+    return scheme.quantize_weight(weight, name, check_finite=False)
 
 
 def linear(x: torch.Tensor, qweight: QuantizedWeight) -> torch.Tensor:

@@ -1,5 +1,6 @@
 """The quantized-weight cache: once per optimizer step, reused by every micro-batch and by the
 publisher iterator, invalidated by the optimizer post-step hook, never stale."""
+import pytest
 import torch
 
 from megatron_qarl.layers import (
@@ -71,3 +72,34 @@ def test_iterator_names_and_partition_metadata(single_process):
     assert fc1.qweight.shape == tuple(params[fc1.name].shape)
     proj = tensors["decoder.layers.0.self_attention.linear_proj.weight"]
     assert (proj.expert, proj.partition_dim, proj.tp_size) == (None, None, 1)
+
+
+def test_a_model_invalidated_together_is_quantized_together(single_process):
+    """The post-step hook's invalidation: the first read re-quantizes every weight of the
+    model (one host sync for their NaN/inf checks); a cache invalidated alone refreshes alone."""
+    model = build_tiny("w4a16-g32")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    install_quant_refresh_hook(opt, model)
+    loss_of(model, *batch(seed=0)).backward()
+    opt.step()
+    first = caches(model)[-1]
+    assert not any(c.is_fresh() for c in caches(model))
+    first.get()
+    assert all(c.is_fresh() and c.quantize_count == 2 for c in caches(model))
+    first.invalidate()
+    first.get()
+    assert first.quantize_count == 3
+    assert all(c.quantize_count == 2 for c in caches(model) if c is not first)
+
+
+def test_nan_in_one_weight_names_it_and_keeps_no_new_weight(single_process):
+    from megatron_qarl.layers import invalidate_quantized_weights
+    from megatron_qarl.quant import QuantizationError
+    model = build_tiny("int8", targets="experts")
+    bad = caches(model)[1]
+    invalidate_quantized_weights(model)
+    bad.masters[2].data[0, 1] = float("nan")
+    for _ in range(2):  # a retry raises again: nothing quantized from the NaN is served
+        with pytest.raises(QuantizationError, match=rf"{bad.name}: 1 NaN/inf values"):
+            caches(model)[0].get()
+        assert not any(c.is_fresh() for c in caches(model))

@@ -34,9 +34,9 @@ def test_weight_cache_quantizes_through_the_registry(device):
 
     calls = []
 
-    def counting_kernel(weight, scheme, name):
+    def counting_kernel(weight, scheme, name, nonfinite=None):
         calls.append(name)
-        return w4a16_quantize(weight, scheme, name)
+        return w4a16_quantize(weight, scheme, name, nonfinite=nonfinite)
 
     previous = ops._QUANTIZE.get(("W4A16", device.type))
     ops.register_quantize(W4A16, device.type, counting_kernel)

@@ -20,9 +20,10 @@ experts are QuantizedGroupedExperts, and read by methods installed once on the c
 - `routes_per_token`: for dropless top-k routing, the combine and the permutation's backward
   sum each token's rows without atomics (token_combine.py): repeatable bits, less time.
 
-One class-wide change for every dispatcher: while a CUDA graph is being captured (the embedded
-engine's decode step, rollout/embedded/decode_graph.py), the permutation takes
-`permute_known_count`, which needs no GPU sync.
+One class-wide change for every dispatcher on CUDA: a dropless top-k permutation, whose count
+of rows is known (tokens x k), takes `permute_known_count`, which needs no GPU sync: a CUDA
+graph can capture it (the embedded engine's decode step, rollout/embedded/decode_graph.py), and
+a training step does not wait on the GPU twice a MoE layer for Megatron's masked_select.
 """
 from __future__ import annotations
 
@@ -97,9 +98,10 @@ def permute_known_count(tokens: torch.Tensor, routing_map: torch.Tensor, probs: 
     an expert; returns tokens, probs, token index of each row) for a routing map with exactly
     `num_out_tokens` entries. Megatron finds them with masked_select, whose size the host must
     read: a GPU sync, which a CUDA graph cannot capture. With top-k routing and no dropping the
-    count is known (tokens x k), and a stable sort of the [experts, tokens] map puts the same
-    entries first in the same order."""
-    chosen = _expert_major_order(routing_map.T.contiguous().view(-1), num_out_tokens)
+    count is known (tokens x k): nonzero_static of the [experts, tokens] map finds the same
+    entries in the same order without one."""
+    flat_map = routing_map.T.contiguous().view(-1)
+    chosen = torch.nonzero_static(flat_map, size=num_out_tokens).view(-1)
     rows = chosen % routing_map.shape[0]
     return tokens.index_select(0, rows), probs.T.contiguous().view(-1)[chosen], rows
 
@@ -116,12 +118,16 @@ def permute_to_capacity(tokens: torch.Tensor, routing_map: torch.Tensor, probs: 
     return tokens.index_select(0, chosen % routing_map.shape[0]), routed_probs
 
 
-def _capturable_permute(permute):
+def _takes_known_count(tokens, probs, num_out_tokens, fused: bool, drop_and_pad: bool) -> bool:
+    """A dropless permutation on CUDA (Megatron passes the count as a host int only there)."""
+    return (tokens.is_cuda and not (fused or drop_and_pad) and probs is not None
+            and isinstance(num_out_tokens, int))
+
+
+def _sync_free_permute(permute):
     def method(tokens, routing_map, probs=None, num_out_tokens=None, fused=False,
                drop_and_pad=False):
-        if (torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
-                and not (fused or drop_and_pad) and probs is not None
-                and isinstance(num_out_tokens, int)):
+        if _takes_known_count(tokens, probs, num_out_tokens, fused, drop_and_pad):
             return permute_known_count(tokens, routing_map, probs, num_out_tokens)
         return permute(tokens, routing_map, probs=probs, num_out_tokens=num_out_tokens,
                        fused=fused, drop_and_pad=drop_and_pad)
@@ -142,7 +148,7 @@ def _install(owner, name: str, wrap) -> None:
 
 
 def install_dispatcher_hooks() -> None:
-    _install(token_dispatcher, "permute", _capturable_permute)
+    _install(token_dispatcher, "permute", _sync_free_permute)
     dispatcher = token_dispatcher.MoEAlltoAllTokenDispatcher
     for name, wrap in (("_maybe_dtoh_and_synchronize", _keep_device_counts),
                        ("dispatch_preprocess", _quantizing_dispatch_preprocess),

@@ -1,8 +1,8 @@
 """Fused quantize-and-pack of master weights into the W4A16 serving layout, in one pass.
 
-Bit-identical to megatron_qarl.quant.W4A16.quantize_weight: scale = bf16(absmax * fp32(1/7)) per group,
-codes = clamp(round_half_even(w / scale), -8, 7) against the rounded scale, nibble q + 8
-packed low nibble first into int32 words. Runs every optimizer step, so it reads the master
+Bit-identical to megatron_qarl.quant.W4A16.quantize_weight: scale = bf16(absmax * fp32(1/7))
+per group, codes = clamp(round_half_even(w / scale), -8, 7) against the rounded scale, nibble
+q + 8 packed low nibble first into int32 words. Runs every optimizer step, so it reads the master
 weight once (fp32 or bf16) and writes 0.5 B/param of codes plus the scales; NaN/inf are
 counted on the way instead of by a second pass over the weight. For the Hopper kernels it
 also writes the codes in their lane order (w4a16_lanes), which they would otherwise make at

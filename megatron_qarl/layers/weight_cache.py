@@ -4,11 +4,11 @@ Every micro-batch forward and the weight publisher read the cache; `invalidate()
 the optimizer post-step hook, `hooks.install_quant_refresh_hook`) marks it dirty and the next
 reader re-quantizes from the updated masters. A model's caches invalidated together are
 re-quantized together at the first read, their NaN/inf checks with one host sync: a sync a
-weight stalls the host's launches of the forward around it. As a net under the hook, a reader also compares
-each master's autograd version counter with the one recorded at quantization and re-quantizes
-when an in-place update bumped it (an optimizer stepping the params themselves, `load_state_dict`).
-Writes through `.data` or into Megatron's contiguous param buffers do not bump it: for those the
-hook is the only guard, which is why the trainer must install it.
+weight stalls the host's launches of the forward around it. As a net under the hook, a reader
+also compares each master's autograd version counter with the one recorded at quantization and
+re-quantizes when an in-place update bumped it (an optimizer stepping the params themselves,
+`load_state_dict`). Writes through `.data` or into Megatron's contiguous param buffers do not
+bump it: for those the hook is the only guard, which is why the trainer must install it.
 
 With keep_operand (W4A16 experts, --quant-keep-operand) each step's quantized weight also keeps
 the dequantized bf16 GEMM operand the kernels make at its first use; `invalidate()` frees it.

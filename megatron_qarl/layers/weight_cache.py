@@ -91,6 +91,7 @@ def quantize_together(caches: Sequence[QuantizedWeightCache]) -> None:
                                                     device=weight.device)
             slot = counts[weight.device][i:i + 1]
             quantized.append(ops.quantize_weight(cache.scheme, weight, cache.name, slot))
+            del weight  # a stacked copy: one at a time, as a cache's own refresh made them
     found = sum(c.cpu() for c in counts.values())
     for cache, n in zip(stale, found.tolist()):
         if n:

@@ -3,7 +3,6 @@ objective, Megatron's gradient finalisation (DP all-reduce, sequence-parallel no
 the optimizer step (which invalidates the quantized-weight caches through its hook)."""
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Callable, Dict, List
 
 import torch
@@ -26,7 +25,7 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
     sub = select(batch, rows)
     total = all_reduce_sum(normalizer(sub.mask).to(sub.mask.device).float().clone())
     lengths = sub.lengths.tolist()
-    sums: Dict[str, float] = defaultdict(float)
+    sums: Dict[str, torch.Tensor] = {}
     micro = micro_batch_rows(lengths, micro_batch_size, max_tokens,
                              parallel_state.get_data_parallel_group())
     for part in micro:
@@ -34,12 +33,16 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
         # DDP averages gradients over DP ranks; each rank's loss is its share of the global
         # mean, so scale back by DP (see rl/objectives/aggregation.py).
         (loss * dp).backward()
+        # means kept on the device (in fp64, as Python floats were): a host read here would
+        # wait for this backward before the next micro-batch's forward could be queued
         for key, value in metrics.items():
-            sums[key] += float(value) / len(micro)
+            share = torch.as_tensor(value, device=total.device).detach().double() / len(micro)
+            sums[key] = sums[key] + share if key in sums else share
     finalize_model_grads([model])
     ok, grad_norm, _ = optimizer.step()
     if not ok:
         raise FloatingPointError("the optimizer skipped its step (non-finite gradients); lower "
                                  "--lr or check the data")
-    sums["grad_norm"] = float(grad_norm) if grad_norm is not None else float("nan")
-    return dict(sums)
+    means = dict(zip(sums, torch.stack(list(sums.values())).tolist())) if sums else {}
+    means["grad_norm"] = float(grad_norm) if grad_norm is not None else float("nan")
+    return means

@@ -79,22 +79,18 @@ def quantize_together(caches: Sequence[QuantizedWeightCache]) -> None:
     sync (a device); on NaN/inf, raise QuantizationError naming the first such weight and keep
     none of the new quantized weights."""
     stale = [c for c in caches if not c.is_fresh()]
-    if not stale:
-        return
-    counts = {}  # device -> int32 [len(stale)]: each weight's NaN/inf count in its slot
+    counts = {}  # device -> int32 [1]: the NaN/inf its weights hold
     quantized = []
     with torch.no_grad():
-        for i, cache in enumerate(stale):
+        for cache in stale:
             weight = cache.master().detach()
             if weight.device not in counts:
-                counts[weight.device] = torch.zeros(len(stale), dtype=torch.int32,
-                                                    device=weight.device)
-            slot = counts[weight.device][i:i + 1]
-            quantized.append(ops.quantize_weight(cache.scheme, weight, cache.name, slot))
+                counts[weight.device] = torch.zeros(1, dtype=torch.int32, device=weight.device)
+            quantized.append(ops.quantize_weight(cache.scheme, weight, cache.name,
+                                                 counts[weight.device]))
             del weight  # a stacked copy: one at a time, as a cache's own refresh made them
-    found = sum(c.cpu() for c in counts.values())
-    for cache, n in zip(stale, found.tolist()):
-        if n:
-            check_master_weight(cache.name, cache.master(), check_finite=True)  # raises
+    if any(int(n) for n in counts.values()):
+        for cache in stale:  # the error path: find the weight by its master again
+            check_master_weight(cache.name, cache.master(), check_finite=True)
     for cache, qweight in zip(stale, quantized):
         cache._keep(qweight)

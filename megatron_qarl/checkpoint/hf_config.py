@@ -36,10 +36,6 @@ class Qwen3MoeDims:
     def heads_per_group(self) -> int:
         return self.num_heads // self.num_kv_heads
 
-    @property
-    def qkv_rows(self) -> int:
-        return (self.num_heads + 2 * self.num_kv_heads) * self.head_dim
-
     def hf_shapes(self) -> Dict[str, Tuple[int, ...]]:
         """Every HF tensor of the checkpoint -> its shape."""
         return {name: self.hf_shape(name)

@@ -28,10 +28,6 @@ class ResponseBatch:
     # [B, L, layers, top_k] the engine's experts per token (--rollout-routing-replay)
     routed_experts: Optional[torch.Tensor] = None
 
-    @property
-    def num_tokens(self) -> int:
-        return int(self.mask.sum())
-
 
 def collate(samples: Sequence[Sample], advantages: torch.Tensor, pad_id: int,
             device, routing: bool = False) -> ResponseBatch:

@@ -44,11 +44,6 @@ class Bucket:
         """The uint8 buffer: every tensor's bytes at its entry's offset."""
         return torch.cat([t.reshape(-1).view(torch.uint8) for t in self.tensors])
 
-    @staticmethod
-    def unflatten(flat: torch.Tensor, entries: List[BucketEntry]) -> List[Tuple[str, torch.Tensor]]:
-        """The receiving side's view of a buffer (what the engine reconstructs)."""
-        return [(e.name, flat[e.start:e.end].view(e.dtype).view(e.shape)) for e in entries]
-
 
 def _layout(named: List[Tuple[str, torch.Tensor]]) -> Bucket:
     named = sorted(named, key=lambda nt: -nt[1].element_size())  # stable: keeps name order

@@ -11,9 +11,10 @@ record of metrics.jsonl:
   peak stats reset at its start), `mem/<phase>_reserved_gib` (max_memory_reserved), and
   `mem/step_start_gib` (allocated at the first phase of the step: params, grads, optimizer
   state; Adam's moments exist from step 2 on);
-- QuantizedWeightCache.get: `quant/seconds` and `quant/count`, the time of every
-  re-quantization of a cached weight in that step (torch.stack of the expert masters + the
-  scheme's quantize_weight, synchronized before and after) and how many there were.
+- weight_cache.quantize_together: `quant/seconds` and `quant/count`, the time of the step's
+  re-quantizations of cached weights (a model's caches together at the first read after the
+  optimizer step: torch.stack of the expert masters + the scheme's quantize_weight,
+  synchronized before and after) and how many weights they re-quantized.
 The peaks exclude the CUDA context and allocator overhead outside PyTorch's caching allocator.
 
 `quantize` times one layer's experts (128 x [1536, 2048] fc1 and 128 x [2048, 768] fc2, bf16
@@ -40,12 +41,12 @@ def _sync():
 
 
 def patch_trainer():
-    from megatron_qarl.layers.weight_cache import QuantizedWeightCache
+    from megatron_qarl.layers import weight_cache
     from megatron_qarl.trainer.metrics import PhaseTimer
 
     quant = {"seconds": 0.0, "count": 0}
     orig_init, orig_phase, orig_metrics = PhaseTimer.__init__, PhaseTimer.phase, PhaseTimer.metrics
-    orig_get = QuantizedWeightCache.get
+    orig_together = weight_cache.quantize_together
 
     def init(self):
         orig_init(self)
@@ -69,19 +70,17 @@ def patch_trainer():
         return {**orig_metrics(self), **self.mem, "quant/seconds": quant["seconds"],
                 "quant/count": quant["count"]}
 
-    def get(self):
-        if self.is_fresh():
-            return orig_get(self)
+    def quantize_together(caches):
+        stale = sum(not cache.is_fresh() for cache in caches)
         _sync()
         start = time.perf_counter()
-        out = orig_get(self)
+        orig_together(caches)
         _sync()
         quant["seconds"] += time.perf_counter() - start
-        quant["count"] += 1
-        return out
+        quant["count"] += stale
 
     PhaseTimer.__init__, PhaseTimer.phase, PhaseTimer.metrics = init, phase, metrics
-    QuantizedWeightCache.get = get
+    weight_cache.quantize_together = quantize_together
 
 
 def _median_s(fn, repeats):

@@ -7,6 +7,7 @@ from typing import Iterator, List, Tuple, Union
 import torch
 
 from ..quant import NoQuant
+from .weight_cache import invalidate_together
 
 Model = Union[torch.nn.Module, List[torch.nn.Module]]
 
@@ -38,9 +39,8 @@ def low_bit_modules(model: Model) -> Iterator[Tuple[str, torch.nn.Module]]:
 
 def invalidate_quantized_weights(model: Model) -> None:
     """Each cache's next read re-quantizes all of them (`weight_cache.quantize_together`)."""
-    caches = [c for _name, m in quantized_modules(model) for c in m.quant_caches().values()]
-    for cache in caches:
-        cache.invalidate(together=caches)
+    invalidate_together([c for _name, m in quantized_modules(model)
+                         for c in m.quant_caches().values()])
 
 
 def _torch_optimizers(optimizer) -> List[torch.optim.Optimizer]:

@@ -1,5 +1,8 @@
 """The quantized-weight cache: once per optimizer step, reused by every micro-batch and by the
 publisher iterator, invalidated by the optimizer post-step hook, never stale."""
+import gc
+import weakref
+
 import pytest
 import torch
 
@@ -103,3 +106,22 @@ def test_nan_in_one_weight_names_it_and_keeps_no_new_weight(single_process):
         with pytest.raises(QuantizationError, match=rf"{bad.name}: 1 NaN/inf values"):
             caches(model)[0].get()
         assert not any(c.is_fresh() for c in caches(model))
+
+
+def test_a_dropped_model_invalidated_together_is_freed_without_the_cyclic_gc(single_process):
+    """The refresh group holds its caches weakly: a cycle through it kept a dropped model's
+    weights alive until the cyclic garbage collector ran (session 49's layers bench)."""
+    model = build_tiny("w4a16-g32")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    install_quant_refresh_hook(opt, model)
+    loss_of(model, *batch(seed=0)).backward()
+    opt.step()
+    assert not any(c.is_fresh() for c in caches(model))  # invalidated together, not read
+    master = weakref.ref(caches(model)[0].masters[0])
+    gc.collect()
+    gc.disable()
+    try:
+        del model, opt
+        assert master() is None
+    finally:
+        gc.enable()

@@ -27,8 +27,7 @@ def test_patch_counts_the_weights_a_joint_refresh_quantizes():
         caches = [weight_cache.QuantizedWeightCache(scheme, [m], f"w{i}", stacked=False)
                   for i, m in enumerate(masters)]
         timer = PhaseTimer()
-        for cache in caches:
-            cache.invalidate(together=caches)
+        weight_cache.invalidate_together(caches)
         with timer.phase("train"):
             for cache in caches:
                 cache.get()

@@ -425,6 +425,13 @@ def _fp8_weights(scheme, e, n, k):
     return fp8_block_quantize(w, scheme), w.bfloat16().transpose(1, 2)
 
 
+#: (label, M, N, K) of the dense rows at training sizes: the expert shape as a dense GEMM, a
+#: large square one, and Qwen3-30B-A3B's attention projections (DENSE_SHAPES' full ones)
+DENSE_LARGE_SHAPES = [("", 4096, 1536, 2048), ("", 16384, 1536, 2048), ("", 8192, 8192, 8192),
+                      ("qkv", 4096, 5120, 2048), ("qkv", 16384, 5120, 2048),
+                      ("o_proj", 4096, 2048, 4096), ("o_proj", 16384, 2048, 4096)]
+
+
 def bench_fp8(peak, check):
     """Every time in CUDA graphs (the dense op is host-bound below ~100 us of GPU work
     otherwise), with the activation quantizer timed alone: a producer such as the norm or
@@ -439,15 +446,16 @@ def bench_fp8(peak, check):
         table.add(op, shape, t8, flop / t8 / 1e6, tq, tg, tb, _fmt(tb / t8, ".2f"),
                   _fmt(tb / tg, ".2f"))
 
-    for m, n, k in [(4096, 1536, 2048), (16384, 1536, 2048), (8192, 8192, 8192)]:
+    for label, m, n, k in DENSE_LARGE_SHAPES:
+        shape = " ".join(filter(None, (label, f"{m}x{n}x{k}")))
         w = torch.randn(n, k, device="cuda")
         qw = scheme.quantize_weight(w)
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-        check.close_norm(f"fp8 dense {m}x{n}x{k}", fp8_block_linear(x, qw),
+        check.close_norm(f"fp8 dense {shape}", fp8_block_linear(x, qw),
                          scheme.reference_matmul(x, qw))
         wb = w.bfloat16()
         xq, xs = quantize_linear_input(x, qw)
-        add("dense scaled_mm", f"{m}x{n}x{k}", 2 * m * n * k, lambda: fp8_block_linear(x, qw),
+        add("dense scaled_mm", shape, 2 * m * n * k, lambda: fp8_block_linear(x, qw),
             lambda: fp8_block_matmul(xq, xs, qw), lambda: x @ wb.t(),
             lambda: quantize_linear_input(x, qw))
     for label, e, n, k in GROUPED_SHAPES[:4]:

@@ -18,8 +18,8 @@ import triton
 
 from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import (
-    composed_swiglu_experts, gated_activation, reference_race_argmax, reference_routed_sum,
-    swiglu_experts,
+    composed_swiglu_experts, reference_gated_activation, reference_race_argmax,
+    reference_routed_sum, swiglu_experts,
 )
 
 from .bench_setup import (DECODE_MAX_TOKENS, STEP_CALLS, ceilings, copies_for, graph_us,
@@ -347,8 +347,8 @@ def _stream_floor_us(touched, n, k):
 
 def bench_swiglu(check):
     """fc1 (gate+up) with the experts' activation and router probs, in CUDA graphs: the int4
-    GEMM then torch's SwiGLU (quant.ops.gated_activation), against the fused epilogue, whose
-    output must be the same bits."""
+    GEMM then torch's SwiGLU (quant.ops.reference_gated_activation), against the fused
+    epilogue, whose output must be the same bits."""
     scheme = get_scheme("w4a16")
     table = Table(f"W4A16 fc1 + SwiGLU + router probs, fused vs unfused (CUDA graphs of "
                   f"{STEP_CALLS} calls)",
@@ -360,7 +360,7 @@ def bench_swiglu(check):
             probs = torch.rand(rows, device="cuda")
 
             def unfused(q):
-                return gated_activation(w4a16_grouped_matmul(x, q, counts), probs)
+                return reference_gated_activation(w4a16_grouped_matmul(x, q, counts), probs)
 
             check.equal(f"w4a16 fused swiglu {label} M={m}",
                         w4a16_grouped_swiglu(x, qws[0], counts, probs), unfused(qws[0]))
@@ -504,14 +504,14 @@ def bench_fp8_swiglu(check):
             probs = torch.rand(rows, device="cuda")
             offs = torch.cumsum(counts, 0, dtype=torch.int32)
             fused = fp8_quantize_swiglu(h, probs)
-            unfused = fp8_quantize_activation(gated_activation(h, probs))
+            unfused = fp8_quantize_activation(reference_gated_activation(h, probs))
             check.equal(f"fp8 swiglu codes {label} M={m}", fused[0].view(torch.uint8),
                         unfused[0].view(torch.uint8))
             check.equal(f"fp8 swiglu scales {label} M={m}", fused[1], unfused[1])
-            t_bf16 = graph_us([lambda: torch._grouped_mm(gated_activation(h, probs), wb,
+            t_bf16 = graph_us([lambda: torch._grouped_mm(reference_gated_activation(h, probs), wb,
                                                          offs=offs)])
-            t_unfused = graph_us([lambda: fp8_block_grouped_linear(gated_activation(h, probs),
-                                                                   qw, counts)])
+            t_unfused = graph_us([lambda: fp8_block_grouped_linear(
+                reference_gated_activation(h, probs), qw, counts)])
             t_fused = graph_us([lambda: fp8_block_grouped_matmul(
                 *fp8_quantize_swiglu(h, probs), qw, counts)])
             table.add(label, str(m), t_bf16, t_unfused, t_fused,
@@ -732,7 +732,7 @@ def bench_experts(peak, check):
             io = rows * hidden * 4
 
             def bf16(w1, w2):
-                h = gated_activation(torch._grouped_mm(x, w1, offs=offs), probs)
+                h = reference_gated_activation(torch._grouped_mm(x, w1, offs=offs), probs)
                 return torch._grouped_mm(h, w2, offs=offs)
 
             t_bf16 = graph_us([lambda w=w: bf16(*w) for w in wbs], calls=STEP_CALLS)

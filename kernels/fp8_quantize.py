@@ -258,9 +258,10 @@ def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows:
                         counts: torch.Tensor = None, routed_rows: int = None):
     """MoE experts' activation straight to fc2's FP8 input: h = [gate | up] [T, 2F] bf16
     (fc1's output), probs [T] -> (e4m3 [T, F], fp32 scales [T, ceil(F/128)] token-major),
-    bit for bit fp8_quantize_activation(quant.ops.gated_activation(h, probs)) on the GPU. One
-    pass instead of torch's silu, two products, the cast and the quantizer's re-read. counts,
-    routed_rows: as fp8_quantize_activation's (rows past the counts' sum left unwritten)."""
+    bit for bit fp8_quantize_activation(quant.ops.reference_gated_activation(h, probs)) on the
+    GPU. One pass instead of torch's silu, two products, the cast and the quantizer's re-read.
+    counts, routed_rows: as fp8_quantize_activation's (rows past the counts' sum left
+    unwritten)."""
     check_swiglu_input(h, probs)
     rows, ffn = h.shape[0], h.shape[1] // 2
     kb = triton.cdiv(ffn, BLOCK)

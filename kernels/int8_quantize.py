@@ -34,7 +34,7 @@ def _round_half_away(v):
 @triton.jit
 def _row_values(x_row, prob, offs, K, SWIGLU: tl.constexpr, SOFTWARE: tl.constexpr):
     """fp32 values of one row's columns offs: the row itself, or for SWIGLU the experts'
-    activation of the row [gate | up] (K = ffn), rounded as quant.ops.gated_activation."""
+    activation of the row [gate | up] (K = ffn), rounded as ops.reference_gated_activation."""
     mask = offs < K
     if SWIGLU:
         gate = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
@@ -154,7 +154,7 @@ def int8_quantize_packed_rows(x: torch.Tensor) -> torch.Tensor:
 
 def int8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor) -> tuple:
     """fc1's output h = [gate | up] [T, 2F] bf16 and router probs [T] -> fc2's INT8 input
-    (codes [T, F], scales [T, 1]): int8_quantize_activation(quant.ops.gated_activation(h,
+    (codes [T, F], scales [T, 1]): int8_quantize_activation(ops.reference_gated_activation(h,
     probs)), bit for bit on the GPU (the interpreter's exp is numpy's, not expf)."""
     check_swiglu_input(h, probs)
     if probs is None:

@@ -85,8 +85,8 @@ def round_to_bf16(v, SOFTWARE: tl.constexpr):
 @triton.jit
 def swiglu(gate, up, prob, HAS_PROBS: tl.constexpr, SOFTWARE: tl.constexpr):
     """silu(gate) * up [* prob], fp32 in and out, with the roundings of
-    quant.ops.gated_activation on bf16 tensors: gate and up rounded to bf16, silu in fp32 as
-    torch computes it (x / (1 + expf(-x)), IEEE division) rounded, the product with up
+    quant.ops.reference_gated_activation on bf16 tensors: gate and up rounded to bf16, silu in
+    fp32 as torch computes it (x / (1 + expf(-x)), IEEE division) rounded, the product with up
     rounded, then the fp32 product with the router prob (broadcast against gate)."""
     gate = round_to_bf16(gate, SOFTWARE)
     if SOFTWARE:  # the interpreter has no libdevice; its tl.exp is numpy's

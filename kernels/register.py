@@ -1,7 +1,7 @@
 """Plug the CUDA kernels into megatron_qarl.quant.ops, replacing the pure-torch reference for
 CUDA tensors of the W4A16, FP8 block and INT8 W8A8 schemes, of scheme 'none' grouped experts
-(torch._grouped_mm), and of the MoE combine's routed sums, the KV cache's row writes and the
-sampler's draw; CPU tensors keep the reference."""
+(torch._grouped_mm), and of the MoE combine's routed sums, the KV cache's row writes, the
+sampler's draw and the experts' SwiGLU in training; CPU tensors keep the reference."""
 from megatron_qarl.quant import FP8Block, Int8W8A8, NoQuant, W4A16, ops
 
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear, fp8_swiglu_experts
@@ -14,6 +14,7 @@ from .moe_backward import (bf16_grouped_backward, fp8_grouped_backward, int8_gro
                            w4a16_grouped_backward)
 from .race_argmax import race_argmax
 from .routed_sum import routed_sum
+from .swiglu import gated_silu
 from .token_logprobs import sample_with_logprobs, token_logprobs_backward, token_logprobs_forward
 from .w4a16_gemm import w4a16_grouped_linear, w4a16_linear, w4a16_swiglu_experts
 from .w4a16_quantize import w4a16_quantize
@@ -47,5 +48,6 @@ def register_cuda_kernels() -> None:
     ops.register_routed_sum("cuda", routed_sum)
     ops.register_write_rows("cuda", write_rows)
     ops.register_race_argmax("cuda", race_argmax)
+    ops.register_gated_activation("cuda", gated_silu)
     ops.register_token_logprobs("cuda", ops.TokenLogprobOps(
         token_logprobs_forward, token_logprobs_backward, sample_with_logprobs))

@@ -797,7 +797,7 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
                          routed_rows: int = None) -> torch.Tensor:
     """MoE fc1 with its gated activation in the epilogue: qweight [E, 2F, in] = [gate; up]
     -> silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, F] bf16, bit for bit
-    quant.ops.gated_activation of the unfused GEMM's output (w4a16_grouped_matmul with the
+    ops.reference_gated_activation of the unfused GEMM's output (w4a16_grouped_matmul with the
     same config), up to fp32 summation order where either call splits K (gluon_split_k).
     Saves the [T, 2F] intermediate and the activation's kernels (decode: their launches).
     routed_rows: as w4a16_grouped_matmul's."""

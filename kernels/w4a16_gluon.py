@@ -613,7 +613,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     QuantizedWeight [E, out, in] (or [out, in]: one expert, a dense call) -> bf16 [T, out].
     swiglu: the weight is fc1's [gate; up]
     and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
-    quant.ops.gated_activation of this kernel's unfused output. maxnreg: a register cap, for
+    ops.reference_gated_activation of this kernel's unfused output. maxnreg: a register cap, for
     one more CTA per SM: ptxas then retires each wgmma before the next (no pipelining), which
     short-K shapes of many experts trade for the occupancy (round 11). ctas_per_sm: a
     persistent grid of that many programs per SM, each walking tiles with its ring running

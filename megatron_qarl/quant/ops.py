@@ -2,8 +2,9 @@
 pure-torch reference everywhere, replaced per (scheme, device type) by a registered kernel
 (Triton/TE on CUDA) that reproduces it. The same for two ops around them that a kernel does
 without atomics or sorting: the MoE combine's routed sums and the KV cache's row writes
-(per device type); for the rollout sampler's draw, which a kernel makes in one read; and for
-the chosen-token log-probabilities that the sampler and the learner must compute alike.
+(per device type); for the rollout sampler's draw, which a kernel makes in one read; for
+the chosen-token log-probabilities that the sampler and the learner must compute alike; and for
+the experts' SwiGLU in training, which a kernel runs in one pass each way.
 
 Layers call `linear`/`grouped_linear`/`quantize_weight`; nothing above this module knows which
 op ran.
@@ -36,6 +37,9 @@ DispatchQuantizer = Callable[[torch.Tensor], torch.Tensor]
 RoutedSumOp = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
 # (dst [S, ...], index [W] of distinct rows, src [W, ...]) -> dst with dst[index[i]] = src[i]
 WriteRowsOp = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+# differentiable (h = [gate | up] [R, 2F] bf16, probs [R]) -> silu(gate) * up * probs [R, F]
+# bf16, the forward bit for bit reference_gated_activation's
+GatedActivationOp = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 # (scores [B, V] fp32, generator) -> [B] int64 drawn with probabilities softmax(scores)
 RaceArgmaxOp = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 
@@ -62,6 +66,7 @@ _SWIGLU_EXPERTS: Dict[Tuple[str, str], SwigluExpertsOp] = {}
 _DISPATCH_QUANTIZER: Dict[Tuple[str, str], DispatchQuantizer] = {}
 _ROUTED_SUM: Dict[str, RoutedSumOp] = {}
 _WRITE_ROWS: Dict[str, WriteRowsOp] = {}
+_GATED_ACTIVATION: Dict[str, GatedActivationOp] = {}
 _RACE_ARGMAX: Dict[str, RaceArgmaxOp] = {}
 _TOKEN_LOGPROBS: Dict[str, TokenLogprobOps] = {}
 
@@ -146,12 +151,26 @@ def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight,
     return qweight.scheme.reference_grouped_matmul(x, qweight, tokens_per_expert)
 
 
-def gated_activation(h: torch.Tensor, probs: torch.Tensor, activation=F.silu) -> torch.Tensor:
+def reference_gated_activation(h: torch.Tensor, probs: torch.Tensor,
+                               activation=F.silu) -> torch.Tensor:
     """activation(gate) * up, scaled by each row's router prob, for h = [gate | up]: the MoE
-    experts' numerics, which a fused fc1 + SwiGLU kernel reproduces bit for bit."""
+    experts' numerics, which every fused SwiGLU kernel reproduces bit for bit."""
     gate, up = torch.chunk(h, 2, dim=-1)
     out = activation(gate) * up
     return (out * probs.unsqueeze(-1)).to(out.dtype)
+
+
+def register_gated_activation(device_type: str, op: GatedActivationOp) -> None:
+    _GATED_ACTIVATION[device_type] = op
+
+
+def gated_activation(h: torch.Tensor, probs: torch.Tensor, activation=F.silu) -> torch.Tensor:
+    """reference_gated_activation; for SwiGLU on bf16 by the op registered for h's device,
+    which gives the same forward bits."""
+    op = _GATED_ACTIVATION.get(h.device.type)
+    if op is not None and activation is F.silu and h.dtype == torch.bfloat16:
+        return op(h, probs)
+    return reference_gated_activation(h, probs, activation)
 
 
 def composed_swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: QuantizedWeight,
@@ -261,4 +280,5 @@ def registered_ops() -> dict:
             "swiglu_experts": sorted(_SWIGLU_EXPERTS),
             "dispatch_quantizer": sorted(_DISPATCH_QUANTIZER), "routed_sum": sorted(_ROUTED_SUM),
             "write_rows": sorted(_WRITE_ROWS), "race_argmax": sorted(_RACE_ARGMAX),
-            "token_logprobs": sorted(_TOKEN_LOGPROBS)}
+            "token_logprobs": sorted(_TOKEN_LOGPROBS),
+            "gated_activation": sorted(_GATED_ACTIVATION)}

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from megatron_qarl.quant.fp8_block import dequantize_activation
-from megatron_qarl.quant.ops import gated_activation
+from megatron_qarl.quant.ops import reference_gated_activation
 from qarl_kernels.fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 
 
@@ -33,7 +33,7 @@ def test_fused_equals_activation_then_quantizer(rows, ffn, with_probs, device):
         h[1, :ffn] = 0.0  # a token whose activation is all zeros: the eps scale
     probs = torch.rand(rows, device=device) if with_probs else None
     want = fp8_quantize_activation(
-        gated_activation(h, probs if with_probs else torch.ones(rows, device=device)))
+        reference_gated_activation(h, probs if with_probs else torch.ones(rows, device=device)))
     _assert_same_quantized(fp8_quantize_swiglu(h, probs), want, device)
 
 

@@ -25,7 +25,7 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
     assert ("NoQuant", "cuda") in registered["grouped"]  # --moe-grouped-gemm's bf16 experts
     assert ("NoQuant", "cuda") in registered["grouped_backward"]
     assert registered["routed_sum"] == registered["write_rows"] == registered["race_argmax"] \
-        == registered["token_logprobs"] == ["cuda"]
+        == registered["token_logprobs"] == registered["gated_activation"] == ["cuda"]
 
 
 def test_weight_cache_quantizes_through_the_registry(device):

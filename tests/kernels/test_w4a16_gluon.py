@@ -18,7 +18,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from triton.runtime.jit import mangle_type
 
 from megatron_qarl.quant import get_scheme
-from megatron_qarl.quant.ops import gated_activation
+from megatron_qarl.quant.ops import reference_gated_activation
 from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
@@ -734,9 +734,9 @@ def test_fused_swiglu_is_the_unfused_bits(with_probs, counts, fused_tiles):
     tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
     x = torch.randn(sum(counts), 512, device="cuda").bfloat16()
     probs = torch.rand(sum(counts), device="cuda") if with_probs else None
-    ones = torch.ones(sum(counts), device="cuda")  # gated_activation's form of "no probs"
-    want = gated_activation(wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 128, 3),
-                            ones if probs is None else probs)
+    ones = torch.ones(sum(counts), device="cuda")  # the reference's form of "no probs"
+    want = reference_gated_activation(wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 128, 3),
+                                      ones if probs is None else probs)
     got = wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True, probs=probs)
     assert torch.equal(got, want)
 

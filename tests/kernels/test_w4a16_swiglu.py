@@ -1,11 +1,11 @@
 """The fused fc1 + SwiGLU kernel gives the unfused path's numbers: the same GEMM tiles, then
-quant.ops.gated_activation's roundings (bit for bit on the GPU, whose expf and division are
-torch's; the interpreter's exp is numpy's, so there within one bf16 ulp)."""
+quant.ops.reference_gated_activation's roundings (bit for bit on the GPU, whose expf and
+division are torch's; the interpreter's exp is numpy's, so there within one bf16 ulp)."""
 import pytest
 import torch
 
 from megatron_qarl.quant import get_scheme
-from megatron_qarl.quant.ops import gated_activation
+from megatron_qarl.quant.ops import reference_gated_activation
 from qarl_kernels import w4a16_gemm
 from qarl_kernels.w4a16_gemm import (W4A16Config, w4a16_grouped_linear, w4a16_grouped_matmul,
                                      w4a16_grouped_swiglu, w4a16_grouped_swiglu_op)
@@ -34,7 +34,7 @@ def test_fused_equals_gemm_then_gated_activation(counts, config, with_probs, dev
     x, qweight, tokens, probs = _case(counts, 256, 64, device)
     probs = probs if with_probs else None
     want = w4a16_grouped_matmul(x, qweight, tokens, config)
-    want = gated_activation(want, probs if with_probs else torch.ones_like(x[:, 0]))
+    want = reference_gated_activation(want, probs if with_probs else torch.ones_like(x[:, 0]))
     got = w4a16_grouped_swiglu(x, qweight, tokens, probs, config)
     assert got.shape == (x.shape[0], 24) and got.dtype == torch.bfloat16
     _assert_same(got, want, device)
@@ -43,20 +43,20 @@ def test_fused_equals_gemm_then_gated_activation(counts, config, with_probs, dev
 def test_fused_default_tiles_of_mid_batches(device):
     """22 rows per expert: the 64-token tile with half the unfused weight rows."""
     x, qweight, tokens, probs = _case([40, 0, 30, 20], 256, 64, device)
-    want = gated_activation(w4a16_grouped_matmul(x, qweight, tokens), probs)
+    want = reference_gated_activation(w4a16_grouped_matmul(x, qweight, tokens), probs)
     _assert_same(w4a16_grouped_swiglu(x, qweight, tokens, probs), want, device)
 
 
 def test_fused_with_a_partial_last_k_step(device):
     """K = 160: the default 128-input step leaves a masked tail of one 32-group."""
     x, qweight, tokens, probs = _case([5, 2], 160, 32, device)
-    want = gated_activation(w4a16_grouped_matmul(x, qweight, tokens), probs)
+    want = reference_gated_activation(w4a16_grouped_matmul(x, qweight, tokens), probs)
     _assert_same(w4a16_grouped_swiglu(x, qweight, tokens, probs), want, device)
 
 
 def test_registered_op_fuses_only_up_to_its_batch_limit(device, monkeypatch):
     x, qweight, tokens, probs = _case([5, 0, 3], 64, 32, device)
-    want = gated_activation(w4a16_grouped_linear(x, qweight, tokens), probs)
+    want = reference_gated_activation(w4a16_grouped_linear(x, qweight, tokens), probs)
     fused = []
     monkeypatch.setattr(w4a16_gemm, "w4a16_grouped_swiglu",
                         lambda *a, **kw: fused.append(a) or w4a16_grouped_swiglu(*a, **kw))

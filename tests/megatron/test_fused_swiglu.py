@@ -40,3 +40,37 @@ def test_no_grad_forward_runs_the_fused_experts(scheme, single_process, monkeypa
     top_k = model.config.moe_router_topk
     assert len(calls) == layers and sum(calls) == tokens.numel() * top_k * layers
     torch.testing.assert_close(fused, trained.detach(), rtol=1e-3, atol=0)
+
+
+@triton_kernels_on_cpu
+def test_training_swiglu_kernels_give_torchs_loss_and_grads(single_process, monkeypatch):
+    """The training forward's SwiGLU as the CUDA registration's one-pass kernels (on CPU under
+    Triton's interpreter) against torch's composite: the same loss; the router's and the
+    experts' grads as close as bf16 grads of one computation in two summation orders (the
+    router probs' grad sums a row in fp32 where torch sums bf16 products)."""
+    from qarl_kernels.swiglu import gated_silu
+
+    calls = []
+
+    def counting(h, probs):
+        calls.append(h.shape[0])
+        return gated_silu(h, probs)
+
+    def loss_and_grads():
+        torch.manual_seed(3)
+        model = build_tiny("w4a16-g32", targets="experts", params_dtype=torch.bfloat16)
+        loss = loss_of(model, *batch(seed=5))
+        loss.backward()
+        return loss.detach(), {n: p.grad.float() for n, p in model.named_parameters()
+                               if ".mlp." in n and p.grad is not None}
+
+    want, want_grads = loss_and_grads()
+    monkeypatch.setitem(ops._GATED_ACTIVATION, "cpu", counting)
+    got, got_grads = loss_and_grads()
+    layers = 2
+    assert len(calls) == layers
+    torch.testing.assert_close(got, want, rtol=1e-3, atol=0)
+    assert got_grads.keys() == want_grads.keys() and any("router" in n for n in got_grads)
+    for name, grad in got_grads.items():
+        error = (grad - want_grads[name]).norm() / want_grads[name].norm()
+        assert error < 2**-6, (name, error)

@@ -18,9 +18,11 @@ from .checks import check_swiglu_input
 from .numerics import INTERPRETED, round_to_bf16, swiglu, to_bf16
 
 #: rows x columns of a forward program, rows of a backward program (which walks all of F to
-#: sum grad_probs) and its column step
-FORWARD_TILE = (16, 128)
-BACKWARD_ROWS, BACKWARD_COLS = 8, 128
+#: sum grad_probs) and its column step: the best of 7 and 8 tiles, or within 3.5% of it, at
+#: 32768 and 131072 rows of F = 768 and 131072 of F = 256 (H200: forward 83-95% of copy
+#: bandwidth, backward 88-96%; docs/results/swiglu_h200_2026-11-29, call 1)
+FORWARD_TILE = (8, 256)
+BACKWARD_ROWS, BACKWARD_COLS = 4, 256
 
 
 @triton.jit

@@ -40,6 +40,7 @@ from .race_argmax import race_argmax
 from .register import register_cuda_kernels
 from .routed_sum import routed_sum
 from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
+from .swiglu import gated_silu, swiglu_backward, swiglu_forward
 from .token_logprobs import inverse_temperature, sample_with_logprobs, token_logprobs_forward
 from .w4a16_dequantize import w4a16_dequantize
 from .w4a16_gemm import (DENSE_GLUON_MAX_ROWS, DEQUANT_ROWS_PER_EXPERT,
@@ -787,6 +788,41 @@ def bench_combine(peak, check):
     return [table]
 
 
+def bench_training_swiglu(peak, check):
+    """The experts' SwiGLU of a training forward and its backward (Qwen3-30B-A3B, F = 768,
+    top-8 routed rows), eagerly as training runs it: torch's composite and its autograd
+    against swiglu.py. Checks: the forward's bits, grad_h within a bf16 ulp, grad_probs'
+    norm."""
+    table = Table("Experts' SwiGLU in training: torch's composite vs swiglu.py (eager)",
+                  ["M tokens", "rows", "torch fwd us", "kernel fwd us", "fwd %BW",
+                   "torch fwd+bwd us", "kernels fwd+bwd us", "bwd %BW", "fwd speedup",
+                   "fwd+bwd speedup"])
+    ffn = 768
+    for m in (1024, 4096, 16384):
+        rows = m * TOP_K
+        h = (3 * torch.randn(rows, 2 * ffn, device="cuda")).bfloat16()
+        probs = torch.rand(rows, device="cuda")
+        grad = torch.randn(rows, ffn, device="cuda").bfloat16()
+        h_ref, p_ref = h.clone().requires_grad_(), probs.clone().requires_grad_()
+        check.equal(f"training swiglu forward M={m}", swiglu_forward(h, probs),
+                    reference_gated_activation(h_ref, p_ref))
+        reference_gated_activation(h_ref, p_ref).backward(grad)
+        grad_h, grad_p = swiglu_backward(grad, h, probs)
+        check.close(f"training swiglu grad_h M={m}", grad_h, h_ref.grad)
+        check.close_norm(f"training swiglu grad_probs M={m}", grad_p, p_ref.grad, 1e-4)
+        h_k, p_k = h.clone().requires_grad_(), probs.clone().requires_grad_()
+        t_ref = median_us([lambda: reference_gated_activation(h, probs)])
+        t_ours = median_us([lambda: swiglu_forward(h, probs)])
+        t_ref_both = median_us([lambda: reference_gated_activation(h_ref, p_ref).backward(grad)])
+        t_ours_both = median_us([lambda: gated_silu(h_k, p_k).backward(grad)])
+        t_bwd = median_us([lambda: swiglu_backward(grad, h, probs)])
+        table.add(str(m), str(rows), t_ref, t_ours,
+                  _pct_copy(6 * rows * ffn + 4 * rows, t_ours, peak), t_ref_both, t_ours_both,
+                  _pct_copy(10 * rows * ffn + 8 * rows, t_bwd, peak), _fmt(t_ref / t_ours, ".2f"),
+                  _fmt(t_ref_both / t_ours_both, ".2f"))
+    return [table]
+
+
 def bench_sampler(peak, check):
     """The rollout sampler's draw over Qwen3's vocabulary, in CUDA graphs (the default CUDA
     generator, which graphs may use): the torch race against race_argmax. The check: with one
@@ -886,7 +922,8 @@ def write_section(path, body, key="qarl_kernels.bench", title="Kernels"):
         f.write(text)
 
 
-PARTS = ["w4a16", "dense", "quantize", "fp8", "int8", "experts", "combine", "sampler"]
+PARTS = ["w4a16", "dense", "quantize", "fp8", "int8", "experts", "training", "combine",
+         "sampler"]
 
 
 def main(argv=None):
@@ -925,6 +962,8 @@ def main(argv=None):
         tables += bench_int8(peak, check)
     if "experts" in parts:
         tables += bench_experts(peak, check)
+    if "training" in parts:
+        tables += bench_training_swiglu(peak, check)
     if "combine" in parts:
         tables += bench_combine(peak, check)
     if "sampler" in parts:

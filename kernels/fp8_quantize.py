@@ -17,7 +17,7 @@ from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, 
 from .checks import (check_swiglu_input, counts_on, nonfinite_counter, raise_if_nonfinite,
                      tile_rows)
 from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
-from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu, to_e4m3
+from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu_tile, to_e4m3
 
 _EPS = tl.constexpr(AMAX_EPS)
 _MAX = tl.constexpr(FP8_MAX)
@@ -110,14 +110,8 @@ def _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, kb, rows, F, stride_hm, stride
                  SOFTWARE: tl.constexpr):
     offs_r = blk * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_k = kb * BLOCK + tl.arange(0, BLOCK)
-    mask = (offs_r[:, None] < rows) & (offs_k[None, :] < F)
-    gate_ptrs = h_ptr + offs_r[:, None].to(tl.int64) * stride_hm + offs_k[None, :]
-    gate = tl.load(gate_ptrs, mask=mask, other=0.0).to(tl.float32)
-    up = tl.load(gate_ptrs + F, mask=mask, other=0.0).to(tl.float32)
-    prob = tl.zeros([BLOCK_R], dtype=tl.float32)
-    if HAS_PROBS:
-        prob = tl.load(p_ptr + offs_r, mask=offs_r < rows, other=0.0).to(tl.float32)
-    act = round_to_bf16(swiglu(gate, up, prob[:, None], HAS_PROBS, SOFTWARE), SOFTWARE)
+    act, _ = swiglu_tile(h_ptr, p_ptr, offs_r, offs_k, rows, F, stride_hm, HAS_PROBS, SOFTWARE)
+    act = round_to_bf16(act, SOFTWARE)
     _store_activation_block(q_ptr, s_ptr, act, offs_r, offs_k, kb, rows, F, F, stride_sm,
                             stride_sk)
 

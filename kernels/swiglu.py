@@ -15,7 +15,7 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 from .checks import check_swiglu_input
-from .numerics import INTERPRETED, round_to_bf16, swiglu, to_bf16
+from .numerics import INTERPRETED, round_to_bf16, swiglu_tile, to_bf16
 
 #: rows x columns of a forward program, rows of a backward program (which walks all of F to
 #: sum grad_probs) and its column step: the best of 7 and 8 tiles, or within 3.5% of it, at
@@ -30,12 +30,7 @@ def _swiglu_forward_kernel(h_ptr, p_ptr, y_ptr, rows, F, stride_hm, stride_ym,
                            BLOCK_R: tl.constexpr, BLOCK_F: tl.constexpr, SOFTWARE: tl.constexpr):
     offs_r = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_f = tl.program_id(1) * BLOCK_F + tl.arange(0, BLOCK_F)
-    mask = (offs_r[:, None] < rows) & (offs_f[None, :] < F)
-    gate_ptrs = h_ptr + offs_r[:, None].to(tl.int64) * stride_hm + offs_f[None, :]
-    gate = tl.load(gate_ptrs, mask=mask, other=0.0).to(tl.float32)
-    up = tl.load(gate_ptrs + F, mask=mask, other=0.0).to(tl.float32)
-    prob = tl.load(p_ptr + offs_r, mask=offs_r < rows, other=0.0).to(tl.float32)
-    y = swiglu(gate, up, prob[:, None], True, SOFTWARE)
+    y, mask = swiglu_tile(h_ptr, p_ptr, offs_r, offs_f, rows, F, stride_hm, True, SOFTWARE)
     tl.store(y_ptr + offs_r[:, None].to(tl.int64) * stride_ym + offs_f[None, :],
              to_bf16(y, SOFTWARE), mask=mask)
 

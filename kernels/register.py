@@ -4,6 +4,7 @@ CUDA tensors of the W4A16, FP8 block and INT8 W8A8 schemes, of scheme 'none' gro
 sampler's draw and the experts' SwiGLU in training; CPU tensors keep the reference."""
 from megatron_qarl.quant import FP8Block, Int8W8A8, NoQuant, W4A16, ops
 
+from .bf16_quantize import bf16_quantize
 from .fp8_gemm import fp8_block_grouped_linear, fp8_block_linear, fp8_swiglu_experts
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_packed_rows
 from .grouped_mm import bf16_grouped_linear
@@ -44,6 +45,7 @@ def register_cuda_kernels() -> None:
     ops.register_swiglu_experts(Int8W8A8, "cuda", int8_swiglu_experts)
     ops.register_dispatch_quantizer(Int8W8A8, "cuda", int8_quantize_packed_rows)
     ops.register_grouped(NoQuant, "cuda", bf16_grouped_linear)
+    ops.register_quantize(NoQuant, "cuda", bf16_quantize)
     ops.register_grouped_backward(NoQuant, "cuda", bf16_grouped_backward)
     ops.register_routed_sum("cuda", routed_sum)
     ops.register_write_rows("cuda", write_rows)

@@ -24,6 +24,7 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
     assert registered["dispatch_quantizer"] == [("FP8Block", "cuda"), ("Int8W8A8", "cuda")]
     assert ("NoQuant", "cuda") in registered["grouped"]  # --moe-grouped-gemm's bf16 experts
     assert ("NoQuant", "cuda") in registered["grouped_backward"]
+    assert ("NoQuant", "cuda") in registered["quantize"]  # the stack's bf16 copy and check
     assert registered["routed_sum"] == registered["write_rows"] == registered["race_argmax"] \
         == registered["token_logprobs"] == registered["gated_activation"] == ["cuda"]
 

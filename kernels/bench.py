@@ -509,8 +509,8 @@ def bench_fp8_swiglu(check):
             check.equal(f"fp8 swiglu codes {label} M={m}", fused[0].view(torch.uint8),
                         unfused[0].view(torch.uint8))
             check.equal(f"fp8 swiglu scales {label} M={m}", fused[1], unfused[1])
-            t_bf16 = graph_us([lambda: torch._grouped_mm(reference_gated_activation(h, probs), wb,
-                                                         offs=offs)])
+            t_bf16 = graph_us([lambda: torch._grouped_mm(
+                reference_gated_activation(h, probs), wb, offs=offs)])
             t_unfused = graph_us([lambda: fp8_block_grouped_linear(
                 reference_gated_activation(h, probs), qw, counts)])
             t_fused = graph_us([lambda: fp8_block_grouped_matmul(

@@ -16,7 +16,7 @@ from megatron_qarl.quant.errors import check_master_weight
 from .checks import nonfinite_counter, raise_if_nonfinite
 from .numerics import INTERPRETED, is_nonfinite, to_bf16
 
-#: elements a program: 16 bytes a thread of bf16 at 8 warps, four times
+#: elements a program, 16 a thread at 8 warps (not swept: round 46 timed the step with it)
 BLOCK = 4096
 
 

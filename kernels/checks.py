@@ -24,6 +24,11 @@ def raise_if_nonfinite(name: str, weight: torch.Tensor, counter: torch.Tensor) -
         check_master_weight(name, weight, check_finite=True)  # raises, naming the count
 
 
+def unit_stride_rows(t: torch.Tensor) -> torch.Tensor:
+    """t itself where its last dim is contiguous (the kernels take a row stride), else a copy."""
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
 def check_activation(x: torch.Tensor, in_features: int, name: str = "x") -> None:
     if x.shape[-1] != in_features:
         raise ValueError(

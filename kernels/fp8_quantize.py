@@ -15,7 +15,7 @@ from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, 
                                           packed_row_bytes, unpack_activation_rows)
 
 from .checks import (check_swiglu_input, counts_on, nonfinite_counter, raise_if_nonfinite,
-                     tile_rows)
+                     tile_rows, unit_stride_rows)
 from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
 from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu_tile, to_e4m3
 
@@ -218,7 +218,7 @@ def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to
     alloc = torch.zeros if kb_out > kb else torch.empty
     scale_t = alloc(kb_out, rows_out, device=x.device, dtype=torch.float32)
     if rows_out and k:
-        x = x if x.stride(-1) == 1 else x.contiguous()
+        x = unit_stride_rows(x)
         block_rows, warps = _row_block(tile_rows(rows_out, routed_rows), block_rows)
         grid = (_row_programs(rows_out, block_rows, counts, routed_rows), kb)
         _fp8_activation_kernel[grid](
@@ -238,7 +238,7 @@ def fp8_quantize_packed_rows(x: torch.Tensor, block_rows: int = None) -> torch.T
     packed = torch.empty(rows, packed_row_bytes(k), device=x.device, dtype=torch.uint8)
     _, scale = unpack_activation_rows(packed, k)
     if rows and k:
-        x = x if x.stride(-1) == 1 else x.contiguous()
+        x = unit_stride_rows(x)
         block_rows, warps = _row_block(rows, block_rows)
         _fp8_activation_kernel[(triton.cdiv(rows, block_rows), triton.cdiv(k, BLOCK))](
             x, packed.view(FP8_DTYPE), scale, rows=rows, rows_out=rows, K=k,
@@ -262,7 +262,7 @@ def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows:
     q = torch.empty(rows, ffn, device=h.device, dtype=FP8_DTYPE)
     scale_t = torch.empty(kb, rows, device=h.device, dtype=torch.float32)
     if rows and ffn:
-        h = h if h.stride(-1) == 1 else h.contiguous()
+        h = unit_stride_rows(h)
         block_rows, warps = _row_block(tile_rows(rows, routed_rows), block_rows)
         _fp8_swiglu_kernel[(_row_programs(rows, block_rows, counts, routed_rows), kb)](
             h, h if probs is None else probs.contiguous(), q, scale_t, rows=rows, F=ffn,

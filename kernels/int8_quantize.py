@@ -15,7 +15,7 @@ from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.int8 import AMAX_EPS, QMAX, packed_row_bytes, unpack_activation_rows
 
-from .checks import check_swiglu_input, nonfinite_counter, raise_if_nonfinite
+from .checks import check_swiglu_input, nonfinite_counter, raise_if_nonfinite, unit_stride_rows
 from .numerics import INTERPRETED, is_nonfinite, mul_rn, round_to_bf16, swiglu
 
 _EPS = tl.constexpr(AMAX_EPS)
@@ -108,7 +108,7 @@ def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = Non
     q, s = out or (torch.empty(m, k, device=x.device, dtype=torch.int8),
                    torch.empty(m, 1, device=x.device, dtype=torch.float32))
     if m and k:
-        x = x if x.stride(-1) == 1 else x.contiguous()
+        x = unit_stride_rows(x)
         block, warps = _row_program(x, k, probs is not None)
         _int8_rows_kernel[(m,)](x, x if probs is None else probs.contiguous(), q, s,
                                 s if nonfinite is None else nonfinite, k, x.stride(0),

@@ -83,17 +83,22 @@ def round_to_bf16(v, SOFTWARE: tl.constexpr):
 
 
 @triton.jit
+def exp_neg(v, SOFTWARE: tl.constexpr):
+    """expf(-v), as torch's silu kernels call it (tl.exp is an approximate exp2); under the
+    interpreter, which has no libdevice, numpy's exp."""
+    if SOFTWARE:
+        return tl.exp(0.0 - v)
+    return libdevice.exp(0.0 - v)
+
+
+@triton.jit
 def swiglu(gate, up, prob, HAS_PROBS: tl.constexpr, SOFTWARE: tl.constexpr):
     """silu(gate) * up [* prob], fp32 in and out, with the roundings of
     quant.ops.reference_gated_activation on bf16 tensors: gate and up rounded to bf16, silu in
     fp32 as torch computes it (x / (1 + expf(-x)), IEEE division) rounded, the product with up
     rounded, then the fp32 product with the router prob (broadcast against gate)."""
     gate = round_to_bf16(gate, SOFTWARE)
-    if SOFTWARE:  # the interpreter has no libdevice; its tl.exp is numpy's
-        e = tl.exp(0.0 - gate)
-    else:  # expf, as torch's silu kernel calls it (tl.exp is an approximate exp2)
-        e = libdevice.exp(0.0 - gate)
-    act = round_to_bf16(tl.div_rn(gate, 1.0 + e), SOFTWARE)
+    act = round_to_bf16(tl.div_rn(gate, 1.0 + exp_neg(gate, SOFTWARE)), SOFTWARE)
     out = act * round_to_bf16(up, SOFTWARE)
     if HAS_PROBS:
         out = round_to_bf16(out, SOFTWARE) * prob

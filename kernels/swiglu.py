@@ -12,10 +12,9 @@ grad in fp32 from sigmoid(gate); grad_probs sums a row in fp32 in its own order.
 import torch
 import triton
 import triton.language as tl
-from triton.language.extra import libdevice
 
-from .checks import check_swiglu_input
-from .numerics import INTERPRETED, round_to_bf16, swiglu_tile, to_bf16
+from .checks import check_swiglu_input, unit_stride_rows
+from .numerics import INTERPRETED, exp_neg, round_to_bf16, swiglu_tile, to_bf16
 
 #: rows x columns of a forward program, rows of a backward program (which walks all of F to
 #: sum grad_probs) and its column step: the best of 7 and 8 tiles, or within 3.5% of it, at
@@ -55,10 +54,7 @@ def _swiglu_backward_kernel(g_ptr, h_ptr, p_ptr, dh_ptr, dp_ptr, rows, F, stride
         gate_ptrs = h_ptr + rows64 * stride_hm + offs_f[None, :]
         gate = tl.load(gate_ptrs, mask=mask, other=0.0).to(tl.float32)
         up = tl.load(gate_ptrs + F, mask=mask, other=0.0).to(tl.float32)
-        if SOFTWARE:  # the interpreter has no libdevice
-            e = tl.exp(0.0 - gate)
-        else:
-            e = libdevice.exp(0.0 - gate)
+        e = exp_neg(gate, SOFTWARE)
         silu = round_to_bf16(tl.div_rn(gate, 1.0 + e), SOFTWARE)
         sig = tl.div_rn(1.0, 1.0 + e)
         out = round_to_bf16(silu * up, SOFTWARE)
@@ -72,17 +68,13 @@ def _swiglu_backward_kernel(g_ptr, h_ptr, p_ptr, dh_ptr, dp_ptr, rows, F, stride
     tl.store(dp_ptr + offs_r, d_prob.to(dp_ptr.dtype.element_ty), mask=row_ok)
 
 
-def _contiguous_rows(t: torch.Tensor) -> torch.Tensor:
-    return t if t.stride(-1) == 1 else t.contiguous()
-
-
 def swiglu_forward(h: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
     """h [R, 2F] bf16, probs [R] -> silu(gate) * up * probs [R, F] bf16."""
     check_swiglu_input(h, probs)
     rows, ffn = h.shape[0], h.shape[1] // 2
     y = torch.empty(rows, ffn, device=h.device, dtype=torch.bfloat16)
     if rows and ffn:
-        h = _contiguous_rows(h)
+        h = unit_stride_rows(h)
         block_r, block_f = FORWARD_TILE
         _swiglu_forward_kernel[(triton.cdiv(rows, block_r), triton.cdiv(ffn, block_f))](
             h, probs.contiguous(), y, rows, ffn, h.stride(0), y.stride(0), BLOCK_R=block_r,
@@ -100,7 +92,7 @@ def swiglu_backward(grad: torch.Tensor, h: torch.Tensor, probs: torch.Tensor) ->
     grad_h = torch.empty_like(h, memory_format=torch.contiguous_format)
     grad_p = torch.zeros(rows, device=h.device, dtype=probs.dtype)
     if rows and ffn:
-        grad, h = _contiguous_rows(grad), _contiguous_rows(h)
+        grad, h = unit_stride_rows(grad), unit_stride_rows(h)
         _swiglu_backward_kernel[(triton.cdiv(rows, BACKWARD_ROWS),)](
             grad, h, probs.contiguous(), grad_h, grad_p, rows, ffn, grad.stride(0), h.stride(0),
             grad_h.stride(0), BLOCK_R=BACKWARD_ROWS, BLOCK_F=BACKWARD_COLS,

@@ -16,12 +16,13 @@ import statistics
 import torch
 import triton
 
-from megatron_qarl.quant import get_scheme
+from megatron_qarl.quant import NoQuant, get_scheme
 from megatron_qarl.quant.ops import (
     composed_swiglu_experts, reference_gated_activation, reference_race_argmax,
     reference_routed_sum, swiglu_experts,
 )
 
+from .bf16_quantize import bf16_quantize
 from .bench_setup import (DECODE_MAX_TOKENS, STEP_CALLS, ceilings, copies_for, graph_us,
                           median_us, route)
 from .fp8_gemm import (fp8_block_grouped_linear, fp8_block_grouped_matmul,
@@ -417,7 +418,40 @@ def bench_quantize(peak, check, sweep):
                 table.add(label, name + tag, t, gbps, 100 * gbps / peak["copy_GBps"], t_ref,
                           _fmt(t_ref / t, ".1f"))
         del master
-    return [table]
+    return [table, bench_quantize_in_place(peak, check)]
+
+
+def bench_quantize_in_place(peak, check):
+    """The layers' per-step re-quantization: one bf16 master an expert (a Parameter each, as
+    Megatron's SequentialMLP keeps them), read in place through expert_masters' table, against
+    torch.stack first (the path before session 51). %copy counts the in-place bytes."""
+    table = Table("Quantize of one layer's experts from one bf16 master an expert: read in "
+                  "place vs torch.stack first",
+                  ["weight", "format", "in place us", "% copy BW", "stack + kernel us",
+                   "speedup"])
+    schemes = [("w4a16-g128 + lane order", get_scheme("w4a16"), w4a16_quantize,
+                lambda params, k: params * (1 + 2 / 128), {"lane_order": True}),
+               ("fp8-block", get_scheme("fp8-block"), fp8_block_quantize,
+                lambda params, k: params * 1.0, {}),
+               ("int8", get_scheme("int8"), int8_quantize,
+                lambda params, k: params * (1 + 4 / k), {}),
+               ("none (bf16 grouped)", NoQuant(), bf16_quantize,
+                lambda params, k: params * 2.0, {})]
+    for label, (e, n, k) in [("W13 E128", (128, 1536, 2048)), ("W2 E128", (128, 2048, 768))]:
+        masters = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for _ in range(e)]
+        params = e * n * k
+        for name, scheme, fn, out_bytes, kw in schemes:
+            got, want = fn(masters, scheme, **kw), fn(torch.stack(masters), scheme, **kw)
+            check.equal(f"{name} in place {label}", got.data.view(torch.uint8),
+                        want.data.view(torch.uint8))
+            t = median_us([lambda: fn(masters, scheme, check_finite=False, **kw)])
+            t_stack = median_us([lambda: fn(torch.stack(masters), scheme, check_finite=False,
+                                            **kw)])
+            gbps = (params * 2 + out_bytes(params, k)) / t / 1e3
+            table.add(label, name, t, 100 * gbps / peak["copy_GBps"], t_stack,
+                      _fmt(t_stack / t, ".2f"))
+        del masters
+    return table
 
 
 def _fp8_weights(scheme, e, n, k):

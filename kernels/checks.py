@@ -18,9 +18,12 @@ def nonfinite_counter(weight: torch.Tensor, given: torch.Tensor = None) -> torch
     return given
 
 
-def raise_if_nonfinite(name: str, weight: torch.Tensor, counter: torch.Tensor) -> None:
-    """One host sync; raises QuantizationError naming `name` and the count if any."""
+def raise_if_nonfinite(name: str, weight, counter: torch.Tensor) -> None:
+    """One host sync; raises QuantizationError naming `name` and the count if any (weight: the
+    master, or one master an expert)."""
     if int(counter.item()):
+        if not isinstance(weight, torch.Tensor):
+            weight = torch.stack(list(weight))
         check_master_weight(name, weight, check_finite=True)  # raises, naming the count
 
 

@@ -10,12 +10,12 @@ import triton
 import triton.language as tl
 
 from megatron_qarl.quant.base import QuantizedWeight
-from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX,
                                           packed_row_bytes, unpack_activation_rows)
 
 from .checks import (check_swiglu_input, counts_on, nonfinite_counter, raise_if_nonfinite,
                      tile_rows, unit_stride_rows)
+from .expert_masters import Masters, expert_offset, master_table
 from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
 from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu_tile, to_e4m3
 
@@ -45,20 +45,22 @@ def _max_keeping_nan(a, b):
 
 
 @triton.jit
-def _fp8_weight_kernel(w_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn, BLOCK: tl.constexpr):
-    """A block's NaN or inf reaches its scale (a NaN-propagating max, max.NaN: no extra
-    instruction), where the wrapper counts them. H200 (round 44): 0.98-0.99x the time of this
-    kernel without a check, 1.03-1.08x with the wrapper's count; a flag from the amax (NaN
-    taken as inf, an atomic) took 1.04-1.26x."""
+def _fp8_weight_kernel(w_ptr, offsets_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn,
+                       BLOCK: tl.constexpr, ALIGN: tl.constexpr):
+    """A block of expert e's master (expert_masters' table). Its NaN or inf reaches its scale
+    (a NaN-propagating max, max.NaN: no extra instruction), where the wrapper counts them.
+    H200 (round 44): 0.98-0.99x the time of this kernel without a check, 1.03-1.08x with the
+    wrapper's count; a flag from the amax (NaN taken as inf, an atomic) took 1.04-1.26x."""
     pid_n, pid_k, e = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     offs_n = pid_n * BLOCK + tl.arange(0, BLOCK)
     offs_k = pid_k * BLOCK + tl.arange(0, BLOCK)
     mask = (offs_n[:, None] < N) & (offs_k[None, :] < K)
-    base = e.to(tl.int64) * N * K + offs_n[:, None].to(tl.int64) * K + offs_k[None, :]
-    w = tl.load(w_ptr + base, mask=mask, other=0.0).to(tl.float32)
+    block = offs_n[:, None].to(tl.int64) * K + offs_k[None, :]
+    w = tl.load(w_ptr + expert_offset(offsets_ptr, e, ALIGN) + block, mask=mask,
+                other=0.0).to(tl.float32)
     amax = tl.reduce(tl.reduce(tl.abs(w), 1, _max_keeping_nan), 0, _max_keeping_nan)
     scale = tl.maximum(amax, _EPS, propagate_nan=tl.PropagateNan.ALL) * _INV_MAX
-    tl.store(q_ptr + base, _e4m3(w, scale), mask=mask)
+    tl.store(q_ptr + e.to(tl.int64) * N * K + block, _e4m3(w, scale), mask=mask)
     tl.store(s_ptr + e * stride_se + pid_n * stride_sn + pid_k, scale)
 
 
@@ -135,30 +137,31 @@ def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows
                      stride_sk, HAS_PROBS, BLOCK_R, BLOCK, SOFTWARE)
 
 
-def fp8_block_quantize(weight: torch.Tensor, scheme, name: str = "weight",
+def fp8_block_quantize(weight: Masters, scheme, name: str = "weight",
                        check_finite: bool = True,
                        nonfinite: torch.Tensor = None) -> QuantizedWeight:
-    """Master weight [..., out, in] -> e4m3 [..., out, in] + fp32 scale_inv
-    [..., ceil(out/128), ceil(in/128)]; equal to FP8Block.quantize_weight. check_finite: raise
-    (one host sync) if the weight has NaN/inf, found in its block scales (the count is of
-    blocks); with False their codes are unspecified. nonfinite: an int32 [1] to add that count
-    to instead of raising (the caller checks it; quant.ops.quantize_weight)."""
-    check_master_weight(name, weight, check_finite=False)
-    n, k = weight.shape[-2], weight.shape[-1]
-    w3 = weight.contiguous().reshape(-1, n, k)
-    experts = w3.shape[0]
+    """Master weight [..., out, in], or one [out, in] master an expert (read in place,
+    expert_masters) -> e4m3 [..., out, in] + fp32 scale_inv [..., ceil(out/128), ceil(in/128)];
+    equal to FP8Block.quantize_weight of the stacked masters. check_finite: raise (one host
+    sync) if the weight has NaN/inf, found in its block scales (the count is of blocks); with
+    False their codes are unspecified. nonfinite: an int32 [1] to add that count to instead of
+    raising (the caller checks it; quant.ops.quantize_weight)."""
+    masters = master_table(weight, name)
+    shape, device = masters.shape, masters.base.device
+    n, k = shape[-2:]
     nb, kb = triton.cdiv(n, BLOCK), triton.cdiv(k, BLOCK)
-    q = torch.empty(weight.shape, device=weight.device, dtype=FP8_DTYPE)
-    scale = torch.empty(*weight.shape[:-2], nb, kb, device=weight.device, dtype=torch.float32)
-    counter = nonfinite_counter(weight, nonfinite)
+    q = torch.empty(shape, device=device, dtype=FP8_DTYPE)
+    scale = torch.empty(*shape[:-2], nb, kb, device=device, dtype=torch.float32)
+    counter = nonfinite_counter(masters.base, nonfinite)
     if q.numel():
         s3 = scale.reshape(-1, nb, kb)
-        _fp8_weight_kernel[(nb, kb, experts)](w3, q, s3, n, k, s3.stride(0), s3.stride(1),
-                                              BLOCK=BLOCK, num_warps=8)
+        _fp8_weight_kernel[(nb, kb, masters.experts)](
+            masters.base, masters.offsets, q, s3, n, k, s3.stride(0), s3.stride(1), BLOCK=BLOCK,
+            ALIGN=masters.align, num_warps=8)
         counter += (~torch.isfinite(scale)).sum(dtype=torch.int32)
     if check_finite and nonfinite is None:
         raise_if_nonfinite(name, weight, counter)
-    return QuantizedWeight(q, scale, tuple(weight.shape), scheme)
+    return QuantizedWeight(q, scale, tuple(shape), scheme)
 
 
 def _routed(counts: torch.Tensor, x: torch.Tensor) -> dict:

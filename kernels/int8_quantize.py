@@ -12,10 +12,10 @@ import triton
 import triton.language as tl
 
 from megatron_qarl.quant.base import QuantizedWeight
-from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.int8 import AMAX_EPS, QMAX, packed_row_bytes, unpack_activation_rows
 
 from .checks import check_swiglu_input, nonfinite_counter, raise_if_nonfinite, unit_stride_rows
+from .expert_masters import Masters, expert_offset, master_table
 from .numerics import INTERPRETED, is_nonfinite, mul_rn, round_to_bf16, swiglu
 
 _EPS = tl.constexpr(AMAX_EPS)
@@ -51,15 +51,19 @@ def _store_codes(q_row, x, inv, offs, K, SOFTWARE: tl.constexpr):
 
 
 @triton.jit
-def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, K, stride_xm, stride_qm,
-                      stride_sm, BLOCK: tl.constexpr, ONE_PASS: tl.constexpr,
-                      SWIGLU: tl.constexpr, COUNT_NONFINITE: tl.constexpr,
+def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N, K, stride_xm,
+                      stride_qm, stride_sm, BLOCK: tl.constexpr, ONE_PASS: tl.constexpr,
+                      SWIGLU: tl.constexpr, MASTERS: tl.constexpr, ALIGN: tl.constexpr,
                       SOFTWARE: tl.constexpr):
-    """One row a program. ONE_PASS (K <= BLOCK): the row is read once and quantized from
-    registers; else twice, the second time from L2. COUNT_NONFINITE: add the row's NaN/inf
-    values to *nonfinite_ptr (master weights)."""
+    """Row r of expert e (program (r, e)) to row e * N + r. ONE_PASS (K <= BLOCK): the row is
+    read once and quantized from registers; else twice, the second time from L2. MASTERS: x
+    is expert_masters' table, and the row's NaN/inf values are added to *nonfinite_ptr."""
     row = tl.program_id(0).to(tl.int64)
+    e = tl.program_id(1)
     x_row = x_ptr + row * stride_xm
+    if MASTERS:
+        x_row += expert_offset(offsets_ptr, e, ALIGN)
+    row += e.to(tl.int64) * N
     q_row = q_ptr + row * stride_qm
     prob = 0.0
     if SWIGLU:
@@ -70,9 +74,9 @@ def _int8_rows_kernel(x_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, K, stride_xm, s
     for k0 in range(0, K, BLOCK):
         x = _row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K, SWIGLU, SOFTWARE)
         amax = tl.maximum(amax, tl.abs(x))
-        if COUNT_NONFINITE:
+        if MASTERS:
             bad += is_nonfinite(x)
-    if COUNT_NONFINITE:
+    if MASTERS:
         nonfinite = tl.sum(bad, 0)
         tl.atomic_add(nonfinite_ptr, nonfinite, mask=nonfinite > 0, sem="relaxed")
     amax = tl.maximum(tl.max(amax, 0), _EPS)
@@ -101,8 +105,7 @@ def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool) -> tuple:
     return block, max(1, min(8, block // (32 * per_thread)))
 
 
-def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = None,
-                   out: tuple = None) -> tuple:
+def _quantize_rows(x: torch.Tensor, probs, k: int, out: tuple = None) -> tuple:
     """out: (codes [M, k], scales [M, 1]) to write, any row strides (packed rows)."""
     m = x.shape[0]
     q, s = out or (torch.empty(m, k, device=x.device, dtype=torch.int8),
@@ -110,29 +113,36 @@ def _quantize_rows(x: torch.Tensor, probs, k: int, nonfinite: torch.Tensor = Non
     if m and k:
         x = unit_stride_rows(x)
         block, warps = _row_program(x, k, probs is not None)
-        _int8_rows_kernel[(m,)](x, x if probs is None else probs.contiguous(), q, s,
-                                s if nonfinite is None else nonfinite, k, x.stride(0),
-                                q.stride(0), s.stride(0), BLOCK=block, ONE_PASS=k <= block,
-                                SWIGLU=probs is not None, COUNT_NONFINITE=nonfinite is not None,
-                                SOFTWARE=INTERPRETED, num_warps=warps)
+        _int8_rows_kernel[(m, 1)](x, x, x if probs is None else probs.contiguous(), q, s, s, m,
+                                  k, x.stride(0), q.stride(0), s.stride(0), BLOCK=block,
+                                  ONE_PASS=k <= block, SWIGLU=probs is not None, MASTERS=False,
+                                  ALIGN=1, SOFTWARE=INTERPRETED, num_warps=warps)
     return q, s
 
 
-def int8_quantize(weight: torch.Tensor, scheme, name: str = "weight",
+def int8_quantize(weight: Masters, scheme, name: str = "weight",
                   check_finite: bool = True, nonfinite: torch.Tensor = None) -> QuantizedWeight:
-    """Master weight [..., out, in] -> Int8W8A8 codes [..., out, in] and fp32 scales
-    [..., out, 1], one pass a row: scheme.quantize_weight bit for bit (the per-step quantizer
-    the layers' weight cache calls). check_finite: raise (one host sync) if the weight has
-    NaN/inf; with False their codes are unspecified. nonfinite: an int32 [1] the pass adds the
-    count to instead of raising (the caller checks it; quant.ops.quantize_weight)."""
-    check_master_weight(name, weight, check_finite=False)
-    counter = nonfinite_counter(weight, nonfinite)
-    q, s = _quantize_rows(weight.reshape(-1, weight.shape[-1]), None, weight.shape[-1],
-                          counter)
+    """Master weight [..., out, in], or one [out, in] master an expert (read in place,
+    expert_masters) -> Int8W8A8 codes [..., out, in] and fp32 scales [..., out, 1], one pass a
+    row: scheme.quantize_weight of the stacked masters bit for bit (the per-step quantizer the
+    layers' weight cache calls). check_finite: raise (one host sync) if the weight has NaN/inf;
+    with False their codes are unspecified. nonfinite: an int32 [1] the pass adds the count to
+    instead of raising (the caller checks it; quant.ops.quantize_weight)."""
+    masters = master_table(weight, name)
+    shape, device = masters.shape, masters.base.device
+    n, k = shape[-2:]
+    counter = nonfinite_counter(masters.base, nonfinite)
+    q = torch.empty(shape, device=device, dtype=torch.int8)
+    s = torch.empty(*shape[:-1], 1, device=device, dtype=torch.float32)
+    if q.numel():
+        block, warps = _row_program(masters.base, k, False)
+        _int8_rows_kernel[(n, masters.experts)](
+            masters.base, masters.offsets, s, q, s, counter, n, k, k, k, 1, BLOCK=block,
+            ONE_PASS=k <= block, SWIGLU=False, MASTERS=True, ALIGN=masters.align,
+            SOFTWARE=INTERPRETED, num_warps=warps)
     if check_finite and nonfinite is None:
         raise_if_nonfinite(name, weight, counter)
-    return QuantizedWeight(q.reshape(weight.shape), s.reshape(*weight.shape[:-1], 1),
-                           tuple(weight.shape), scheme)
+    return QuantizedWeight(q, s, tuple(shape), scheme)
 
 
 def int8_quantize_activation(x: torch.Tensor) -> tuple:

@@ -13,10 +13,10 @@ import triton
 import triton.language as tl
 
 from megatron_qarl.quant.base import QuantizedWeight
-from megatron_qarl.quant.errors import check_master_weight
 from megatron_qarl.quant.w4a16 import INV_QMAX
 
 from .checks import nonfinite_counter, raise_if_nonfinite
+from .expert_masters import MasterTable, Masters, expert_offset, master_table
 from .gluon_hopper import is_hopper
 from .numerics import INTERPRETED, fp32_constant, is_nonfinite, rint, round_to_bf16, to_bf16
 from .w4a16_lanes import keep_lane_codes
@@ -43,18 +43,20 @@ def _lane_words(q, BLOCK_R: tl.constexpr):
 
 @triton.jit
 def _w4a16_quantize_kernel(
-    w_ptr, packed_ptr, lanes_ptr, scale_ptr, nonfinite_ptr, rows, K,
-    GROUP: tl.constexpr, BLOCK_R: tl.constexpr, LANES: tl.constexpr, SOFTWARE: tl.constexpr,
+    w_ptr, offsets_ptr, packed_ptr, lanes_ptr, scale_ptr, nonfinite_ptr, N, K,
+    GROUP: tl.constexpr, BLOCK_R: tl.constexpr, LANES: tl.constexpr, ALIGN: tl.constexpr,
+    SOFTWARE: tl.constexpr,
 ):
-    pid_r = tl.program_id(0)
-    g = tl.program_id(1)
+    """Rows of expert e's master (expert_masters' table) to rows e * N + r of the outputs."""
+    pid_r, g, e = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     offs_r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)
     words = tl.arange(0, GROUP // 8)
     nib = tl.arange(0, 8)
-    r_mask = offs_r < rows
+    r_mask = offs_r < N
     cols = g * GROUP + words[None, :, None] * 8 + nib[None, None, :]
-    w = tl.load(w_ptr + offs_r[:, None, None].to(tl.int64) * K + cols,
-                mask=r_mask[:, None, None], other=0.0).to(tl.float32)
+    w_rows = w_ptr + expert_offset(offsets_ptr, e, ALIGN) + offs_r.to(tl.int64) * K
+    w = tl.load(w_rows[:, None, None] + cols, mask=r_mask[:, None, None],
+                other=0.0).to(tl.float32)
 
     nonfinite = tl.sum(tl.sum(tl.sum(is_nonfinite(w), 2), 1), 0)
     tl.atomic_add(nonfinite_ptr, nonfinite, mask=nonfinite > 0, sem="relaxed")
@@ -67,36 +69,38 @@ def _w4a16_quantize_kernel(
     q = tl.minimum(tl.maximum(q, -8.0), 7.0).to(tl.int32) + 8
     word = tl.reduce(q << (nib[None, None, :] * 4), 2, _bit_or)
 
-    words_at = offs_r[:, None].to(tl.int64) * (K // 8) + g * (GROUP // 8) + words[None, :]
+    out_r = e.to(tl.int64) * N + offs_r
+    words_at = out_r[:, None] * (K // 8) + g * (GROUP // 8) + words[None, :]
     tl.store(packed_ptr + words_at, word, mask=r_mask[:, None])
     if LANES:  # GROUP == 128: this group is one lane-order block
         tl.store(lanes_ptr + words_at, _lane_words(q, BLOCK_R), mask=r_mask[:, None])
-    tl.store(scale_ptr + offs_r.to(tl.int64) * (K // GROUP) + g, to_bf16(scale, SOFTWARE),
-             mask=r_mask)
+    tl.store(scale_ptr + out_r * (K // GROUP) + g, to_bf16(scale, SOFTWARE), mask=r_mask)
 
 
-def program_shape(weight: torch.Tensor, lane_order: bool) -> tuple:
+def program_shape(masters: MasterTable, lane_order: bool) -> tuple:
     """(rows a program, warps). H200, one layer's experts (docs/kernel_rounds.md): fp32 masters
     0.88-0.92x the time with 8 rows and one warp than with 32 rows and 4 warps; bf16 ones
     0.98x at best with any shape tried (bound by the arithmetic; round 42). Writing the lane
     order too, 8 rows and one warp for both: bf16 masters took 3.8-3.9x its time with 32 rows
     and 4 warps (round 43)."""
-    return (8, 1) if weight.element_size() == 4 or lane_order else (32, 4)
+    return (8, 1) if masters.base.element_size() == 4 or lane_order else (32, 4)
 
 
-def lane_order_applies(weight: torch.Tensor, group: int) -> bool:
+def lane_order_applies(masters: MasterTable, group: int) -> bool:
     """Stacked experts on a Hopper GPU with 128-input groups: the grouped kernels read them in
     lane order every step up to 2047 rows an expert. Dense weights are left to make theirs at
     a first decode-size call (at training sizes they go through the bf16 operand)."""
-    return weight.dim() == 3 and group == 128 and weight.is_cuda and is_hopper(weight.device)
+    return (len(masters.shape) == 3 and group == 128 and masters.base.is_cuda
+            and is_hopper(masters.base.device))
 
 
-def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
+def w4a16_quantize(weight: Masters, scheme, name: str = "weight",
                    check_finite: bool = True, block_rows: int = None,
                    num_warps: int = None, lane_order: bool = None,
                    nonfinite: torch.Tensor = None) -> QuantizedWeight:
-    """Master weight [..., out, in] -> QuantizedWeight (packed int32 [..., out, in/8], bf16
-    scales [..., out, in/group]) for a W4A16 `scheme`; equal to scheme.quantize_weight.
+    """Master weight [..., out, in], or one [out, in] master an expert (read in place,
+    expert_masters) -> QuantizedWeight (packed int32 [..., out, in/8], bf16 scales [..., out,
+    in/group]) for a W4A16 `scheme`; equal to scheme.quantize_weight of the stacked masters.
 
     check_finite: raise (one host sync) if the weight has NaN/inf; with False their codes
     are unspecified. nonfinite: an int32 [1] the pass adds the NaN/inf count to instead of
@@ -105,32 +109,31 @@ def w4a16_quantize(weight: torch.Tensor, scheme, name: str = "weight",
     QuantizedWeight's memo (w4a16_lanes.lane_codes); lane_order_applies's answer unless given
     (128-input groups only).
     """
-    check_master_weight(name, weight, check_finite=False)
-    scheme.validate_shape(name, weight.shape[-2], weight.shape[-1])
+    masters = master_table(weight, name)
+    shape, device = masters.shape, masters.base.device
+    n, k = shape[-2:]
+    scheme.validate_shape(name, n, k)
     group = scheme.group_size
-    k = weight.shape[-1]
-    w2 = weight.contiguous().reshape(-1, k)
-    rows = w2.shape[0]
-    packed = torch.empty(*weight.shape[:-1], k // 8, device=weight.device, dtype=torch.int32)
-    scale = torch.empty(*weight.shape[:-1], k // group, device=weight.device,
-                        dtype=torch.bfloat16)
+    packed = torch.empty(*shape[:-1], k // 8, device=device, dtype=torch.int32)
+    scale = torch.empty(*shape[:-1], k // group, device=device, dtype=torch.bfloat16)
     if lane_order is None:
-        lane_order = lane_order_applies(weight, group)
+        lane_order = lane_order_applies(masters, group)
     if lane_order and group != 128:
         raise ValueError(f"lane_order=True for {name} with group size {group}: the lane order "
                          f"works on 128-input groups (w4a16-g128)")
     lanes = torch.empty_like(packed) if lane_order else packed
-    counter = nonfinite_counter(weight, nonfinite)
-    if rows:
-        shape = program_shape(weight, lane_order)
-        block_rows, num_warps = block_rows or shape[0], num_warps or shape[1]
-        grid = (triton.cdiv(rows, block_rows), k // group)
-        _w4a16_quantize_kernel[grid](w2, packed, lanes, scale, counter, rows, k,
-                                     GROUP=group, BLOCK_R=block_rows, LANES=lane_order,
+    counter = nonfinite_counter(masters.base, nonfinite)
+    if packed.numel():
+        program = program_shape(masters, lane_order)
+        block_rows, num_warps = block_rows or program[0], num_warps or program[1]
+        grid = (triton.cdiv(n, block_rows), k // group, masters.experts)
+        _w4a16_quantize_kernel[grid](masters.base, masters.offsets, packed, lanes, scale,
+                                     counter, n, k, GROUP=group, BLOCK_R=block_rows,
+                                     LANES=lane_order, ALIGN=masters.align,
                                      SOFTWARE=INTERPRETED, num_warps=num_warps)
     if check_finite and nonfinite is None:
         raise_if_nonfinite(name, weight, counter)
-    qweight = QuantizedWeight(packed, scale, tuple(weight.shape), scheme)
+    qweight = QuantizedWeight(packed, scale, tuple(shape), scheme)
     if lane_order:
         keep_lane_codes(qweight, lanes)
     return qweight

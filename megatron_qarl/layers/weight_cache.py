@@ -58,9 +58,15 @@ class QuantizedWeightCache:
         self._together = together
 
     def master(self) -> torch.Tensor:
-        """The full-precision weight that is quantized ([E, out, in] when stacked: a copy made
-        once per optimizer step, under no_grad; the forward passes `masters` to the STE)."""
+        """The full-precision weight that is quantized ([E, out, in] when stacked: a copy; the
+        quantizer reads `quantizer_input`, the STE `masters`)."""
         return torch.stack(self.masters) if self.stacked else self.masters[0]
+
+    def quantizer_input(self):
+        """The master, or the experts' masters as they lie (the kernels read them in place; the
+        reference stacks them): no stacked copy of a layer's experts a step."""
+        masters = [p.detach() for p in self.masters]
+        return masters if self.stacked else masters[0]
 
     def get(self) -> QuantizedWeight:
         if not self.is_fresh():
@@ -95,12 +101,11 @@ def quantize_together(caches: Sequence[QuantizedWeightCache]) -> None:
     quantized = []
     with torch.no_grad():
         for cache in stale:
-            weight = cache.master().detach()
-            if weight.device not in counts:
-                counts[weight.device] = torch.zeros(1, dtype=torch.int32, device=weight.device)
-            quantized.append(ops.quantize_weight(cache.scheme, weight, cache.name,
-                                                 counts[weight.device]))
-            del weight  # a stacked copy: one at a time, as a cache's own refresh made them
+            device = cache.masters[0].device
+            if device not in counts:
+                counts[device] = torch.zeros(1, dtype=torch.int32, device=device)
+            quantized.append(ops.quantize_weight(cache.scheme, cache.quantizer_input(),
+                                                 cache.name, counts[device]))
     if any(int(n) for n in counts.values()):
         for cache in stale:  # the error path: find the weight by its master again
             check_master_weight(cache.name, cache.master(), check_finite=True)

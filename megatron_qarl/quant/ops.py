@@ -11,7 +11,7 @@ op ran.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -20,7 +20,8 @@ from .base import QuantizedWeight
 
 LinearOp = Callable[[torch.Tensor, QuantizedWeight], torch.Tensor]
 GroupedOp = Callable[[torch.Tensor, QuantizedWeight, torch.Tensor], torch.Tensor]
-# (weight, scheme, name, nonfinite=None) -> QuantizedWeight; nonfinite: see quantize_weight
+# (weight, scheme, name, nonfinite=None) -> QuantizedWeight; weight: a master [..., out, in] or
+# a list of one [out, in] master an expert; nonfinite: see quantize_weight
 QuantizeOp = Callable[..., QuantizedWeight]
 # (grad_out [..., out], x [..., in], qweight) -> (grad_x [..., in], grad_w [out, in]) of the STE
 LinearBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
@@ -124,16 +125,23 @@ def grouped_backward_op(qweight: QuantizedWeight, device: torch.device):
     return _GROUPED_BACKWARD.get(_key(type(qweight.scheme), device.type))
 
 
-def quantize_weight(scheme, weight: torch.Tensor, name: str = "weight",
+def quantize_weight(scheme, weight: Union[torch.Tensor, Sequence[torch.Tensor]],
+                    name: str = "weight",
                     nonfinite: Optional[torch.Tensor] = None) -> QuantizedWeight:
     """scheme.quantize_weight, by a fused kernel where one is registered (bit-identical).
-    nonfinite: an int32 [1] on the weight's device to add a nonzero count to if the weight has
-    NaN/inf, instead of raising (one host sync then checks many weights)."""
-    op = _QUANTIZE.get(_key(type(scheme), weight.device.type))
-    if nonfinite is None:
-        return op(weight, scheme, name) if op else scheme.quantize_weight(weight, name)
+    weight: the master, or one 2-D master an expert: the kernels read those in place, the
+    reference quantizes their stack. nonfinite: an int32 [1] on the weight's device to add a
+    nonzero count to if the weight has NaN/inf, instead of raising (one host sync then checks
+    many weights)."""
+    device = weight.device if isinstance(weight, torch.Tensor) else weight[0].device
+    op = _QUANTIZE.get(_key(type(scheme), device.type))
     if op:
-        return op(weight, scheme, name, nonfinite=nonfinite)
+        return op(weight, scheme, name) if nonfinite is None else \
+            op(weight, scheme, name, nonfinite=nonfinite)
+    if not isinstance(weight, torch.Tensor):
+        weight = torch.stack(list(weight))
+    if nonfinite is None:
+        return scheme.quantize_weight(weight, name)
     nonfinite += (~torch.isfinite(weight)).sum(dtype=torch.int32)
     return scheme.quantize_weight(weight, name, check_finite=False)
 

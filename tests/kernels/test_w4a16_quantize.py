@@ -2,6 +2,7 @@ import pytest
 import torch
 
 from megatron_qarl.quant import QuantizationError, get_scheme
+from qarl_kernels.expert_masters import master_table
 from qarl_kernels.w4a16_lanes import lane_codes, to_lane_order
 from qarl_kernels.w4a16_quantize import lane_order_applies, w4a16_quantize
 
@@ -63,9 +64,10 @@ def test_lane_order_written_beside_the_codes(dtype, device):
 def test_lane_order_only_where_the_hopper_kernels_read_it(device):
     w = torch.randn(2, 8, 256, device=device)
     made = w4a16_quantize(w, get_scheme("w4a16")).lane_codes is not None
-    assert made == lane_order_applies(w, 128) == (device.type == "cuda"
-                                                  and torch.cuda.get_device_capability() == (9, 0))
-    assert not lane_order_applies(w[0], 128)  # dense weights make theirs at a decode call
-    assert not lane_order_applies(w, 64)
+    hopper = device.type == "cuda" and torch.cuda.get_device_capability() == (9, 0)
+    assert made == lane_order_applies(master_table(w), 128) == hopper
+    assert lane_order_applies(master_table(list(w)), 128) == hopper  # the experts' masters
+    assert not lane_order_applies(master_table(w[0]), 128)  # dense weights: at a decode call
+    assert not lane_order_applies(master_table(w), 64)
     with pytest.raises(ValueError, match="lane_order=True for experts.fc1 with group size 64"):
         w4a16_quantize(w, get_scheme("w4a16-g64"), name="experts.fc1", lane_order=True)

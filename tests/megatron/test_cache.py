@@ -95,6 +95,32 @@ def test_a_model_invalidated_together_is_quantized_together(single_process):
     assert all(c.quantize_count == 2 for c in caches(model) if c is not first)
 
 
+def test_the_quantizer_reads_the_experts_masters_in_place(single_process, monkeypatch):
+    """No stacked copy of a layer's experts a step: the quantize op gets each expert's master
+    (the kernels read them where they lie), a dense layer its one master."""
+    from megatron_qarl.quant import ops
+    model = build_tiny("fp8-block")
+    inputs, real = [], ops.quantize_weight
+
+    def recording(scheme, weight, name="weight", nonfinite=None):
+        inputs.append(weight)
+        return real(scheme, weight, name, nonfinite)
+
+    monkeypatch.setattr(ops, "quantize_weight", recording)
+    assert any(cache.stacked for cache in caches(model))
+    for cache in caches(model):
+        cache.invalidate()
+        cache.get()
+        given = inputs[-1]
+        if cache.stacked:
+            assert [m.data_ptr() for m in given] == [p.data_ptr() for p in cache.masters]
+        else:
+            assert given.data_ptr() == cache.masters[0].data_ptr()
+        assert torch.equal(cache.get().data.view(torch.uint8),
+                           cache.scheme.quantize_weight(cache.master()).data.view(torch.uint8))
+    assert len(inputs) == len(caches(model))
+
+
 def test_nan_in_one_weight_names_it_and_keeps_no_new_weight(single_process):
     from megatron_qarl.layers import invalidate_quantized_weights
     from megatron_qarl.quant import QuantizationError

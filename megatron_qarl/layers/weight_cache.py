@@ -64,9 +64,9 @@ class QuantizedWeightCache:
 
     def quantizer_input(self):
         """The master, or the experts' masters as they lie (the kernels read them in place; the
-        reference stacks them): no stacked copy of a layer's experts a step."""
-        masters = [p.detach() for p in self.masters]
-        return masters if self.stacked else masters[0]
+        reference stacks them): no stacked copy of a layer's experts a step. Read under
+        no_grad (quantize_together)."""
+        return self.masters if self.stacked else self.masters[0]
 
     def get(self) -> QuantizedWeight:
         if not self.is_fresh():

@@ -47,14 +47,14 @@ def _max_keeping_nan(a, b):
 @triton.jit
 def _fp8_weight_kernel(w_ptr, offsets_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn,
                        BLOCK: tl.constexpr, ALIGN: tl.constexpr):
-    """A block of expert e's master (expert_masters' table), the blocks of a row of blocks
-    on neighbouring programs (they read whole rows together: with the row blocks neighbours,
-    W2's masters in a buffer took up to 2x their stack's time, H200, round 47). Its NaN or
-    inf reaches its scale (a NaN-propagating max, max.NaN: no extra instruction), where the
-    wrapper counts them. H200 (round 44): 0.98-0.99x the time of this kernel without a check,
-    1.03-1.08x with the wrapper's count; a flag from the amax (NaN taken as inf, an atomic)
-    took 1.04-1.26x."""
-    pid_k, pid_n, e = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    """A block of expert e's master (expert_masters' table). Its NaN or inf reaches its scale
+    (a NaN-propagating max, max.NaN: no extra instruction), where the wrapper counts them.
+    H200 (round 44): 0.98-0.99x the time of this kernel without a check, 1.03-1.08x with the
+    wrapper's count; a flag from the amax (NaN taken as inf, an atomic) took 1.04-1.26x.
+    Reading 256 bytes of each row of a block, it is the one quantizer that minds where the
+    masters lie: W2's in place took 1.09-2.02x their stack's time (W13's 1.00-1.09x; H200,
+    round 47), and a row of blocks on neighbouring programs made that 2x for every layout."""
+    pid_n, pid_k, e = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     offs_n = pid_n * BLOCK + tl.arange(0, BLOCK)
     offs_k = pid_k * BLOCK + tl.arange(0, BLOCK)
     mask = (offs_n[:, None] < N) & (offs_k[None, :] < K)
@@ -158,7 +158,7 @@ def fp8_block_quantize(weight: Masters, scheme, name: str = "weight",
     counter = nonfinite_counter(masters.base, nonfinite)
     if q.numel():
         s3 = scale.reshape(-1, nb, kb)
-        _fp8_weight_kernel[(kb, nb, masters.experts)](
+        _fp8_weight_kernel[(nb, kb, masters.experts)](
             masters.base, masters.offsets, q, s3, n, k, s3.stride(0), s3.stride(1), BLOCK=BLOCK,
             ALIGN=masters.align, num_warps=8)
         counter += (~torch.isfinite(scale)).sum(dtype=torch.int32)

@@ -1,5 +1,6 @@
 """Scheme 'none' (bf16 grouped experts, --moe-grouped-gemm): the per-step "quantization" is
-the masters in bf16 with their NaN/inf counted, in one pass.
+the masters in bf16 with their NaN/inf counted, in one pass (from one master an expert, the
+stack the grouped GEMMs read, made in that pass).
 
 NoQuant.quantize_weight counts them with torch: isfinite is an abs, two compares and a
 product, then come a not and a sum, six passes over the weight. On 2 Qwen3-30B-A3B layers those
@@ -38,8 +39,8 @@ def _bf16_weight_kernel(w_ptr, offsets_ptr, out_ptr, nonfinite_ptr, numel, BLOCK
 def bf16_quantize(weight: Masters, scheme, name: str = "weight", check_finite: bool = True,
                   nonfinite: torch.Tensor = None) -> QuantizedWeight:
     """NoQuant.quantize_weight: the weight in bf16 (itself when it is one bf16 tensor, as `.to`
-    gives; one experts' masters, read in place (expert_masters), stacked into a new one),
-    checked for NaN/inf in the same pass. check_finite: raise (one host sync) if it has any.
+    gives; from one master an expert, read in place (expert_masters), a new stack), checked
+    for NaN/inf in the same pass. check_finite: raise (one host sync) if it has any.
     nonfinite: an int32 [1] the pass adds the count to instead of raising (the caller checks
     it; quant.ops.quantize_weight)."""
     masters = master_table(weight, name)

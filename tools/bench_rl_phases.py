@@ -13,13 +13,13 @@ record of metrics.jsonl:
   state; Adam's moments exist from step 2 on);
 - weight_cache.quantize_together: `quant/seconds` and `quant/count`, the time of the step's
   re-quantizations of cached weights (a model's caches together at the first read after the
-  optimizer step: torch.stack of the expert masters + the scheme's quantize_weight,
+  optimizer step: the scheme's quantizer, which on CUDA reads the experts' masters in place,
   synchronized before and after) and how many weights they re-quantized.
 The peaks exclude the CUDA context and allocator overhead outside PyTorch's caching allocator.
 
 `quantize` times one layer's experts (128 x [1536, 2048] fc1 and 128 x [2048, 768] fc2, bf16
-masters as under --bf16): the trainer's path (QuantizedWeightCache: stack + pure-torch
-W4A16.quantize_weight) and the fused Triton kernel (qarl_kernels.w4a16_quantize on the stacked
+masters as under --bf16): QuantizedWeightCache without the CUDA kernels registered (its
+reference path: stack + pure-torch W4A16.quantize_weight) and the fused Triton kernel (qarl_kernels.w4a16_quantize on the stacked
 weight), checked bit-identical, and projects both to --layers layers.
 """
 from __future__ import annotations

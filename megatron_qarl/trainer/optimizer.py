@@ -12,6 +12,7 @@ from megatron.core.distributed import (
 )
 from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
 
+from ..compat.fused_torch_adam import use_fused_torch_adam
 from ..layers import install_quant_refresh_hook
 from .muon import get_muon_optimizer
 
@@ -30,7 +31,8 @@ def wrap_ddp(model, config, use_distributed_optimizer: bool) -> DistributedDataP
 
 
 def build_optimizer(args, ddp_model: DistributedDataParallel, lr: float):
-    """The optimizer for `ddp_model`, with the quantized-weight cache refresh installed."""
+    """The optimizer for `ddp_model`, with the quantized-weight cache refresh installed and,
+    where Megatron fell back to torch's Adam on the GPU, torch's fused implementation."""
     config = OptimizerConfig(
         optimizer="adam", lr=lr, min_lr=lr, weight_decay=args.weight_decay,
         adam_beta1=args.adam_beta1, adam_beta2=args.adam_beta2, adam_eps=args.adam_eps,
@@ -47,5 +49,6 @@ def build_optimizer(args, ddp_model: DistributedDataParallel, lr: float):
                                        layer_wise=args.use_distributed_optimizer)
     else:
         optimizer = get_megatron_optimizer(config, [ddp_model])
+    use_fused_torch_adam(optimizer)  # where Megatron fell back to torch's Adam (no TE/Apex)
     install_quant_refresh_hook(optimizer, ddp_model)
     return optimizer

@@ -43,14 +43,14 @@ def invalidate_quantized_weights(model: Model) -> None:
                          for c in m.quant_caches().values()])
 
 
-def _torch_optimizers(optimizer) -> List[torch.optim.Optimizer]:
+def torch_optimizers(optimizer) -> List[torch.optim.Optimizer]:
     """The torch optimizers inside a Megatron optimizer (chained, mixed precision or FP32)."""
     if isinstance(optimizer, torch.optim.Optimizer):
         return [optimizer]
     if hasattr(optimizer, "chained_optimizers"):
-        return [t for o in optimizer.chained_optimizers for t in _torch_optimizers(o)]
+        return [t for o in optimizer.chained_optimizers for t in torch_optimizers(o)]
     if hasattr(optimizer, "optimizer"):
-        return _torch_optimizers(optimizer.optimizer)
+        return torch_optimizers(optimizer.optimizer)
     raise TypeError(
         f"cannot find a torch optimizer inside {type(optimizer).__name__}; pass a "
         f"torch.optim.Optimizer or a Megatron optimizer"
@@ -65,4 +65,4 @@ def install_quant_refresh_hook(optimizer, model: Model) -> list:
     after the inner torch step: the hook fires before that copy, which is fine because it only
     marks the caches dirty and quantization happens at the next read."""
     return [opt.register_step_post_hook(lambda *_: invalidate_quantized_weights(model))
-            for opt in _torch_optimizers(optimizer)]
+            for opt in torch_optimizers(optimizer)]

@@ -5,10 +5,10 @@ import pytest
 import torch
 from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
 
-from megatron_qarl.compat import fused_torch_adam
-from megatron_qarl.compat.fused_torch_adam import torch_adams, use_fused_torch_adam
+from megatron_qarl.layers.hooks import torch_optimizers
+from megatron_qarl.trainer import optimizer as trainer_optimizer
 from megatron_qarl.trainer.muon import MegatronMuon, get_muon_optimizer
-from megatron_qarl.trainer.optimizer import wrap_ddp
+from megatron_qarl.trainer.optimizer import use_fused_torch_adam, wrap_ddp
 
 from tiny_qwen3 import build_tiny, train_losses
 
@@ -22,25 +22,29 @@ def _model():
     return wrap_ddp(module, module.config, use_distributed_optimizer=False)
 
 
+def _adams(optimizer):
+    return [o for o in torch_optimizers(optimizer) if isinstance(o, torch.optim.AdamW)]
+
+
 def _fused(optimizer):
     return [bool(group.get("fused")) and not group.get("foreach")
-            for adam in torch_adams(optimizer) for group in adam.param_groups]
+            for adam in _adams(optimizer) for group in adam.param_groups]
 
 
 def test_cpu_params_keep_foreach(single_process):
     optimizer = get_megatron_optimizer(CONFIG, [_model()])
-    assert list(torch_adams(optimizer)) and use_fused_torch_adam(optimizer) == 0
+    assert list(_adams(optimizer)) and use_fused_torch_adam(optimizer) == 0
     assert not any(_fused(optimizer))
 
 
 def test_switched_before_the_first_step_and_trains_as_foreach(single_process, monkeypatch):
     """CPU params stand in for GPU ones (torch fuses Adam on both)."""
-    monkeypatch.setattr(fused_torch_adam, "FUSED_DEVICE_TYPES", ("cpu",))
+    monkeypatch.setattr(trainer_optimizer, "FUSED_ADAM_DEVICE_TYPES", ("cpu",))
     losses = {}
     for fused in (False, True):
         optimizer = get_megatron_optimizer(CONFIG, [model := _model()])
         if fused:
-            assert use_fused_torch_adam(optimizer) == len(list(torch_adams(optimizer))) > 0
+            assert use_fused_torch_adam(optimizer) == len(_adams(optimizer)) > 0
             assert all(_fused(optimizer))
         losses[fused] = train_losses(model, optimizer, 4)
         assert use_fused_torch_adam(optimizer) == 0  # stepped: its state is left as it is
@@ -49,7 +53,7 @@ def test_switched_before_the_first_step_and_trains_as_foreach(single_process, mo
 
 
 def test_muons_optimizer_is_left_alone(single_process, monkeypatch):
-    monkeypatch.setattr(fused_torch_adam, "FUSED_DEVICE_TYPES", ("cpu",))
+    monkeypatch.setattr(trainer_optimizer, "FUSED_ADAM_DEVICE_TYPES", ("cpu",))
     optimizer = get_muon_optimizer(CONFIG, [_model()])
     inner = [o.optimizer for o in optimizer.chained_optimizers]
     assert use_fused_torch_adam(optimizer) == len(inner) - 1 > 0

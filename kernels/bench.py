@@ -447,9 +447,8 @@ def bench_quantize_in_place(peak, check):
             t = median_us([lambda: fn(masters, scheme, check_finite=False, **kw)])
             t_stack = median_us([lambda: fn(torch.stack(masters), scheme, check_finite=False,
                                             **kw)])
-            gbps = (params * 2 + out_bytes(params, k)) / t / 1e3
-            table.add(label, name, t, 100 * gbps / peak["copy_GBps"], t_stack,
-                      _fmt(t_stack / t, ".2f"))
+            table.add(label, name, t, _pct_copy(params * 2 + out_bytes(params, k), t, peak),
+                      t_stack, _fmt(t_stack / t, ".2f"))
         del masters
     return table
 

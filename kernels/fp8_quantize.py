@@ -17,7 +17,8 @@ from .checks import (check_swiglu_input, counts_on, nonfinite_counter, raise_if_
                      tile_rows, unit_stride_rows)
 from .expert_masters import Masters, expert_offset, master_table
 from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
-from .numerics import INTERPRETED, fp32_constant, round_to_bf16, swiglu_tile, to_e4m3
+from .numerics import (INTERPRETED, fp32_constant, max_keeping_nan, round_to_bf16, swiglu_tile,
+                       to_e4m3)
 
 _EPS = tl.constexpr(AMAX_EPS)
 _MAX = tl.constexpr(FP8_MAX)
@@ -40,11 +41,6 @@ def _e4m3(v, scale):
 
 
 @triton.jit
-def _max_keeping_nan(a, b):
-    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
-
-
-@triton.jit
 def _fp8_weight_kernel(w_ptr, offsets_ptr, q_ptr, s_ptr, N, K, stride_se, stride_sn,
                        BLOCK: tl.constexpr, ALIGN: tl.constexpr):
     """A block of expert e's master (expert_masters' table). Its NaN or inf reaches its scale
@@ -63,7 +59,7 @@ def _fp8_weight_kernel(w_ptr, offsets_ptr, q_ptr, s_ptr, N, K, stride_se, stride
     block = offs_n[:, None].to(tl.int64) * K + offs_k[None, :]
     w = tl.load(w_ptr + expert_offset(offsets_ptr, e, ALIGN) + block, mask=mask,
                 other=0.0).to(tl.float32)
-    amax = tl.reduce(tl.reduce(tl.abs(w), 1, _max_keeping_nan), 0, _max_keeping_nan)
+    amax = tl.reduce(tl.reduce(tl.abs(w), 1, max_keeping_nan), 0, max_keeping_nan)
     scale = tl.maximum(amax, _EPS, propagate_nan=tl.PropagateNan.ALL) * _INV_MAX
     tl.store(q_ptr + e.to(tl.int64) * N * K + block, _e4m3(w, scale), mask=mask)
     tl.store(s_ptr + e * stride_se + pid_n * stride_sn + pid_k, scale)

@@ -18,6 +18,7 @@ INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 # 1.5 * 2**23: (v + M) - M rounds |v| < 2**22 to nearest even
 _RINT_MAGIC = tl.constexpr(12582912.0)
+_NIBBLE_MAGIC = tl.constexpr(12582920.0)  # 1.5 * 2**23 + 8: int4_nibbles
 # 1.5 * 2**14: rounds to multiples of 2**-9, e4m3's subnormal quantum
 _E4M3_SUBNORMAL_MAGIC = tl.constexpr(24576.0)
 _E4M3_MIN_NORMAL = tl.constexpr(0.015625)  # 2**-6
@@ -49,12 +50,40 @@ def rint(v):
 
 
 @triton.jit
+def max_keeping_nan(a, b):
+    """A max that lets a NaN through (max.NaN on the GPU: no extra instruction), so that a
+    reduced amax says whether its inputs had a NaN or inf."""
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def int4_nibbles(x):
+    """round_half_even(x) + 8 as int32, for fp32 x in [-8.5, 7.5): the add of 1.5 * 2**23 + 8
+    rounds, and its low four bits are then the nibble (no float-to-int conversion)."""
+    return (x + _NIBBLE_MAGIC).to(tl.int32, bitcast=True) & 0xF
+
+
+@triton.jit
 def mul_rn(a, b, SOFTWARE: tl.constexpr):
     """a * b rounded once, never fused into a following add or subtract: the compiler contracts
-    `a * b - c` into an FMA, which skips the product's rounding."""
-    if SOFTWARE:  # the interpreter has no libdevice and never contracts
+    `a * b - c` into an FMA, which skips the product's rounding. Subnormals kept: libdevice's
+    mul_rn is mul.rn.ftz here, which flushes them to zero where torch does not."""
+    if SOFTWARE:  # the interpreter has no inline PTX and never contracts
         return a * b
-    return libdevice.mul_rn(a, b)
+    return tl.inline_asm_elementwise("mul.rn.f32 $0, $1, $2;", "=r,r,r", [a, b],
+                                     dtype=tl.float32, is_pure=True, pack=1)
+
+
+@triton.jit
+def div_by_bf16(w, s, r, SOFTWARE: tl.constexpr):
+    """w / s rounded once, as tl.div_rn gives it where the quotient is a normal float, for an
+    fp32 w and a normal s whose value is a bf16's, with r = tl.div_rn(1, s): one Markstein
+    correction of w * r, three instructions where the IEEE division takes about fifteen and a
+    call. Exact because a quotient by an 8-bit significand lies at least 2**-9 ulp from a
+    rounding midpoint and the corrected product within 2**-23 ulp of the quotient (round 48 of
+    docs/kernel_rounds.md; tests/kernels/test_div_by_bf16.py tries every bf16 pair)."""
+    q = mul_rn(w, r, SOFTWARE)
+    return tl.fma(tl.fma(-q, s, w), r, q)
 
 
 @triton.jit

@@ -18,10 +18,14 @@ from megatron_qarl.quant.w4a16 import INV_QMAX
 from .checks import nonfinite_counter, raise_if_nonfinite
 from .expert_masters import MasterTable, Masters, expert_offset, master_table
 from .gluon_hopper import is_hopper
-from .numerics import INTERPRETED, fp32_constant, is_nonfinite, rint, round_to_bf16, to_bf16
+from .numerics import (INTERPRETED, div_by_bf16, fp32_constant, int4_nibbles, is_nonfinite,
+                       max_keeping_nan, round_to_bf16, to_bf16)
 from .w4a16_lanes import keep_lane_codes
 
 _INV_7 = tl.constexpr(fp32_constant(INV_QMAX))
+# the scales whose reciprocal is a normal fp32: div_by_bf16's range
+_MIN_NORMAL = tl.constexpr(2.0 ** -126)
+_MAX_INVERTIBLE = tl.constexpr(2.0 ** 126)
 
 
 @triton.jit
@@ -58,15 +62,21 @@ def _w4a16_quantize_kernel(
     w = tl.load(w_rows[:, None, None] + cols, mask=r_mask[:, None, None],
                 other=0.0).to(tl.float32)
 
-    nonfinite = tl.sum(tl.sum(tl.sum(is_nonfinite(w), 2), 1), 0)
-    tl.atomic_add(nonfinite_ptr, nonfinite, mask=nonfinite > 0, sem="relaxed")
+    amax = tl.reduce(tl.reduce(tl.abs(w), 2, max_keeping_nan), 1, max_keeping_nan)
+    if tl.max(is_nonfinite(amax), 0):  # rare: count the NaN/inf one by one
+        nonfinite = tl.sum(tl.sum(tl.sum(is_nonfinite(w), 2), 1), 0)
+        tl.atomic_add(nonfinite_ptr, nonfinite, sem="relaxed")
 
-    amax = tl.max(tl.max(tl.abs(w), 2), 1)
     scale = round_to_bf16(amax * _INV_7, SOFTWARE)
     s = scale[:, None, None]
     safe = tl.where(s > 0, s, 1.0)
-    q = tl.where(s > 0, rint(tl.div_rn(w, safe)), 0.0)
-    q = tl.minimum(tl.maximum(q, -8.0), 7.0).to(tl.int32) + 8
+    if tl.min(((scale >= _MIN_NORMAL) & (scale <= _MAX_INVERTIBLE)) | (scale == 0), 0):
+        # |w| <= amax <= 7.014 * scale: x lies in the codes' range, no clamp
+        x = div_by_bf16(w, safe, tl.div_rn(1.0, safe), SOFTWARE)
+    else:  # a subnormal or non-finite scale: the IEEE division
+        x = tl.where(s > 0, tl.div_rn(w, safe), 0.0)
+        x = tl.minimum(tl.maximum(x, -8.0), 7.0)
+    q = int4_nibbles(x)
     word = tl.reduce(q << (nib[None, None, :] * 4), 2, _bit_or)
 
     out_r = e.to(tl.int64) * N + offs_r

@@ -88,12 +88,14 @@ def _w4a16_quantize_kernel(
 
 
 def program_shape(masters: MasterTable, lane_order: bool) -> tuple:
-    """(rows a program, warps). H200, one layer's experts (docs/kernel_rounds.md): fp32 masters
-    0.88-0.92x the time with 8 rows and one warp than with 32 rows and 4 warps; bf16 ones
-    0.98x at best with any shape tried (bound by the arithmetic; round 42). Writing the lane
-    order too, 8 rows and one warp for both: bf16 masters took 3.8-3.9x its time with 32 rows
-    and 4 warps (round 43)."""
-    return (8, 1) if masters.base.element_size() == 4 or lane_order else (32, 4)
+    """(rows a program, warps). H200, one layer's experts (docs/kernel_rounds.md, rounds 42,
+    43 and 48): fp32 masters are quickest with 8 rows and one warp (0.88-0.92x the time of 32
+    rows and 4 warps), bf16 ones with 32 rows and 4 warps, or with the lane order 32 rows and
+    one warp (W13 0.82x the time of 8 rows and one warp, W2 stacked 0.89x, in place 1.06x;
+    32 rows and 4 warps take 4.5x)."""
+    if masters.base.element_size() == 4:
+        return 8, 1
+    return (32, 1) if lane_order else (32, 4)
 
 
 def lane_order_applies(masters: MasterTable, group: int) -> bool:

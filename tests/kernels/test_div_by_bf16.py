@@ -15,18 +15,19 @@ from qarl_kernels.w4a16_quantize import w4a16_quantize
 
 
 @triton.jit
-def _divide_kernel(w_ptr, s_ptr, out_ptr, n, BLOCK: tl.constexpr):
+def _divide_kernel(w_ptr, s_ptr, out_ptr, n, BLOCK: tl.constexpr, SOFTWARE: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     w = tl.load(w_ptr + offs, mask=mask, other=1.0)
     s = tl.load(s_ptr + offs, mask=mask, other=1.0)
-    tl.store(out_ptr + offs, div_by_bf16(w, s, tl.div_rn(1.0, s), INTERPRETED), mask=mask)
+    tl.store(out_ptr + offs, div_by_bf16(w, s, tl.div_rn(1.0, s), SOFTWARE), mask=mask)
 
 
 def _divide(w: np.ndarray, s: np.ndarray, device) -> np.ndarray:
     w_t, s_t = torch.from_numpy(w).to(device), torch.from_numpy(s).to(device)
     out = torch.empty_like(w_t)
-    _divide_kernel[(triton.cdiv(w.size, 4096),)](w_t, s_t, out, w.size, BLOCK=4096)
+    _divide_kernel[(triton.cdiv(w.size, 4096),)](w_t, s_t, out, w.size, BLOCK=4096,
+                                                  SOFTWARE=INTERPRETED)
     return out.cpu().numpy()
 
 

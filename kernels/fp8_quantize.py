@@ -17,12 +17,13 @@ from .checks import (check_swiglu_input, counts_on, nonfinite_counter, raise_if_
                      tile_rows, unit_stride_rows)
 from .expert_masters import Masters, expert_offset, master_table
 from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
-from .numerics import (INTERPRETED, fp32_constant, max_keeping_nan, round_to_bf16, swiglu_tile,
-                       to_e4m3)
+from .numerics import (INTERPRETED, div_by_reciprocal, fp32_constant, max_keeping_nan,
+                       round_to_bf16, swiglu_tile, to_e4m3)
 
 _EPS = tl.constexpr(AMAX_EPS)
 _MAX = tl.constexpr(FP8_MAX)
 _INV_MAX = tl.constexpr(fp32_constant(INV_FP8_MAX))
+_MAX_FINITE = tl.constexpr(float(torch.finfo(torch.float32).max))
 #: e4m3 rounding in software under the interpreter only: on the GPU the conversion instruction
 #: gives the same bits (every bf16 value under a block's max) and the activation quantizer,
 #: bound by its instructions rather than its bytes on the H200, takes 0.69-0.76x the time
@@ -36,8 +37,15 @@ def _scale_of(amax):
 
 
 @triton.jit
-def _e4m3(v, scale):
-    return to_e4m3(tl.minimum(tl.maximum(tl.div_rn(v, scale), -_MAX), _MAX), _SOFTWARE_E4M3)
+def _e4m3(v, scale, by_reciprocal):
+    """v / scale to saturated e4m3. by_reciprocal: v holds bf16 values and every scale is
+    finite, where div_by_reciprocal's quotient is the IEEE division's (bound by instructions,
+    not bytes, these quantizers lose most of their time in the division otherwise)."""
+    if by_reciprocal:
+        x = div_by_reciprocal(v, scale, tl.div_rn(1.0, scale), _SOFTWARE_E4M3)
+    else:
+        x = tl.div_rn(v, scale)
+    return to_e4m3(tl.minimum(tl.maximum(x, -_MAX), _MAX), _SOFTWARE_E4M3)
 
 
 @triton.jit
@@ -61,19 +69,28 @@ def _fp8_weight_kernel(w_ptr, offsets_ptr, q_ptr, s_ptr, N, K, stride_se, stride
                 other=0.0).to(tl.float32)
     amax = tl.reduce(tl.reduce(tl.abs(w), 1, max_keeping_nan), 0, max_keeping_nan)
     scale = tl.maximum(amax, _EPS, propagate_nan=tl.PropagateNan.ALL) * _INV_MAX
-    tl.store(q_ptr + e.to(tl.int64) * N * K + block, _e4m3(w, scale), mask=mask)
+    by_reciprocal = amax <= _MAX_FINITE  # False for a NaN
+    if w_ptr.dtype.element_ty != tl.bfloat16:
+        by_reciprocal = False
+    tl.store(q_ptr + e.to(tl.int64) * N * K + block, _e4m3(w, scale, by_reciprocal), mask=mask)
     tl.store(s_ptr + e * stride_se + pid_n * stride_sn + pid_k, scale)
 
 
 @triton.jit
 def _store_activation_block(q_ptr, s_ptr, x, offs_r, offs_k, kb, rows_out, K, stride_qm,
-                            stride_sm, stride_sk):
-    """One 128-input block of token rows (fp32 x) to e4m3 codes and its per-row scale; rows in
-    [rows, rows_out) pad for scaled_mm: zeros with the eps scale."""
-    scale = _scale_of(tl.max(tl.abs(x), 1))
+                            stride_sm, stride_sk, BF16_VALUES: tl.constexpr):
+    """One 128-input block of token rows (fp32 x; BF16_VALUES: bf16 values) to e4m3 codes and
+    its per-row scale; rows in [rows, rows_out) pad for scaled_mm: zeros with the eps
+    scale."""
+    amax = tl.max(tl.abs(x), 1)
+    scale = _scale_of(amax)
+    by_reciprocal = tl.max(amax, 0) <= _MAX_FINITE
+    if not BF16_VALUES:
+        by_reciprocal = False
     out_mask = offs_r < rows_out
     tl.store(q_ptr + offs_r[:, None].to(tl.int64) * stride_qm + offs_k[None, :],
-             _e4m3(x, scale[:, None]), mask=out_mask[:, None] & (offs_k[None, :] < K))
+             _e4m3(x, scale[:, None], by_reciprocal),
+             mask=out_mask[:, None] & (offs_k[None, :] < K))
     tl.store(s_ptr + offs_r * stride_sm + kb * stride_sk, scale, mask=out_mask)
 
 
@@ -85,7 +102,8 @@ def _activation_rows(x_ptr, q_ptr, s_ptr, blk, kb, rows, rows_out, K, stride_xm,
     x = tl.load(x_ptr + offs_r[:, None].to(tl.int64) * stride_xm + offs_k[None, :],
                 mask=(offs_r[:, None] < rows) & (offs_k[None, :] < K), other=0.0)
     _store_activation_block(q_ptr, s_ptr, x.to(tl.float32), offs_r, offs_k, kb, rows_out, K,
-                            stride_qm, stride_sm, stride_sk)
+                            stride_qm, stride_sm, stride_sk,
+                            BF16_VALUES=x_ptr.dtype.element_ty == tl.bfloat16)
 
 
 @triton.jit
@@ -116,7 +134,7 @@ def _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, kb, rows, F, stride_hm, stride
     act, _ = swiglu_tile(h_ptr, p_ptr, offs_r, offs_k, rows, F, stride_hm, HAS_PROBS, SOFTWARE)
     act = round_to_bf16(act, SOFTWARE)
     _store_activation_block(q_ptr, s_ptr, act, offs_r, offs_k, kb, rows, F, F, stride_sm,
-                            stride_sk)
+                            stride_sk, BF16_VALUES=True)
 
 
 @triton.jit

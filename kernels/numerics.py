@@ -75,15 +75,19 @@ def mul_rn(a, b, SOFTWARE: tl.constexpr):
 
 
 @triton.jit
-def div_by_bf16(w, s, r, SOFTWARE: tl.constexpr):
-    """w / s rounded once, as tl.div_rn gives it where the quotient is a normal float, for an
-    fp32 w and a normal s whose value is a bf16's, with r = tl.div_rn(1, s): one Markstein
+def div_by_reciprocal(w, s, r, SOFTWARE: tl.constexpr):
+    """w / s rounded once, as tl.div_rn gives it, from r = tl.div_rn(1, s): one Markstein
     correction of w * r, three instructions where the IEEE division takes about fifteen and a
-    call. Exact because a quotient by an 8-bit significand lies at least 2**-9 ulp from a
-    rounding midpoint and the corrected product within 2**-23 ulp of the quotient (round 48 of
-    docs/kernel_rounds.md; tests/kernels/test_div_by_bf16.py tries every bf16 pair)."""
+    call. Exact wherever the quotient is at least 2**-20 (signed zeros kept) for
+    - a normal s whose value is a bf16's, from 2**-96 to 2**126, and any fp32 w: a quotient
+      by an 8-bit significand lies at least 2**-9 ulp from a rounding midpoint, the corrected
+      product within 2**-23 ulp of the quotient;
+    - a bf16 w and s = fp32(a * fp32(1/448)) for a bf16 a >= 1e-10 (the FP8 block scales of
+      bf16 masters): all such pairs tried.
+    Round 48 of docs/kernel_rounds.md; tests/kernels/test_div_by_reciprocal.py tries every
+    pair of significands."""
     q = mul_rn(w, r, SOFTWARE)
-    return tl.fma(tl.fma(-q, s, w), r, q)
+    return tl.fma(-tl.fma(q, s, -w), r, q)
 
 
 @triton.jit

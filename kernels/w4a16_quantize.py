@@ -18,14 +18,14 @@ from megatron_qarl.quant.w4a16 import INV_QMAX
 from .checks import nonfinite_counter, raise_if_nonfinite
 from .expert_masters import MasterTable, Masters, expert_offset, master_table
 from .gluon_hopper import is_hopper
-from .numerics import (INTERPRETED, div_by_bf16, fp32_constant, int4_nibbles, is_nonfinite,
-                       max_keeping_nan, round_to_bf16, to_bf16)
+from .numerics import (INTERPRETED, div_by_reciprocal, fp32_constant, int4_nibbles,
+                       is_nonfinite, max_keeping_nan, round_to_bf16, to_bf16)
 from .w4a16_lanes import keep_lane_codes
 
 _INV_7 = tl.constexpr(fp32_constant(INV_QMAX))
-# the scales whose reciprocal is a normal fp32: div_by_bf16's range
-_MIN_NORMAL = tl.constexpr(2.0 ** -126)
-_MAX_INVERTIBLE = tl.constexpr(2.0 ** 126)
+# the scales div_by_reciprocal divides by exactly
+_MIN_SCALE = tl.constexpr(2.0 ** -96)
+_MAX_SCALE = tl.constexpr(2.0 ** 126)
 
 
 @triton.jit
@@ -70,9 +70,9 @@ def _w4a16_quantize_kernel(
     scale = round_to_bf16(amax * _INV_7, SOFTWARE)
     s = scale[:, None, None]
     safe = tl.where(s > 0, s, 1.0)
-    if tl.min(((scale >= _MIN_NORMAL) & (scale <= _MAX_INVERTIBLE)) | (scale == 0), 0):
+    if tl.min(((scale >= _MIN_SCALE) & (scale <= _MAX_SCALE)) | (scale == 0), 0):
         # |w| <= amax <= 7.014 * scale: x lies in the codes' range, no clamp
-        x = div_by_bf16(w, safe, tl.div_rn(1.0, safe), SOFTWARE)
+        x = div_by_reciprocal(w, safe, tl.div_rn(1.0, safe), SOFTWARE)
     else:  # a subnormal or non-finite scale: the IEEE division
         x = tl.where(s > 0, tl.div_rn(w, safe), 0.0)
         x = tl.minimum(tl.maximum(x, -8.0), 7.0)

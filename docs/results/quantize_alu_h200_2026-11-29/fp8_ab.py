@@ -24,7 +24,8 @@ def copy_gbps():
 
 
 def same(a, b):
-    return all(torch.equal(x.view(torch.uint8), y.view(torch.uint8)) for x, y in zip(a, b))
+    return all(torch.equal(x.contiguous().view(torch.uint8), y.contiguous().view(torch.uint8))
+               for x, y in zip(a, b))
 
 
 def report(label, t_old, t_new, gbytes, copy):

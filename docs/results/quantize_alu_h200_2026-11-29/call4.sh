@@ -13,5 +13,6 @@ cp docs/benchmarks.md $OUT/benchmarks.md
 timeout 120 python3 -m qarl_kernels.bench --only quantize --doc $OUT/benchmarks.md 2>&1 \
   | grep -v "Warning\|warn" | grep "^|" > $OUT/call4_bench_quantize.txt
 timeout 150 python3 tools/bench_megatron_layers.py --batch 32 --steps 4 --warmup 2 \
+  --tiny-steps 1 --schemes none,w4a16,fp8-block,int8 --grouped-bf16 \
   --out $OUT/call4_megatron_layers_b32.json 2>&1 | grep -v "Warning\|warn" \
   | tee $OUT/call4_layers_b32.txt

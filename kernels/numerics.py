@@ -85,9 +85,12 @@ def div_by_reciprocal(w, s, r, SOFTWARE: tl.constexpr):
     - a bf16 w and s = fp32(a * fp32(1/448)) for a bf16 a >= 1e-10 (the FP8 block scales of
       bf16 masters): all such pairs tried.
     Round 48 of docs/kernel_rounds.md; tests/kernels/test_div_by_reciprocal.py tries every
-    pair of significands."""
+    pair of significands. s > 0: the quotient takes w's sign bit, since the compiler's folding
+    of the negations loses a zero's (-0 / s came out +0 on the H200)."""
     q = mul_rn(w, r, SOFTWARE)
-    return tl.fma(-tl.fma(q, s, -w), r, q)
+    q = tl.fma(tl.fma(-q, s, w), r, q).to(tl.uint32, bitcast=True)
+    sign = w.to(tl.uint32, bitcast=True) & 0x80000000
+    return ((q & 0x7FFFFFFF) | sign).to(tl.float32, bitcast=True)
 
 
 @triton.jit

@@ -42,7 +42,7 @@ def _e4m3(v, scale, by_reciprocal):
     finite, where div_by_reciprocal's quotient is the IEEE division's (bound by instructions,
     not bytes, these quantizers lose most of their time in the division otherwise)."""
     if by_reciprocal:
-        x = div_by_reciprocal(v, scale, tl.div_rn(1.0, scale), _SOFTWARE_E4M3)
+        x = div_by_reciprocal(v, scale, tl.div_rn(1.0, scale), True, _SOFTWARE_E4M3)
     else:
         x = tl.div_rn(v, scale)
     return to_e4m3(tl.minimum(tl.maximum(x, -_MAX), _MAX), _SOFTWARE_E4M3)

@@ -75,22 +75,25 @@ def mul_rn(a, b, SOFTWARE: tl.constexpr):
 
 
 @triton.jit
-def div_by_reciprocal(w, s, r, SOFTWARE: tl.constexpr):
+def div_by_reciprocal(w, s, r, SIGNED_ZEROS: tl.constexpr, SOFTWARE: tl.constexpr):
     """w / s rounded once, as tl.div_rn gives it, from r = tl.div_rn(1, s): one Markstein
     correction of w * r, three instructions where the IEEE division takes about fifteen and a
-    call. Exact wherever the quotient is at least 2**-20 (signed zeros kept) for
+    call. Exact wherever the quotient is at least 2**-20 for
     - a normal s whose value is a bf16's, from 2**-96 to 2**126, and any fp32 w: a quotient
       by an 8-bit significand lies at least 2**-9 ulp from a rounding midpoint, the corrected
       product within 2**-23 ulp of the quotient;
     - a bf16 w and s = fp32(a * fp32(1/448)) for a bf16 a >= 1e-10 (the FP8 block scales of
       bf16 masters): all such pairs tried.
     Round 48 of docs/kernel_rounds.md; tests/kernels/test_div_by_reciprocal.py tries every
-    pair of significands. s > 0: the quotient takes w's sign bit, since the compiler's folding
-    of the negations loses a zero's (-0 / s came out +0 on the H200)."""
+    pair of significands. SIGNED_ZEROS (s > 0): the quotient takes w's sign bit, one more
+    instruction, since the compiler's folding of the negations loses a zero's (-0 / s came out
+    +0 on the H200); without it a zero quotient's sign is unspecified."""
     q = mul_rn(w, r, SOFTWARE)
-    q = tl.fma(tl.fma(-q, s, w), r, q).to(tl.uint32, bitcast=True)
-    sign = w.to(tl.uint32, bitcast=True) & 0x80000000
-    return ((q & 0x7FFFFFFF) | sign).to(tl.float32, bitcast=True)
+    q = tl.fma(tl.fma(-q, s, w), r, q)
+    if SIGNED_ZEROS:
+        sign = w.to(tl.uint32, bitcast=True) & 0x80000000
+        q = ((q.to(tl.uint32, bitcast=True) & 0x7FFFFFFF) | sign).to(tl.float32, bitcast=True)
+    return q
 
 
 @triton.jit

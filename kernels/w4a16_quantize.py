@@ -72,7 +72,7 @@ def _w4a16_quantize_kernel(
     safe = tl.where(s > 0, s, 1.0)
     if tl.min(((scale >= _MIN_SCALE) & (scale <= _MAX_SCALE)) | (scale == 0), 0):
         # |w| <= amax <= 7.014 * scale: x lies in the codes' range, no clamp
-        x = div_by_reciprocal(w, safe, tl.div_rn(1.0, safe), SOFTWARE)
+        x = div_by_reciprocal(w, safe, tl.div_rn(1.0, safe), False, SOFTWARE)
     else:  # a subnormal or non-finite scale: the IEEE division
         x = tl.where(s > 0, tl.div_rn(w, safe), 0.0)
         x = tl.minimum(tl.maximum(x, -8.0), 7.0)

@@ -23,7 +23,8 @@ def _divide_kernel(w_ptr, s_ptr, out_ptr, n, BLOCK: tl.constexpr, SOFTWARE: tl.c
     mask = offs < n
     w = tl.load(w_ptr + offs, mask=mask, other=1.0)
     s = tl.load(s_ptr + offs, mask=mask, other=1.0)
-    tl.store(out_ptr + offs, div_by_reciprocal(w, s, tl.div_rn(1.0, s), SOFTWARE), mask=mask)
+    q = div_by_reciprocal(w, s, tl.div_rn(1.0, s), True, SOFTWARE)
+    tl.store(out_ptr + offs, q, mask=mask)
 
 
 def _assert_divides_as_ieee(w: np.ndarray, s: np.ndarray, device):

@@ -82,13 +82,12 @@ def div_by_reciprocal(w, s, r, SIGNED_ZEROS: tl.constexpr, SOFTWARE: tl.constexp
     - a normal s whose value is a bf16's, from 2**-96 to 2**126, and any fp32 w: a quotient
       by an 8-bit significand lies at least 2**-9 ulp from a rounding midpoint, the corrected
       product within 2**-23 ulp of the quotient;
-    - a bf16 w and s = fp32(a * fp32(1/448)) for a bf16 a >= 1e-10 (the FP8 block scales of
-      bf16 masters): all such pairs tried.
+    - a bf16 w and s = fp32(a * fp32(1/448)) for a bf16 a >= 1e-10, or the 1e-10 floor's
+      scale (the FP8 scales of bf16 values): all such pairs tried.
     Round 48 of docs/kernel_rounds.md; tests/kernels/test_div_by_reciprocal.py tries every
-    pair of significands. SIGNED_ZEROS: a zero w's quotient is w itself, since the correction
-    makes -0 / s +0 (the H200's build folds the negations whichever way they are written);
-    without it a zero quotient's sign is unspecified. A copy of w's sign bit instead cost the
-    FP8 weight quantizer 1.5x its time (round 48)."""
+    pair of significands. SIGNED_ZEROS: a zero w's quotient is w itself (a select), since the
+    correction makes -0 / s +0 (the H200's build folds the negations whichever way they are
+    written); without it a zero quotient's sign is unspecified."""
     q = mul_rn(w, r, SOFTWARE)
     q = tl.fma(tl.fma(-q, s, w), r, q)
     if SIGNED_ZEROS:

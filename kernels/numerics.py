@@ -18,7 +18,6 @@ INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 # 1.5 * 2**23: (v + M) - M rounds |v| < 2**22 to nearest even
 _RINT_MAGIC = tl.constexpr(12582912.0)
-_RINT_MAGIC_BITS = tl.constexpr(0x4B400000)  # its fp32 bits
 _NIBBLE_MAGIC = tl.constexpr(12582920.0)  # 1.5 * 2**23 + 8: int4_nibbles
 # 1.5 * 2**14: rounds to multiples of 2**-9, e4m3's subnormal quantum
 _E4M3_SUBNORMAL_MAGIC = tl.constexpr(24576.0)
@@ -48,14 +47,6 @@ def is_nonfinite(v):
 def rint(v):
     """Round to the nearest integer, ties to even (torch.round), for |v| < 2**22."""
     return (v + _RINT_MAGIC) - _RINT_MAGIC
-
-
-@triton.jit
-def rint_with_bits(v):
-    """(round_half_even(v), the same as int32) for |v| < 2**22: the add of 1.5 * 2**23 rounds,
-    and the sum's bits less that constant's are the integer (no float-int conversion)."""
-    u = v + _RINT_MAGIC
-    return u - _RINT_MAGIC, u.to(tl.int32, bitcast=True) - _RINT_MAGIC_BITS
 
 
 @triton.jit

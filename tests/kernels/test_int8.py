@@ -143,26 +143,3 @@ def test_experts_op_takes_the_dispatchers_packed_rows(device):
     probs = torch.rand(9, device=device)
     assert torch.equal(int8_swiglu_experts(int8_quantize_packed_rows(x), fc1, fc2, tokens, probs),
                        int8_swiglu_experts(x, fc1, fc2, tokens, probs))
-
-
-@pytest.mark.parametrize("rows", [1, 2, 4, 8])
-def test_every_rows_a_program_gives_the_reference_bits(rows, device):
-    """Rows a program share one tile: every tie k + 0.5 in a row whose scale is 1, and a row
-    with a NaN beside finite ones (its tile takes the clamped conversion; the others' codes and
-    the weights' NaN count stay the reference's)."""
-    torch.manual_seed(0)
-    x = torch.randn(13, 300) * 3
-    x[3] = 0.0
-    x[3, 0] = 127.0
-    x[3, 1:255] = torch.arange(-127, 127) + 0.5
-    x[5, 7] = float("nan")
-    x = x.bfloat16().to(device)
-    finite = torch.arange(13) != 5
-    q, scale = int8_quantize_activation(x, rows=rows)
-    want_q, want_scale = quantize_activation(x.cpu())
-    assert torch.equal(q.cpu()[finite], want_q[finite])
-    assert torch.equal(scale.cpu()[finite], want_scale[finite])
-    assert q[3, 1:255].tolist() == [k + (1 if k >= 0 else 0) for k in range(-127, 127)]
-    counter = torch.zeros(1, dtype=torch.int32, device=device)
-    got = int8_quantize(x, get_scheme("int8"), "w", nonfinite=counter, rows=rows)
-    assert torch.equal(got.data.cpu()[finite], want_q[finite]) and int(counter) == 1

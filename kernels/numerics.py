@@ -75,6 +75,16 @@ def mul_rn(a, b, SOFTWARE: tl.constexpr):
 
 
 @triton.jit
+def fma_rn(a, b, c, SOFTWARE: tl.constexpr):
+    """a * b + c for fp32 operands, rounded once. Under the interpreter in float64 (the product
+    exact, the sum rounded to 53 bits, then to fp32): Triton's interpreter multiplies and adds
+    in fp32 before 3.9, twice rounded."""
+    if SOFTWARE:
+        return (a.to(tl.float64) * b.to(tl.float64) + c.to(tl.float64)).to(tl.float32)
+    return tl.fma(a, b, c)
+
+
+@triton.jit
 def div_by_reciprocal(w, s, r, SIGNED_ZEROS: tl.constexpr, SOFTWARE: tl.constexpr):
     """w / s rounded once, as tl.div_rn gives it, from r = tl.div_rn(1, s): one Markstein
     correction of w * r, three instructions where the IEEE division takes about fifteen and a
@@ -89,7 +99,7 @@ def div_by_reciprocal(w, s, r, SIGNED_ZEROS: tl.constexpr, SOFTWARE: tl.constexp
     correction makes -0 / s +0 (the H200's build folds the negations whichever way they are
     written); without it a zero quotient's sign is unspecified."""
     q = mul_rn(w, r, SOFTWARE)
-    q = tl.fma(tl.fma(-q, s, w), r, q)
+    q = fma_rn(fma_rn(-q, s, w, SOFTWARE), r, q, SOFTWARE)
     if SIGNED_ZEROS:
         q = tl.where(w == 0, w, q)
     return q

@@ -37,10 +37,14 @@ def _scale_of(amax):
 
 
 @triton.jit
-def _e4m3(v, scale, by_reciprocal):
-    """v / scale to saturated e4m3. by_reciprocal: v holds bf16 values and every scale is
-    finite, where div_by_reciprocal's quotient is the IEEE division's in a fifth of the
-    instructions (the weight quantizer from bf16 masters 0.75x its time for W13; round 48)."""
+def _e4m3(v, scale, largest_amax, BF16_VALUES: tl.constexpr):
+    """v / scale to saturated e4m3. Where v holds bf16 values (BF16_VALUES) and the largest of
+    the scales' amaxes is finite, div_by_reciprocal's quotient is the IEEE division's in a
+    fifth of the instructions (the weight quantizer from bf16 masters 0.75x its time for W13;
+    round 48)."""
+    by_reciprocal = False
+    if BF16_VALUES:
+        by_reciprocal = largest_amax <= _MAX_FINITE  # False for a NaN
     if by_reciprocal:
         x = div_by_reciprocal(v, scale, tl.div_rn(1.0, scale), True, _SOFTWARE_E4M3)
     else:
@@ -69,10 +73,8 @@ def _fp8_weight_kernel(w_ptr, offsets_ptr, q_ptr, s_ptr, N, K, stride_se, stride
                 other=0.0).to(tl.float32)
     amax = tl.reduce(tl.reduce(tl.abs(w), 1, max_keeping_nan), 0, max_keeping_nan)
     scale = tl.maximum(amax, _EPS, propagate_nan=tl.PropagateNan.ALL) * _INV_MAX
-    by_reciprocal = amax <= _MAX_FINITE  # False for a NaN
-    if w_ptr.dtype.element_ty != tl.bfloat16:
-        by_reciprocal = False
-    tl.store(q_ptr + e.to(tl.int64) * N * K + block, _e4m3(w, scale, by_reciprocal), mask=mask)
+    tl.store(q_ptr + e.to(tl.int64) * N * K + block,
+             _e4m3(w, scale, amax, w_ptr.dtype.element_ty == tl.bfloat16), mask=mask)
     tl.store(s_ptr + e * stride_se + pid_n * stride_sn + pid_k, scale)
 
 
@@ -84,12 +86,9 @@ def _store_activation_block(q_ptr, s_ptr, x, offs_r, offs_k, kb, rows_out, K, st
     scale."""
     amax = tl.max(tl.abs(x), 1)
     scale = _scale_of(amax)
-    by_reciprocal = tl.max(amax, 0) <= _MAX_FINITE
-    if not BF16_VALUES:
-        by_reciprocal = False
     out_mask = offs_r < rows_out
     tl.store(q_ptr + offs_r[:, None].to(tl.int64) * stride_qm + offs_k[None, :],
-             _e4m3(x, scale[:, None], by_reciprocal),
+             _e4m3(x, scale[:, None], tl.max(amax, 0), BF16_VALUES),
              mask=out_mask[:, None] & (offs_k[None, :] < K))
     tl.store(s_ptr + offs_r * stride_sm + kb * stride_sk, scale, mask=out_mask)
 

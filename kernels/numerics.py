@@ -16,9 +16,8 @@ from triton.language.extra import libdevice
 #: pass as the SOFTWARE constexpr of the kernels below
 INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") == "1"
 
-# 1.5 * 2**23: (v + M) - M rounds |v| < 2**22 to nearest even
-_RINT_MAGIC = tl.constexpr(12582912.0)
-_NIBBLE_MAGIC = tl.constexpr(12582920.0)  # 1.5 * 2**23 + 8: int4_nibbles
+# 1.5 * 2**23 + 8: adding it rounds |v| < 2**22 to an integer in the low bits, offset by 8
+_NIBBLE_MAGIC = tl.constexpr(12582920.0)
 # 1.5 * 2**14: rounds to multiples of 2**-9, e4m3's subnormal quantum
 _E4M3_SUBNORMAL_MAGIC = tl.constexpr(24576.0)
 _E4M3_MIN_NORMAL = tl.constexpr(0.015625)  # 2**-6
@@ -41,12 +40,6 @@ def fp32_constant(v: float) -> float:
 def is_nonfinite(v):
     """1 (int32) where v is NaN or +-inf: the weight quantizers count them on the way."""
     return ((v != v) | (tl.abs(v) == float("inf"))).to(tl.int32)
-
-
-@triton.jit
-def rint(v):
-    """Round to the nearest integer, ties to even (torch.round), for |v| < 2**22."""
-    return (v + _RINT_MAGIC) - _RINT_MAGIC
 
 
 @triton.jit

@@ -104,6 +104,8 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
 
 #: the widest block of a row a program holds; longer rows take two passes
 ONE_PASS_K = 2048
+#: bytes of a row a thread holds (the SwiGLU's rows: 8 values)
+THREAD_BYTES = 64
 
 
 def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool) -> tuple:
@@ -112,7 +114,7 @@ def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool) -> tuple:
     (docs/kernel_rounds.md, round 42): bf16 tokens 0.73x (0.71x) the time of the 8 (4) warps
     before, fp32 masters 0.89x (0.88x)."""
     block = min(triton.next_power_of_2(k), ONE_PASS_K)
-    per_thread = 8 if swiglu_rows else 64 // x.element_size()
+    per_thread = 8 if swiglu_rows else THREAD_BYTES // x.element_size()
     return block, max(1, min(8, block // (32 * per_thread)))
 
 

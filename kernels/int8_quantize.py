@@ -1,7 +1,8 @@
 """INT8 row quantizer, bit-identical to megatron_qarl.quant.int8 (SGLang's per_token_quant_int8
 with IEEE divisions): scale = amax / 127, codes round(x * (127 / amax)) with ties away from
-zero. One row a program, read once up to ONE_PASS_K values, longer rows twice (the second
-time from L2): a token's activations, or an output channel of a master weight.
+zero. One row a program: a token's activations, or an output channel of a master weight. A
+row that fits one block is read once, others twice (the second time from L1/L2); tokens take
+one block up to ONE_PASS_K values, masters' rows blocks that leave no lane masked.
 
 For the experts' no-grad forward the same kernel quantizes the SwiGLU of fc1's output
 directly (fc2's input), as the FP8 path does: one pass instead of torch's gated activation
@@ -104,17 +105,27 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
 
 #: the widest block of a row a program holds; longer rows take two passes
 ONE_PASS_K = 2048
-#: bytes of a row a thread holds (the SwiGLU's rows: 8 values)
-THREAD_BYTES = 64
+#: the widest block of a master's row (_row_program)
+MASTERS_BLOCK = 1024
+#: the narrowest block a master's row is split into to leave no lane masked
+MASTERS_EVEN_BLOCK = 256
 
 
-def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool) -> tuple:
+def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool, masters: bool = False) -> tuple:
     """(columns a block, warps) for rows of k values: 64 bytes of a row a thread, the SwiGLU's
     8 values (its exp and division bind it). H200, rows of 2048 (768) values, session 46
     (docs/kernel_rounds.md, round 42): bf16 tokens 0.73x (0.71x) the time of the 8 (4) warps
-    before, fp32 masters 0.89x (0.88x)."""
+    before, fp32 masters 0.89x (0.88x). A master's rows (a layer's experts: many programs to
+    hide the second read) split into the widest power-of-two block up to MASTERS_BLOCK that
+    divides k: one Qwen3-30B-A3B layer's bf16 masters (H200, CUDA graphs, round 49) W13 (rows
+    of 2048) 0.81x the time of one 2048-value block, W2 (768) three blocks of 256 0.82x one of
+    1024 a quarter masked; fp32 W13 1.02x, W2 0.89x. Tokens keep one pass: at decode sizes
+    the second read is latency (8 x 2048: 3.6 us against 2.7)."""
     block = min(triton.next_power_of_2(k), ONE_PASS_K)
-    per_thread = 8 if swiglu_rows else THREAD_BYTES // x.element_size()
+    if masters:
+        even = min(k & -k, MASTERS_BLOCK)
+        block = even if even >= MASTERS_EVEN_BLOCK else block
+    per_thread = 8 if swiglu_rows else 64 // x.element_size()
     return block, max(1, min(8, block // (32 * per_thread)))
 
 
@@ -148,7 +159,7 @@ def int8_quantize(weight: Masters, scheme, name: str = "weight",
     q = torch.empty(shape, device=device, dtype=torch.int8)
     s = torch.empty(*shape[:-1], 1, device=device, dtype=torch.float32)
     if q.numel():
-        block, warps = _row_program(masters.base, k, False)
+        block, warps = _row_program(masters.base, k, False, masters=True)
         _int8_rows_kernel[(n, masters.experts)](
             masters.base, masters.offsets, s, q, s, counter, n, k, k, k, 1, BLOCK=block,
             ONE_PASS=k <= block, SWIGLU=False, MASTERS=True, ALIGN=masters.align,

@@ -10,7 +10,7 @@ from megatron_qarl.quant.int8 import (pack_activation_rows, packed_row_bytes, qu
                                       unpack_activation_rows)
 from megatron_qarl.quant.ops import reference_gated_activation
 from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear, int8_swiglu_experts
-from qarl_kernels.int8_quantize import (int8_quantize, int8_quantize_activation,
+from qarl_kernels.int8_quantize import (_row_program, int8_quantize, int8_quantize_activation,
                                         int8_quantize_packed_rows, int8_quantize_swiglu)
 
 
@@ -106,6 +106,21 @@ def test_weight_quantizer_gives_the_schemes_bits(dtype, device):
     assert got.shape == want.shape and got.scale.shape == (3, 40, 1)
     assert torch.equal(got.data, want.data) and torch.equal(got.scale, want.scale)
     assert got.data[1, 2, :3].tolist() == [127, 64, -64]
+
+
+@pytest.mark.parametrize("k, block", [(768, 256), (2048, 1024), (1100, 2048), (128, 128)])
+def test_masters_rows_in_unmasked_blocks_give_the_bits_and_count(k, block, device):
+    """A master's row in blocks that divide it (read twice where it takes several), else in
+    one block up to ONE_PASS_K; NaN/inf found in any block of a row are all counted."""
+    scheme = get_scheme("int8")
+    w = (torch.randn(2, 12, k) * torch.rand(2, 12, 1) * 4).bfloat16().to(device)
+    assert _row_program(w, k, False, masters=True)[0] == block
+    got, want = int8_quantize(w, scheme), scheme.quantize_weight(w)
+    assert torch.equal(got.data, want.data) and torch.equal(got.scale, want.scale)
+    w[1, 3, 0], w[1, 3, k - 1], w[0, 11, k // 2] = float("inf"), float("nan"), -float("inf")
+    counter = torch.zeros(1, dtype=torch.int32, device=device)
+    int8_quantize(w, scheme, check_finite=False, nonfinite=counter)
+    assert counter.item() == 3
 
 
 def test_weight_quantizer_names_a_diverged_weight(device):

@@ -59,11 +59,9 @@ def _fp8_weight_kernel(w_ptr, offsets_ptr, q_ptr, s_ptr, N, K, stride_se, stride
     (a NaN-propagating max, max.NaN: no extra instruction), where the wrapper counts them.
     H200 (round 44): 0.98-0.99x the time of this kernel without a check, 1.03-1.08x with the
     wrapper's count; a flag from the amax (NaN taken as inf, an atomic) took 1.04-1.26x.
-    Reading 256 bytes of each row of a block, it is the one quantizer that minds where the
-    masters lie: W2's in place took 1.09-2.02x their stack's time in one run, 1.21-1.27x in
-    another (W13's 1.00-1.09x; H200, round 47). Neither a row of blocks on neighbouring
-    programs (2x for every layout) nor a program walking a row of blocks (W2 in place
-    1.03-1.13x this kernel's time, W13 0.98x) was kept."""
+    Where the masters lie does not move its time: W2 stacked, one allocation an expert and
+    Megatron DDP's buffer 181 us each in CUDA graphs, 164-165 under Nsight Compute (H200,
+    round 49; rounds 47-48's 1.1-2x spread was do_bench timing the host)."""
     pid_n, pid_k, e = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     offs_n = pid_n * BLOCK + tl.arange(0, BLOCK)
     offs_k = pid_k * BLOCK + tl.arange(0, BLOCK)

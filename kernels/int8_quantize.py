@@ -59,7 +59,7 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
                       SWIGLU: tl.constexpr, MASTERS: tl.constexpr, ALIGN: tl.constexpr,
                       SOFTWARE: tl.constexpr):
     """Row r of expert e (program (r, e)) to row e * N + r. ONE_PASS (K <= BLOCK): the row is
-    read once and quantized from registers; else twice, the second time from L2. MASTERS: x
+    read once and quantized from registers; else twice, the second time from L1/L2. MASTERS: x
     is expert_masters' table, and the row's NaN/inf values are added to *nonfinite_ptr,
     counted in a second read only where the row's NaN-propagating amax says there are some
     (a count of every value cost the masters' path a quarter of its instructions; round 49)."""

@@ -3,7 +3,7 @@ divide without the division: every pair of significands at every exponent gap a 
 for the W4A16 scales (bf16 values) and the FP8 block scales of bf16 values (a bf16 amax times
 fp32(1/448)), then fp32 dividends near rounding midpoints, then the quantizers end to end. On
 the GPU the same tests check the hardware's FMA path; under the interpreter, numpy's fp32 and
-Triton's fp32 fma."""
+numerics.fma_rn's FMA in float64 (the interpreter's own tl.fma rounds twice before Triton 3.9)."""
 import numpy as np
 import pytest
 import torch

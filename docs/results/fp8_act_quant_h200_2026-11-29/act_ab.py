@@ -1,11 +1,13 @@
 """Session 54: the FP8 quantizers before this round (`qarl_kernels_old`) against this tree's,
 in CUDA graphs of 10 calls, three rounds alternating old and new (medians): the activation
 quantizer from decode to training sizes, the dispatcher's packed rows, the SwiGLU that writes
-fc2's input, the weight quantizer from bf16 and fp32 masters (bit for bit first). Then the
-activation quantizer's 128-input blocks a program (1 or 2) for one-row and 16-row programs.
+fc2's input, the weight quantizer from bf16 and fp32 masters (bit for bit first; call 2 only:
+`--weights`). Then the 128-input blocks a program of the activation quantizer (bf16 and fp32
+inputs) and of the SwiGLU, for one-row and 16-row programs.
 Inputs rotate over copies past 2x L2 (at most 8). us a call (% of copy bandwidth).
-Usage: act_ab.py (PYTHONPATH holds qarl_kernels and qarl_kernels_old)"""
+Usage: act_ab.py [--weights] (PYTHONPATH holds qarl_kernels and qarl_kernels_old)"""
 import statistics
+import sys
 
 import torch
 import triton
@@ -87,6 +89,12 @@ def main():
         compare(f"swiglu {rows}x768", old.fp8_quantize_swiglu, new.fp8_quantize_swiglu,
                 inputs_of((rows, 1536), extra=(probs,)), rows * (1536 * 2 + 768 + 4 + 24),
                 copy)
+    if "--weights" in sys.argv:
+        weights(copy)
+    blocks_a_program()
+
+
+def weights(copy):
     print("\n# weight quantizer, one layer's experts stacked", flush=True)
     scheme = get_scheme("fp8-block")
     for label, e, n, k in [("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768)]:
@@ -96,24 +104,38 @@ def main():
             compare(f"{label} {dtype}", f(old), f(new), [(w,)],
                     w.numel() * (w.element_size() + 1), copy)
             del w
-    print("\n# 128-input blocks a program, new kernel", flush=True)
+
+
+def blocks_a_program():
+    print("\n# 128-input blocks a program, new kernels", flush=True)
     for rows in (1, 8, 32):
         xs = inputs_of((rows, K))
         t = {b: statistics.median(timed([lambda a=a: one_row_blocks(a[0], b) for a in xs])
                                   for _ in range(ROUNDS)) for b in (1, 2)}
         print(f"one-row programs {rows}x{K}: 1 block {t[1]:.2f} us, 2 blocks {t[2]:.2f} us",
               flush=True)
-    for rows in (64, 256, 4096, 32768):
-        xs = inputs_of((rows, K))
-        t = {}
-        for b in (1, 2, 4):
-            new.ACTIVATION_BLOCKS = b
-            t[b] = statistics.median(timed([lambda a=a: new.fp8_quantize_activation(*a)
-                                            for a in xs]) for _ in range(ROUNDS))
-        new.ACTIVATION_BLOCKS = 2
-        print(f"16-row programs {rows}x{K}: " + ", ".join(f"{b} blocks {v:.2f} us"
-                                                        for b, v in t.items()), flush=True)
-
+    cases = [("bf16", lambda rows: inputs_of((rows, K)), new.fp8_quantize_activation,
+              "ROW_BLOCKS", (1, 2, 4)),
+             ("fp32", lambda rows: inputs_of((rows, K), torch.float32),
+              new.fp8_quantize_activation, "ROW_BLOCKS", (1, 2)),
+             ("swiglu 768", lambda rows: inputs_of((rows, 1536),
+                                                   extra=(torch.rand(rows, device="cuda"),)),
+              new.fp8_quantize_swiglu, "SWIGLU_BLOCKS", (1, 2))]
+    for label, make, fn, knob, choices in cases:
+        kept = getattr(new, knob)
+        for rows in (64, 256, 4096, 32768):
+            xs = make(rows)
+            t = {}
+            for b in choices:
+                if knob == "ROW_BLOCKS":
+                    setattr(new, knob, {**kept, xs[0][0].element_size(): b})
+                else:
+                    setattr(new, knob, b)
+                t[b] = statistics.median(timed([lambda a=a: fn(*a) for a in xs])
+                                         for _ in range(ROUNDS))
+            setattr(new, knob, kept)
+            print(f"16-row programs {label} {rows} rows: "
+                  + ", ".join(f"{b} blocks {v:.2f} us" for b, v in t.items()), flush=True)
 
 if __name__ == "__main__":
     main()

@@ -37,16 +37,16 @@ def _scale_of(amax):
 
 
 @triton.jit
-def _e4m3(v, scale, largest_amax, BF16_VALUES: tl.constexpr):
-    """v / scale to saturated e4m3. Where v holds bf16 values (BF16_VALUES) and the largest of
-    the scales' amaxes is finite, div_by_reciprocal's quotient is the IEEE division's in a
-    fifth of the instructions (the weight quantizer from bf16 masters 0.75x its time for W13;
-    round 48)."""
-    by_reciprocal = False
+def _e4m3(v, scale, BF16_VALUES: tl.constexpr):
+    """v / scale to saturated e4m3. For bf16 values (BF16_VALUES) div_by_reciprocal gives the
+    IEEE division's quotient in a fifth of the instructions (the weight quantizer from bf16
+    masters 0.75x its time for W13; round 48). An inf scale takes the largest float in the
+    correction: with its reciprocal 0 the quotient is still the division's (+-0, NaN for an
+    inf v), so no block-wide check of the amaxes is needed (the activation quantizer 0.92x
+    without it; round 50). A NaN scale gives NaN but for zero v."""
     if BF16_VALUES:
-        by_reciprocal = largest_amax <= _MAX_FINITE  # False for a NaN
-    if by_reciprocal:
-        x = div_by_reciprocal(v, scale, tl.div_rn(1.0, scale), True, _SOFTWARE_E4M3)
+        x = div_by_reciprocal(v, tl.minimum(scale, _MAX_FINITE), tl.div_rn(1.0, scale), True,
+                              _SOFTWARE_E4M3)
     else:
         x = tl.div_rn(v, scale)
     return to_e4m3(tl.minimum(tl.maximum(x, -_MAX), _MAX), _SOFTWARE_E4M3)
@@ -72,85 +72,95 @@ def _fp8_weight_kernel(w_ptr, offsets_ptr, q_ptr, s_ptr, N, K, stride_se, stride
     amax = tl.reduce(tl.reduce(tl.abs(w), 1, max_keeping_nan), 0, max_keeping_nan)
     scale = tl.maximum(amax, _EPS, propagate_nan=tl.PropagateNan.ALL) * _INV_MAX
     tl.store(q_ptr + e.to(tl.int64) * N * K + block,
-             _e4m3(w, scale, amax, w_ptr.dtype.element_ty == tl.bfloat16), mask=mask)
+             _e4m3(w, scale, w_ptr.dtype.element_ty == tl.bfloat16), mask=mask)
     tl.store(s_ptr + e * stride_se + pid_n * stride_sn + pid_k, scale)
 
 
 @triton.jit
-def _store_activation_block(q_ptr, s_ptr, x, offs_r, offs_k, kb, rows_out, K, stride_qm,
-                            stride_sm, stride_sk, BF16_VALUES: tl.constexpr):
-    """One 128-input block of token rows (fp32 x; BF16_VALUES: bf16 values) to e4m3 codes and
-    its per-row scale; rows in [rows, rows_out) pad for scaled_mm: zeros with the eps
-    scale."""
-    amax = tl.max(tl.abs(x), 1)
-    scale = _scale_of(amax)
-    out_mask = offs_r < rows_out
-    tl.store(q_ptr + offs_r[:, None].to(tl.int64) * stride_qm + offs_k[None, :],
-             _e4m3(x, scale[:, None], tl.max(amax, 0), BF16_VALUES),
-             mask=out_mask[:, None] & (offs_k[None, :] < K))
-    tl.store(s_ptr + offs_r * stride_sm + kb * stride_sk, scale, mask=out_mask)
+def _block_columns(offs_b, BLOCK: tl.constexpr):
+    """The columns [1, blocks, BLOCK] of 128-input blocks offs_b."""
+    return offs_b[None, :, None] * BLOCK + tl.arange(0, BLOCK)[None, None, :]
 
 
 @triton.jit
-def _activation_rows(x_ptr, q_ptr, s_ptr, blk, kb, rows, rows_out, K, stride_xm, stride_qm,
-                     stride_sm, stride_sk, BLOCK_R: tl.constexpr, BLOCK: tl.constexpr):
+def _store_activation_blocks(q_ptr, s_ptr, x, offs_r, offs_b, rows_out, K, stride_qm, stride_sm,
+                             stride_sk, BLOCK: tl.constexpr, BF16_VALUES: tl.constexpr):
+    """Token rows' 128-input blocks x [rows, blocks, 128] (fp32; BF16_VALUES: bf16 values) to
+    e4m3 codes and a scale a row and block; rows in [rows, rows_out) pad for scaled_mm: zeros
+    with the eps scale."""
+    scale = _scale_of(tl.max(tl.abs(x), 2))
+    offs_k = _block_columns(offs_b, BLOCK)
+    out = offs_r < rows_out
+    tl.store(q_ptr + offs_r[:, None, None].to(tl.int64) * stride_qm + offs_k,
+             _e4m3(x, scale[:, :, None], BF16_VALUES), mask=out[:, None, None] & (offs_k < K))
+    tl.store(s_ptr + offs_r[:, None] * stride_sm + offs_b[None, :] * stride_sk, scale,
+             mask=out[:, None] & (offs_b[None, :] * BLOCK < K))
+
+
+@triton.jit
+def _activation_rows(x_ptr, q_ptr, s_ptr, blk, pid_b, rows, rows_out, K, stride_xm, stride_qm,
+                     stride_sm, stride_sk, BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr,
+                     BLOCK: tl.constexpr):
     offs_r = blk * BLOCK_R + tl.arange(0, BLOCK_R)
-    offs_k = kb * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs_r[:, None].to(tl.int64) * stride_xm + offs_k[None, :],
-                mask=(offs_r[:, None] < rows) & (offs_k[None, :] < K), other=0.0)
-    _store_activation_block(q_ptr, s_ptr, x.to(tl.float32), offs_r, offs_k, kb, rows_out, K,
-                            stride_qm, stride_sm, stride_sk,
-                            BF16_VALUES=x_ptr.dtype.element_ty == tl.bfloat16)
+    offs_b = pid_b * BLOCKS + tl.arange(0, BLOCKS)
+    offs_k = _block_columns(offs_b, BLOCK)
+    x = tl.load(x_ptr + offs_r[:, None, None].to(tl.int64) * stride_xm + offs_k,
+                mask=(offs_r[:, None, None] < rows) & (offs_k < K), other=0.0)
+    _store_activation_blocks(q_ptr, s_ptr, x.to(tl.float32), offs_r, offs_b, rows_out, K,
+                             stride_qm, stride_sm, stride_sk, BLOCK,
+                             BF16_VALUES=x_ptr.dtype.element_ty == tl.bfloat16)
 
 
 @triton.jit
 def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, rows_out, K,
                            stride_xm, stride_qm, stride_sm, stride_sk,
-                           BLOCK_R: tl.constexpr, BLOCK: tl.constexpr, E_PAD: tl.constexpr,
-                           ROUTED: tl.constexpr):
-    """ROUTED: rows past the counts' sum are padding the grouped GEMM skips: left unwritten.
+                           BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr, BLOCK: tl.constexpr,
+                           E_PAD: tl.constexpr, ROUTED: tl.constexpr):
+    """BLOCK_R rows x BLOCKS 128-input blocks a program, a row block's programs adjacent.
+    ROUTED: rows past the counts' sum are padding the grouped GEMM skips: left unwritten.
     The row programs walk on over the routed row blocks (the grid may cover fewer, see
     _row_programs): masking the padding instead cost more than quantizing it."""
-    pid_r, kb = tl.program_id(0), tl.program_id(1)
+    block_programs = tl.cdiv(K, BLOCK * BLOCKS)
+    pid_r, pid_b = tl.program_id(0) // block_programs, tl.program_id(0) % block_programs
     if ROUTED:
         rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
-        for blk in range(pid_r, tl.cdiv(rows, BLOCK_R), tl.num_programs(0)):
-            _activation_rows(x_ptr, q_ptr, s_ptr, blk, kb, rows, rows, K, stride_xm, stride_qm,
-                             stride_sm, stride_sk, BLOCK_R, BLOCK)
+        for blk in range(pid_r, tl.cdiv(rows, BLOCK_R), tl.num_programs(0) // block_programs):
+            _activation_rows(x_ptr, q_ptr, s_ptr, blk, pid_b, rows, rows, K, stride_xm,
+                             stride_qm, stride_sm, stride_sk, BLOCK_R, BLOCKS, BLOCK)
     else:
-        _activation_rows(x_ptr, q_ptr, s_ptr, pid_r, kb, rows, rows_out, K, stride_xm,
-                         stride_qm, stride_sm, stride_sk, BLOCK_R, BLOCK)
+        _activation_rows(x_ptr, q_ptr, s_ptr, pid_r, pid_b, rows, rows_out, K, stride_xm,
+                         stride_qm, stride_sm, stride_sk, BLOCK_R, BLOCKS, BLOCK)
 
 
 @triton.jit
-def _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, kb, rows, F, stride_hm, stride_sm, stride_sk,
-                 HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK: tl.constexpr,
-                 SOFTWARE: tl.constexpr):
+def _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, pid_b, rows, F, stride_hm, stride_sm,
+                 stride_sk, HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr,
+                 BLOCKS: tl.constexpr, BLOCK: tl.constexpr, SOFTWARE: tl.constexpr):
     offs_r = blk * BLOCK_R + tl.arange(0, BLOCK_R)
-    offs_k = kb * BLOCK + tl.arange(0, BLOCK)
-    act, _ = swiglu_tile(h_ptr, p_ptr, offs_r, offs_k, rows, F, stride_hm, HAS_PROBS, SOFTWARE)
-    act = round_to_bf16(act, SOFTWARE)
-    _store_activation_block(q_ptr, s_ptr, act, offs_r, offs_k, kb, rows, F, F, stride_sm,
-                            stride_sk, BF16_VALUES=True)
+    offs_b = pid_b * BLOCKS + tl.arange(0, BLOCKS)
+    act, _ = swiglu_tile(h_ptr, p_ptr, offs_r[:, None, None], _block_columns(offs_b, BLOCK),
+                         rows, F, stride_hm, HAS_PROBS, SOFTWARE)
+    _store_activation_blocks(q_ptr, s_ptr, round_to_bf16(act, SOFTWARE), offs_r, offs_b, rows,
+                             F, F, stride_sm, stride_sk, BLOCK, BF16_VALUES=True)
 
 
 @triton.jit
 def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, F, stride_hm,
                        stride_sm, stride_sk, HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr,
-                       BLOCK: tl.constexpr, E_PAD: tl.constexpr, ROUTED: tl.constexpr,
-                       SOFTWARE: tl.constexpr):
+                       BLOCKS: tl.constexpr, BLOCK: tl.constexpr, E_PAD: tl.constexpr,
+                       ROUTED: tl.constexpr, SOFTWARE: tl.constexpr):
     """h = [gate | up] [rows, 2F] -> the FP8 codes and scales of silu(gate) * up [* prob];
-    ROUTED: only the rows up to the counts' sum (the rest is padding, left unwritten), walked
-    as _fp8_activation_kernel walks them."""
-    pid_r, kb = tl.program_id(0), tl.program_id(1)
+    programs and the ROUTED walk as _fp8_activation_kernel's."""
+    block_programs = tl.cdiv(F, BLOCK * BLOCKS)
+    pid_r, pid_b = tl.program_id(0) // block_programs, tl.program_id(0) % block_programs
     if ROUTED:
         rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
-        for blk in range(pid_r, tl.cdiv(rows, BLOCK_R), tl.num_programs(0)):
-            _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, kb, rows, F, stride_hm, stride_sm,
-                         stride_sk, HAS_PROBS, BLOCK_R, BLOCK, SOFTWARE)
+        for blk in range(pid_r, tl.cdiv(rows, BLOCK_R), tl.num_programs(0) // block_programs):
+            _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, pid_b, rows, F, stride_hm, stride_sm,
+                         stride_sk, HAS_PROBS, BLOCK_R, BLOCKS, BLOCK, SOFTWARE)
     else:
-        _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, pid_r, kb, rows, F, stride_hm, stride_sm,
-                     stride_sk, HAS_PROBS, BLOCK_R, BLOCK, SOFTWARE)
+        _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, pid_r, pid_b, rows, F, stride_hm, stride_sm,
+                     stride_sk, HAS_PROBS, BLOCK_R, BLOCKS, BLOCK, SOFTWARE)
 
 
 def fp8_block_quantize(weight: Masters, scheme, name: str = "weight",
@@ -216,6 +226,35 @@ def _row_programs(rows: int, block_rows: int, counts, routed_rows) -> int:
     return triton.cdiv(min(rows, bound), block_rows)
 
 
+#: rows from which the activation quantizer's 16-row programs take two 128-input blocks of
+#: bf16 values, not one. H200, CUDA graphs of 10 calls (round 50), two blocks' time over one's:
+#: 0.93-0.99x at 2048-4096 rows of K 768-4096, 0.93x at 32768 rows of K 2048; 1.03x at 1024
+#: rows of K 768 and 2048 (0.975x of K 4096), 0.99-1.03x at 512, 1.03-1.08x at 64-256; fp32
+#: values 1.01-1.27x, the SwiGLU's gate and up 1.15-1.31x (so both keep one block)
+TWO_BLOCK_ROWS = 2048
+
+
+def _row_grid(rows: int, k: int, block_rows: int, blocks: int, counts, routed_rows) -> tuple:
+    """A row quantizer's 1-D grid: row programs (_row_programs) x programs a row block."""
+    return (_row_programs(rows, block_rows, counts, routed_rows)
+            * triton.cdiv(k, BLOCK * blocks),)
+
+
+def _quantize_rows(x: torch.Tensor, q: torch.Tensor, scale: torch.Tensor, rows_out: int,
+                   block_rows, counts: torch.Tensor = None, routed_rows: int = None):
+    """Launches the activation quantizer: x [rows, K] into codes q [rows_out, K] and scales
+    [rows_out, ceil(K/128)] (any strides)."""
+    rows, k = x.shape
+    x = unit_stride_rows(x)
+    expected_rows = tile_rows(rows_out, routed_rows)
+    block_rows, warps = _row_block(expected_rows, block_rows)
+    blocks = 2 if expected_rows >= TWO_BLOCK_ROWS and x.element_size() == 2 else 1
+    _fp8_activation_kernel[_row_grid(rows_out, k, block_rows, blocks, counts, routed_rows)](
+        x, q, scale, rows=rows, rows_out=rows_out, K=k, stride_xm=x.stride(0),
+        stride_qm=q.stride(0), stride_sm=scale.stride(0), stride_sk=scale.stride(1),
+        BLOCK_R=block_rows, BLOCKS=blocks, BLOCK=BLOCK, num_warps=warps, **_routed(counts, x))
+
+
 def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to: int = 1,
                             block_rows: int = None, counts: torch.Tensor = None,
                             routed_rows: int = None):
@@ -237,13 +276,7 @@ def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to
     alloc = torch.zeros if kb_out > kb else torch.empty
     scale_t = alloc(kb_out, rows_out, device=x.device, dtype=torch.float32)
     if rows_out and k:
-        x = unit_stride_rows(x)
-        block_rows, warps = _row_block(tile_rows(rows_out, routed_rows), block_rows)
-        grid = (_row_programs(rows_out, block_rows, counts, routed_rows), kb)
-        _fp8_activation_kernel[grid](
-            x, q, scale_t, rows=rows, rows_out=rows_out, K=k, stride_xm=x.stride(0),
-            stride_qm=k, stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
-            BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=warps, **_routed(counts, x))
+        _quantize_rows(x, q, scale_t.t(), rows_out, block_rows, counts, routed_rows)
     return q, scale_t.t()
 
 
@@ -257,13 +290,7 @@ def fp8_quantize_packed_rows(x: torch.Tensor, block_rows: int = None) -> torch.T
     packed = torch.empty(rows, packed_row_bytes(k), device=x.device, dtype=torch.uint8)
     _, scale = unpack_activation_rows(packed, k)
     if rows and k:
-        x = unit_stride_rows(x)
-        block_rows, warps = _row_block(rows, block_rows)
-        _fp8_activation_kernel[(triton.cdiv(rows, block_rows), triton.cdiv(k, BLOCK))](
-            x, packed.view(FP8_DTYPE), scale, rows=rows, rows_out=rows, K=k,
-            stride_xm=x.stride(0), stride_qm=packed.stride(0), stride_sm=scale.stride(0),
-            stride_sk=scale.stride(1), BLOCK_R=block_rows, BLOCK=BLOCK, num_warps=warps,
-            **_routed(None, x))
+        _quantize_rows(x, packed.view(FP8_DTYPE), scale, rows, block_rows)
     return packed
 
 
@@ -283,9 +310,9 @@ def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows:
     if rows and ffn:
         h = unit_stride_rows(h)
         block_rows, warps = _row_block(tile_rows(rows, routed_rows), block_rows)
-        _fp8_swiglu_kernel[(_row_programs(rows, block_rows, counts, routed_rows), kb)](
+        _fp8_swiglu_kernel[_row_grid(rows, ffn, block_rows, 1, counts, routed_rows)](
             h, h if probs is None else probs.contiguous(), q, scale_t, rows=rows, F=ffn,
             stride_hm=h.stride(0), stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
-            HAS_PROBS=probs is not None, BLOCK_R=block_rows, BLOCK=BLOCK,
+            HAS_PROBS=probs is not None, BLOCK_R=block_rows, BLOCKS=1, BLOCK=BLOCK,
             SOFTWARE=INTERPRETED, num_warps=warps, **_routed(counts, h))
     return q, scale_t.t()

@@ -150,15 +150,16 @@ def swiglu(gate, up, prob, HAS_PROBS: tl.constexpr, SOFTWARE: tl.constexpr):
 def swiglu_tile(h_ptr, p_ptr, offs_r, offs_f, rows, F, stride_hm, HAS_PROBS: tl.constexpr,
                 SOFTWARE: tl.constexpr):
     """(swiglu of h = [gate | up] [rows, 2F] bf16 at rows offs_r, columns offs_f of F, with the
-    rows' probs [rows], fp32; the tile's mask)."""
-    mask = (offs_r[:, None] < rows) & (offs_f[None, :] < F)
-    gate_ptrs = h_ptr + offs_r[:, None].to(tl.int64) * stride_hm + offs_f[None, :]
+    rows' probs [rows], fp32; the tile's mask). offs_r and offs_f broadcast against each other
+    into the tile: [R, 1] and [1, C], or [R, 1, 1] and [1, B, C] for B blocks of C columns."""
+    mask = (offs_r < rows) & (offs_f < F)
+    gate_ptrs = h_ptr + offs_r.to(tl.int64) * stride_hm + offs_f
     gate = tl.load(gate_ptrs, mask=mask, other=0.0).to(tl.float32)
     up = tl.load(gate_ptrs + F, mask=mask, other=0.0).to(tl.float32)
     prob = tl.zeros_like(offs_r).to(tl.float32)
     if HAS_PROBS:
         prob = tl.load(p_ptr + offs_r, mask=offs_r < rows, other=0.0).to(tl.float32)
-    return swiglu(gate, up, prob[:, None], HAS_PROBS, SOFTWARE), mask
+    return swiglu(gate, up, prob, HAS_PROBS, SOFTWARE), mask
 
 
 @triton.jit

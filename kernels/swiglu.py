@@ -29,7 +29,8 @@ def _swiglu_forward_kernel(h_ptr, p_ptr, y_ptr, rows, F, stride_hm, stride_ym,
                            BLOCK_R: tl.constexpr, BLOCK_F: tl.constexpr, SOFTWARE: tl.constexpr):
     offs_r = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_f = tl.program_id(1) * BLOCK_F + tl.arange(0, BLOCK_F)
-    y, mask = swiglu_tile(h_ptr, p_ptr, offs_r, offs_f, rows, F, stride_hm, True, SOFTWARE)
+    y, mask = swiglu_tile(h_ptr, p_ptr, offs_r[:, None], offs_f[None, :], rows, F, stride_hm,
+                          True, SOFTWARE)
     tl.store(y_ptr + offs_r[:, None].to(tl.int64) * stride_ym + offs_f[None, :],
              to_bf16(y, SOFTWARE), mask=mask)
 

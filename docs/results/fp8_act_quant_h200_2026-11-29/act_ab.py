@@ -2,15 +2,14 @@
 in CUDA graphs of 10 calls, three rounds alternating old and new (medians): the activation
 quantizer from decode to training sizes, the dispatcher's packed rows, the SwiGLU that writes
 fc2's input, the weight quantizer from bf16 and fp32 masters (bit for bit first; call 2 only:
-`--weights`). Then the 128-input blocks a program of the activation quantizer (bf16 and fp32
-inputs) and of the SwiGLU, for one-row and 16-row programs.
+`--weights`). Calls 2 and 3 also timed the 128-input blocks a program (the file as of their
+commits, results README).
 Inputs rotate over copies past 2x L2 (at most 8). us a call (% of copy bandwidth).
 Usage: act_ab.py [--weights] (PYTHONPATH holds qarl_kernels and qarl_kernels_old)"""
 import statistics
 import sys
 
 import torch
-import triton
 
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import fp8_quantize as new
@@ -59,16 +58,6 @@ def inputs_of(shape, dtype=torch.bfloat16, extra=()):
     return [(torch.randn(*shape, device="cuda", dtype=dtype), *extra) for _ in range(n)]
 
 
-def one_row_blocks(x, blocks):
-    rows, k = x.shape
-    q = torch.empty(rows, k, device=x.device, dtype=torch.float8_e4m3fn)
-    s = torch.empty(triton.cdiv(k, 128), rows, device=x.device, dtype=torch.float32).t()
-    new._fp8_activation_kernel[(rows * triton.cdiv(k, 128 * blocks),)](
-        x, q, s, x, 0, rows, rows, k, x.stride(0), k, s.stride(0), s.stride(1), BLOCK_R=1,
-        BLOCKS=blocks, BLOCK=128, E_PAD=1, ROUTED=False, num_warps=1)
-    return q, s
-
-
 def main():
     copy = copy_gbps()
     print(f"{torch.cuda.get_device_name()}: copy {copy:.0f} GB/s", flush=True)
@@ -91,7 +80,6 @@ def main():
                 copy)
     if "--weights" in sys.argv:
         weights(copy)
-    blocks_a_program()
 
 
 def weights(copy):
@@ -105,37 +93,6 @@ def weights(copy):
                     w.numel() * (w.element_size() + 1), copy)
             del w
 
-
-def blocks_a_program():
-    print("\n# 128-input blocks a program, new kernels", flush=True)
-    for rows in (1, 8, 32):
-        xs = inputs_of((rows, K))
-        t = {b: statistics.median(timed([lambda a=a: one_row_blocks(a[0], b) for a in xs])
-                                  for _ in range(ROUNDS)) for b in (1, 2)}
-        print(f"one-row programs {rows}x{K}: 1 block {t[1]:.2f} us, 2 blocks {t[2]:.2f} us",
-              flush=True)
-    cases = [("bf16", lambda rows: inputs_of((rows, K)), new.fp8_quantize_activation,
-              "ROW_BLOCKS", (1, 2, 4)),
-             ("fp32", lambda rows: inputs_of((rows, K), torch.float32),
-              new.fp8_quantize_activation, "ROW_BLOCKS", (1, 2)),
-             ("swiglu 768", lambda rows: inputs_of((rows, 1536),
-                                                   extra=(torch.rand(rows, device="cuda"),)),
-              new.fp8_quantize_swiglu, "SWIGLU_BLOCKS", (1, 2))]
-    for label, make, fn, knob, choices in cases:
-        kept = getattr(new, knob)
-        for rows in (64, 256, 4096, 32768):
-            xs = make(rows)
-            t = {}
-            for b in choices:
-                if knob == "ROW_BLOCKS":
-                    setattr(new, knob, {**kept, xs[0][0].element_size(): b})
-                else:
-                    setattr(new, knob, b)
-                t[b] = statistics.median(timed([lambda a=a: fn(*a) for a in xs])
-                                         for _ in range(ROUNDS))
-            setattr(new, knob, kept)
-            print(f"16-row programs {label} {rows} rows: "
-                  + ", ".join(f"{b} blocks {v:.2f} us" for b, v in t.items()), flush=True)
 
 if __name__ == "__main__":
     main()

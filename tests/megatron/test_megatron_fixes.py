@@ -41,3 +41,18 @@ def test_megatron_gets_the_cpu_and_torch_keeps_its_gpu(monkeypatch):
     assert ask_from["torch.utils._triton"]() == 3
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert ask_from["torch.utils._triton"]() == "cpu"  # no CUDA: everyone allocates on the CPU
+
+
+def test_init_parallel_again_leaves_no_process_groups_behind():
+    """Megatron's destroy_model_parallel drops its groups without destroying them; a single
+    process's init_parallel destroys them itself, or each call would leave about 50 polling
+    gloo threads (40 calls: 2055 threads busy a core, the CPU test session 3x slower)."""
+    import os
+
+    from megatron_qarl.compat.cpu_testing import init_parallel
+
+    init_parallel(tp=1, ep=1)
+    threads = len(os.listdir("/proc/self/task"))
+    for _ in range(3):
+        init_parallel(tp=1, ep=1)
+    assert len(os.listdir("/proc/self/task")) <= threads

@@ -35,6 +35,7 @@ setup(
         "plot": ["matplotlib>=3.8"],
         "test": [
             "pytest>=8",
+            "pytest-xdist>=3.6",  # the README test command runs two workers
             "triton>=3.6",
             "transformers>=5.0",
             "compressed-tensors==0.20.0",

@@ -1,28 +1,17 @@
-"""End to end on CPU: a short QaRL-TBPO W4A16 run, kill-and-resume, and the failures a user
-meets (bad flags, a malformed dataset row, a corrupted checkpoint)."""
-import hashlib
+"""End to end on CPU: a short QaRL-TBPO W4A16 run, launch scripts, users' rewards and the
+failures a user meets first (bad flags, a malformed dataset row). Resume: test_resume.py;
+2 processes: test_parallel_training.py."""
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 import torch
-from trainer_runs import (NCCL_BF16, TINY, TWO_GPUS, TWO_PROCESSES, checkpoint_tensors,
-                          records, train)
+from trainer_runs import NCCL_BF16, TINY, TWO_GPUS, checkpoint_tensors, records, train
 
 from megatron_qarl.train import main
-from megatron_qarl.checkpoint.paths import TRACKER
-
-
-def _digest(folder):
-    h = hashlib.sha1()
-    for name in sorted(os.listdir(folder)):
-        h.update(name.encode() + open(os.path.join(folder, name), "rb").read())
-    return h.hexdigest()
 
 
 def test_smoke_run_trains_and_writes_metrics(tmp_path):
@@ -70,172 +59,6 @@ def test_bf16_baseline_with_grouped_experts_trains(tmp_path, flags, nproc):
     before = checkpoint_tensors(str(save / "iter_0000000"), tmp_path)
     after = checkpoint_tensors(str(save / "iter_0000001"), tmp_path)
     assert any(not torch.equal(v, after[k]) for k, v in before.items() if "experts" in k)
-
-
-def _run_until_checkpoint_then_kill(save, step: int) -> None:
-    """SIGKILL the trainer as soon as checkpoint `step` is committed (its tracker file names
-    it), i.e. in the middle of step + 1: nothing after the commit may leak into the resume."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    proc = subprocess.Popen([sys.executable, "-m", "megatron_qarl.train", *TINY, "--save",
-                             str(save), "--train-iters", "4", "--save-interval", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    tracker = save / TRACKER
-    deadline = time.time() + 240
-    try:
-        while not (tracker.exists() and tracker.read_text() == str(step)):
-            assert proc.poll() is None, "the trainer ended before it could be killed"
-            assert time.time() < deadline, "no checkpoint within 240 s"
-            time.sleep(0.02)
-    finally:
-        proc.kill()
-        proc.wait()
-
-
-def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path):
-    full, cut = tmp_path / "full", tmp_path / "cut"
-    train("--save", str(full), "--train-iters", "3")
-    _run_until_checkpoint_then_kill(cut, 2)
-    assert not (cut / "iter_0000003").exists() and (cut / "iter_0000002").is_dir()
-    resumed = train("--save", str(cut), "--load", str(cut), "--train-iters", "3")
-    assert f"resumed from {cut} at step 2 of --train-iters 3\n" in resumed.stderr
-    step3 = {name: [r for r in records(d / "metrics.jsonl") if r["step"] == 3]
-             for name, d in (("full", full), ("cut", cut))}
-    assert len(step3["cut"]) == 1  # the killed run never logged step 3
-    for key in ("prompt_indices", "rollout_sha1", "reward_mean"):
-        assert step3["full"][0][key] == step3["cut"][0][key], key
-    a = checkpoint_tensors(str(full / "iter_0000003"), tmp_path / "a")
-    b = checkpoint_tensors(str(cut / "iter_0000003"), tmp_path / "b")
-    assert a.keys() == b.keys() and any(k.startswith("optimizer") for k in a)
-    for key in a:
-        assert torch.equal(a[key], b[key]), key
-
-
-@pytest.mark.parametrize("device", [
-    pytest.param([], id="cpu-fp32"),
-    pytest.param(["--device", "cuda", "--bf16", "--deterministic-mode"], id="cuda-bf16",
-                 marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")),
-    pytest.param(["--device", "cuda", "--bf16", "--deterministic-mode",
-                  "--use-distributed-optimizer"], id="cuda-bf16-layer-wise",
-                 marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")),
-])
-def test_muon_trains_and_resumes_with_its_momentum(tmp_path, device):
-    """--optimizer muon (the paper's): a resume from step 2 gives step 3's weights and
-    optimizer state bit for bit, Muon's momentum buffers among them. On a GPU: bf16 params
-    with fp32 main weights (Megatron's Float16OptimizerWithFloat16Params around Muon), also
-    inside Megatron's layer-wise distributed optimizer, whose checkpoint layout is its own."""
-    full, cut = tmp_path / "full", tmp_path / "cut"
-    muon = ["--optimizer", "muon", "--muon-extra-scale-factor", "0.2", *device]
-    train("--save", str(full), "--train-iters", "3", "--save-interval", "1", *muon)
-    shutil.copytree(full / "iter_0000002", cut / "iter_0000002")
-    resumed = train("--save", str(cut), "--load", str(cut), "--train-iters", "3", *muon)
-    assert f"resumed from {cut} at step 2 of --train-iters 3\n" in resumed.stderr
-    a = checkpoint_tensors(str(full / "iter_0000003"), tmp_path / "a")
-    b = checkpoint_tensors(str(cut / "iter_0000003"), tmp_path / "b")
-    assert a.keys() == b.keys()
-    assert any("momentum_buffer" in k for k in a) and any("exp_avg_sq" in k for k in a)
-    for key in a:
-        assert torch.equal(a[key], b[key]), key
-    before = checkpoint_tensors(str(full / "iter_0000002"), tmp_path / "c")
-    assert any(not torch.equal(v, a[k]) for k, v in before.items() if "experts" in k)
-
-
-def _odd_length_reward(tmp_path) -> list:
-    """A reward that varies from the first rollout on, so a model without a warm start gets
-    gradients (arithmetic gives it 0 everywhere)."""
-    (tmp_path / "odd_length.py").write_text(
-        "def score(response, answer):\n    return float(len(response) % 2)\n")
-    return ["--reward", "odd_length:score"]
-
-
-@pytest.mark.parametrize("device", TWO_PROCESSES)
-def test_muon_under_tensor_and_expert_parallelism(tmp_path, device):
-    """TP 2 (each rank orthogonalizes its own shard, Megatron's blockwise mode) and EP 2 (the
-    experts in a second Muon, Megatron's split) over 2 processes: every weight trains."""
-    save = tmp_path / "run"
-    train("--save", str(save), "--train-iters", "1", "--save-interval", "1", "--optimizer",
-          "muon", "--tensor-model-parallel-size", "2", "--sequence-parallel",
-          "--expert-model-parallel-size", "2", "--expert-tensor-parallel-size", "1",
-          *_odd_length_reward(tmp_path), *device, nproc=2, pythonpath=str(tmp_path))
-    before = checkpoint_tensors(str(save / "iter_0000000"), tmp_path / "a")
-    after = checkpoint_tensors(str(save / "iter_0000001"), tmp_path / "b")
-    weights = [k for k in after if not k.startswith("chained_")]
-    assert weights and all(not torch.equal(before[k], after[k]) for k in weights)
-    experts = [k for k in after if k.startswith("chained_1.") and "momentum_buffer" in k]
-    assert experts and all(".experts." in k for k in experts)
-
-
-@pytest.mark.parametrize("device", TWO_PROCESSES)
-def test_layer_wise_distributed_muon_updates_like_muon_and_resumes(tmp_path, device):
-    """--use-distributed-optimizer with Muon over 2 data-parallel ranks: Megatron's layer-wise
-    optimizer, each rank updating half the weights and all-gathering them. Rank 0's weights
-    (the ones saved) after the first step are Muon's, so the half rank 1 updated arrived: the
-    same bits on the CPU, and on GPUs the same to bf16 rounding, since each rank stacks other
-    matrices for its batched GEMMs. Every weight moves again in step 2, and a resume from
-    step 1 gives step 2's weights and sharded state bit for bit."""
-    flags = ["--sft-iters", "0", "--train-iters", "2", "--save-interval", "1", "--optimizer",
-             "muon", "--deterministic-mode", *_odd_length_reward(tmp_path), *device]
-    run = dict(nproc=2, pythonpath=str(tmp_path), env={"NCCL_ALGO": "Ring"})
-    plain, full, cut = tmp_path / "plain", tmp_path / "full", tmp_path / "cut"
-    train("--save", str(plain), *flags, **run)
-    train("--save", str(full), "--use-distributed-optimizer", *flags, **run)
-    shutil.copytree(full / "iter_0000001", cut / "iter_0000001")
-    train("--save", str(cut), "--load", str(cut), "--use-distributed-optimizer", *flags, **run)
-    muon = checkpoint_tensors(str(plain / "iter_0000001"), tmp_path / "p")
-    sharded = checkpoint_tensors(str(full / "iter_0000001"), tmp_path / "f")
-    weights = [k for k in muon if k.startswith(("embedding", "decoder", "output_layer"))]
-    assert weights
-    for key in weights:
-        if device:
-            torch.testing.assert_close(sharded[key], muon[key], rtol=1e-2, atol=1e-5, msg=key)
-        else:  # fp32 on the CPU: the same bits
-            assert torch.equal(sharded[key], muon[key]), key
-    a = checkpoint_tensors(str(full / "iter_0000002"), tmp_path / "a")
-    b = checkpoint_tensors(str(cut / "iter_0000002"), tmp_path / "b")
-    assert all(not torch.equal(sharded[k], a[k]) for k in weights)  # both halves updated
-    assert a.keys() == b.keys() and any("momentum_buffer" in k for k in a)
-    for key in a:
-        assert torch.equal(a[key], b[key]), key
-
-
-@pytest.mark.parametrize("device", TWO_PROCESSES)
-def test_expert_parallel_ranks_decode_in_lockstep(tmp_path, device):
-    """EP=2 over 2 processes: ranks sample different prompts, finish decoding at different
-    steps, and must still meet in every all-to-all (this hung before the lockstep). With
-    routing replay on, so each rank records its own samples' routes while the rank that
-    finished first keeps decoding its finished rows, and its learner replays them. 3 held-out
-    prompts: one rank evaluates 2, the other 1 (every prompt is scored, counted by the
-    reward's calls: 2 steps of 4 x 4 rollouts, 2 evaluations of 3)."""
-    calls = tmp_path / "calls.txt"
-    (tmp_path / "counted_reward.py").write_text(
-        "def score(response, answer):\n"
-        f"    open({str(calls)!r}, 'a').write('.')\n"
-        "    return float(len(response) % 2)\n")
-    save = tmp_path / "ep2"
-    train("--save", str(save), "--train-iters", "2", "--expert-model-parallel-size", "2",
-          "--max-tokens-per-micro-batch", "64", "--rollout-routing-replay",
-          "--reward", "counted_reward:score", "--eval-num-prompts", "3", *device, nproc=2,
-          pythonpath=str(tmp_path))
-    assert len(calls.read_text()) == 2 * 4 * 4 + 2 * 3
-    steps = records(save / "metrics.jsonl")
-    assert [r["step"] for r in steps] == [1, 2]
-    assert all(math.isfinite(r["pg_loss"]) and r["mismatch_abs_log_w_token"] < 1e-3
-               for r in steps)
-
-
-@pytest.mark.parametrize("device", TWO_PROCESSES)
-def test_tensor_parallel_ranks_keep_one_copy_of_the_experts(tmp_path, device):
-    """TP 2, expert-TP 1, sequence parallel, over 2 processes, with routing replay (the routes
-    of each window gathered over the TP ranks). Each TP rank runs the whole experts on its own
-    tokens; megatron-core reduced their gradients over the data-parallel group only, so the
-    ranks' copies drifted apart from the warm start's first update and the sampler/learner
-    mismatch was 2e-3 to 4e-3 instead of 1e-7 (compat/expert_grads.py)."""
-    save = tmp_path / "tp2"
-    train("--save", str(save), "--train-iters", "2", "--tensor-model-parallel-size", "2",
-          "--sequence-parallel", "--expert-tensor-parallel-size", "1",
-          "--rollout-routing-replay", *device, nproc=2)
-    steps = records(save / "metrics.jsonl")
-    assert [r["step"] for r in steps] == [1, 2]
-    assert all(r["mismatch_abs_log_w_token"] < 1e-5 for r in steps), steps
 
 
 def test_a_users_reward_scores_rollouts_and_sampled_evaluations(tmp_path):
@@ -355,19 +178,3 @@ def test_a_file_dataset_without_held_out_prompts_says_so(tmp_path):
                  "--train-iters", "1")
     assert "no held-out prompts (--eval-prompt-data), so no held-out reward" in proc.stdout
     assert "nan" not in proc.stdout
-
-
-def test_corrupted_checkpoint_is_reported_and_nothing_saved_is_lost(tmp_path):
-    save = tmp_path / "run"
-    train("--save", str(save), "--train-iters", "2", "--save-interval", "1")
-    latest = save / "iter_0000002"
-    shard = sorted(p for p in latest.iterdir() if p.suffix == ".distcp")[0]
-    shard.write_bytes(shard.read_bytes()[:100])  # a torn write
-    before = {d: _digest(save / d) for d in ("iter_0000000", "iter_0000001", "iter_0000002")}
-    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3", check=False)
-    assert proc.returncode == 1
-    assert f"checkpoint {latest} cannot be loaded" in proc.stderr
-    assert "--ckpt-step 1" in proc.stderr
-    assert {d: _digest(save / d) for d in before} == before
-    train("--save", str(save), "--load", str(save), "--ckpt-step", "1", "--train-iters", "2")
-    assert records(save / "metrics.jsonl")[-1]["step"] == 2

@@ -1,0 +1,104 @@
+"""Resume on CPU: a killed run resumes to the same batch and weights (Adam's and Muon's
+state included), and a corrupted checkpoint is reported without losing anything saved."""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from trainer_runs import TINY, checkpoint_tensors, records, train
+
+from megatron_qarl.checkpoint.paths import TRACKER
+
+
+def _digest(folder):
+    h = hashlib.sha1()
+    for name in sorted(os.listdir(folder)):
+        h.update(name.encode() + open(os.path.join(folder, name), "rb").read())
+    return h.hexdigest()
+
+
+def _run_until_checkpoint_then_kill(save, step: int) -> None:
+    """SIGKILL the trainer as soon as checkpoint `step` is committed (its tracker file names
+    it), i.e. in the middle of step + 1: nothing after the commit may leak into the resume."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.Popen([sys.executable, "-m", "megatron_qarl.train", *TINY, "--save",
+                             str(save), "--train-iters", "4", "--save-interval", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    tracker = save / TRACKER
+    deadline = time.time() + 240
+    try:
+        while not (tracker.exists() and tracker.read_text() == str(step)):
+            assert proc.poll() is None, "the trainer ended before it could be killed"
+            assert time.time() < deadline, "no checkpoint within 240 s"
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path):
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    train("--save", str(full), "--train-iters", "3")
+    _run_until_checkpoint_then_kill(cut, 2)
+    assert not (cut / "iter_0000003").exists() and (cut / "iter_0000002").is_dir()
+    resumed = train("--save", str(cut), "--load", str(cut), "--train-iters", "3")
+    assert f"resumed from {cut} at step 2 of --train-iters 3\n" in resumed.stderr
+    step3 = {name: [r for r in records(d / "metrics.jsonl") if r["step"] == 3]
+             for name, d in (("full", full), ("cut", cut))}
+    assert len(step3["cut"]) == 1  # the killed run never logged step 3
+    for key in ("prompt_indices", "rollout_sha1", "reward_mean"):
+        assert step3["full"][0][key] == step3["cut"][0][key], key
+    a = checkpoint_tensors(str(full / "iter_0000003"), tmp_path / "a")
+    b = checkpoint_tensors(str(cut / "iter_0000003"), tmp_path / "b")
+    assert a.keys() == b.keys() and any(k.startswith("optimizer") for k in a)
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+@pytest.mark.parametrize("device", [
+    pytest.param([], id="cpu-fp32"),
+    pytest.param(["--device", "cuda", "--bf16", "--deterministic-mode"], id="cuda-bf16",
+                 marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")),
+    pytest.param(["--device", "cuda", "--bf16", "--deterministic-mode",
+                  "--use-distributed-optimizer"], id="cuda-bf16-layer-wise",
+                 marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")),
+])
+def test_muon_trains_and_resumes_with_its_momentum(tmp_path, device):
+    """--optimizer muon (the paper's): a resume from step 2 gives step 3's weights and
+    optimizer state bit for bit, Muon's momentum buffers among them. On a GPU: bf16 params
+    with fp32 main weights (Megatron's Float16OptimizerWithFloat16Params around Muon), also
+    inside Megatron's layer-wise distributed optimizer, whose checkpoint layout is its own."""
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    muon = ["--optimizer", "muon", "--muon-extra-scale-factor", "0.2", *device]
+    train("--save", str(full), "--train-iters", "3", "--save-interval", "1", *muon)
+    shutil.copytree(full / "iter_0000002", cut / "iter_0000002")
+    resumed = train("--save", str(cut), "--load", str(cut), "--train-iters", "3", *muon)
+    assert f"resumed from {cut} at step 2 of --train-iters 3\n" in resumed.stderr
+    a = checkpoint_tensors(str(full / "iter_0000003"), tmp_path / "a")
+    b = checkpoint_tensors(str(cut / "iter_0000003"), tmp_path / "b")
+    assert a.keys() == b.keys()
+    assert any("momentum_buffer" in k for k in a) and any("exp_avg_sq" in k for k in a)
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    before = checkpoint_tensors(str(full / "iter_0000002"), tmp_path / "c")
+    assert any(not torch.equal(v, a[k]) for k, v in before.items() if "experts" in k)
+
+
+def test_corrupted_checkpoint_is_reported_and_nothing_saved_is_lost(tmp_path):
+    save = tmp_path / "run"
+    train("--save", str(save), "--train-iters", "2", "--save-interval", "1")
+    latest = save / "iter_0000002"
+    shard = sorted(p for p in latest.iterdir() if p.suffix == ".distcp")[0]
+    shard.write_bytes(shard.read_bytes()[:100])  # a torn write
+    before = {d: _digest(save / d) for d in ("iter_0000000", "iter_0000001", "iter_0000002")}
+    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3", check=False)
+    assert proc.returncode == 1
+    assert f"checkpoint {latest} cannot be loaded" in proc.stderr
+    assert "--ckpt-step 1" in proc.stderr
+    assert {d: _digest(save / d) for d in before} == before
+    train("--save", str(save), "--load", str(save), "--ckpt-step", "1", "--train-iters", "2")
+    assert records(save / "metrics.jsonl")[-1]["step"] == 2

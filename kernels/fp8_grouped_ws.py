@@ -5,19 +5,13 @@ scales before it joins the fp32 accumulator. In one warpgroup that serializes th
 (wgmma of block k) and the CUDA cores (its promotion): Triton waits for every non-chained dot
 (docs/kernel_rounds.md, round 4). Here one warp streams the operand tiles with TMA into a ring of
 shared-memory stages (with the block's scales, by cp.async, so no consumer waits on a global
-load), and two or three consumer warpgroups own 64 token rows each of a 128- or 192-row tile:
-while one promotes its block, another's wgmma runs (the DeepGEMM schedule). The kernel is
+load), and two consumer warpgroups own 64 token rows each of a 128-row tile:
+while one promotes its block, the other's wgmma runs (the DeepGEMM schedule). The kernel is
 persistent (one CTA per SM walks the tiles), so the loader fills the next tile's stages while
 the consumers finish and store the current one: with K=768 (W2) a tile has only six K blocks
 and a CTA per tile would spend as long on its pipeline fill and epilogue as on its MMAs. Same
 numbers as fp8_gemm._fp8_grouped_kernel: per K block a fresh fp32 wgmma, then
 acc + partial * (sa * sb).
-
-Each consumer waits for its own wgmma before it promotes, so its promotion and the loop's
-bookkeeping (about 460 cycles a 128-wide block against the wgmma's 256, Nsight Compute on W13
-EP8, docs/kernel_rounds.md round 51) leave the tensor core idle unless another consumer's
-wgmma fills the gap: a third consumer (128-wide tiles: three of them and the loader fit the
-SM's registers only without the 256-wide tile's second accumulator) adds one.
 
 Gluon has no interpreter, so CI compiles this kernel for sm_90 offline and the H100 runs check
 it against the reference; fp8_gemm falls back to the Triton kernel wherever it does not apply.
@@ -40,9 +34,7 @@ from .launch_cache import CachedLaunch
 
 
 ROWS_PER_CONSUMER = 64  # one warpgroup's wgmma M
-#: the launch's registers a thread by consumer count: times the warpgroups (the consumers' and
-#: the loader's), the SM's 64K, which the kernel's setmaxnreg splits between its partitions
-MAXNREG = {2: 168, 3: 128}
+BLOCK_M = 2 * ROWS_PER_CONSUMER
 
 
 @gluon.jit
@@ -84,20 +76,20 @@ def _load_partition(args):
     sa_bufs, sb_bufs = args[7]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
     HALF: gl.constexpr = a_bufs.type.shape[1]
-    CONSUMERS: gl.constexpr = a_bufs.type.shape[0] // STAGES
     BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
     BLOCK_K: gl.constexpr = b_bufs.type.shape[2]
-    nbytes: gl.constexpr = CONSUMERS * a_desc.block_type.nbytes + b_desc.block_type.nbytes
-    lanes = gl.arange(0, HALF, layout=gl.BlockedLayout([2], [32], [1], [0]))
+    nbytes: gl.constexpr = 2 * a_desc.block_type.nbytes + b_desc.block_type.nbytes
+    lanes = gl.arange(0, 2 * HALF, layout=gl.BlockedLayout([4], [32], [1], [0]))
     pair = gl.arange(0, 2, layout=gl.BlockedLayout([2], [32], [1], [0]))
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
-                                                 CONSUMERS * HALF, 1)
+        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, 2 * HALF, 1)
         steps = gl.where(row_start < row_end, gl.cdiv(K, BLOCK_K), 0)
         w_row = expert * N + nb * BLOCK_N
+        rows = row_start + lanes
         # activation scales are K-block-major ([KB, rows] in memory); the tile's one or two
         # weight scale blocks per K block
+        sa_ptrs = xs_ptr + rows
         sb_ptrs = (ws_ptr + expert.to(gl.int64) * stride_wse
                    + (nb * BLOCK_N // BLOCK_K + pair) * stride_wsn)
         sb_mask = (nb * BLOCK_N + pair * BLOCK_K) < N
@@ -106,23 +98,19 @@ def _load_partition(args):
             mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)  # fresh: phase 1 complete
             bar = ready.index(s)
             # the copies' arrive first: it adds its pending count before expect's arrival
-            for c in gl.static_range(CONSUMERS):
-                rows = row_start + c * HALF + lanes
-                cp_async_load(sa_bufs.index(CONSUMERS * s + c), xs_ptr + rows + kb * stride_xsk,
-                              mask=rows < num_rows)
+            cp_async_load(sa_bufs.index(s), sa_ptrs + kb * stride_xsk, mask=rows < num_rows)
             cp_async_load(sb_bufs.index(s), sb_ptrs + kb, mask=sb_mask)
             async_copy.mbarrier_arrive(bar)
             mbarrier.expect(bar, nbytes)
-            for c in gl.static_range(CONSUMERS):
-                tma_load(a_desc, [row_start + c * HALF, kb * BLOCK_K], bar,
-                         a_bufs.index(CONSUMERS * s + c))
+            tma_load(a_desc, [row_start, kb * BLOCK_K], bar, a_bufs.index(2 * s))
+            tma_load(a_desc, [row_start + HALF, kb * BLOCK_K], bar, a_bufs.index(2 * s + 1))
             tma_load(b_desc, [w_row, kb * BLOCK_K], bar, b_bufs.index(s))
             it += 1
 
 
 @gluon.jit
-def _consume(args, INDEX: gl.constexpr):
-    """One warpgroup: the INDEX-th HALF token rows of every tile of this CTA. A 256-wide tile (half the A
+def _consume(args, HALF_INDEX: gl.constexpr):
+    """One warpgroup: HALF token rows of every tile of this CTA. A 256-wide tile (half the A
     traffic per FLOP of a 128-wide one: the GEMM is bound by L2-to-SM bandwidth) spans two
     weight scale blocks, so it keeps two 128-wide accumulators, promoted one after the other
     to keep a single partial tile live (232 registers hold no more). Where an expert's last
@@ -139,7 +127,6 @@ def _consume(args, INDEX: gl.constexpr):
     sa_bufs, sb_bufs = args[7]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
     HALF: gl.constexpr = a_bufs.type.shape[1]
-    CONSUMERS: gl.constexpr = a_bufs.type.shape[0] // STAGES
     BLOCK_N: gl.constexpr = b_bufs.type.shape[1]
     BLOCK_K: gl.constexpr = b_bufs.type.shape[2]
     SUB_N: gl.constexpr = BLOCK_K if BLOCK_N > BLOCK_K else BLOCK_N  # one weight block wide
@@ -152,24 +139,23 @@ def _consume(args, INDEX: gl.constexpr):
     pair = gl.arange(0, 2, layout=pair_layout)
     it = 0
     for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts,
-                                                 CONSUMERS * HALF, 4)
+        expert, row_start, row_end, nb = tile_of(tables, tile, n_blocks, num_experts, 2 * HALF, 4)
         steps = gl.where(row_start < row_end, gl.cdiv(K, BLOCK_K), 0)
         n0 = nb * BLOCK_N
-        rows = row_start + INDEX * HALF + lanes
+        rows = row_start + HALF_INDEX * HALF + lanes
         row_mask = rows < row_end
-        first = row_start + INDEX * HALF
+        first = row_start + HALF_INDEX * HALF
         acc = gl.zeros([HALF, SUB_N], gl.float32, acc_layout)
         acc_hi = gl.zeros([HALF, SUB_N], gl.float32, acc_layout)
         if first < row_end:
             for kb in range(steps):
                 s = it % STAGES
                 mbarrier.wait(ready.index(s), (it // STAGES) & 1)
-                sa = sa_bufs.index(CONSUMERS * s + INDEX).load(lanes.type.layout)
+                sa = sa_bufs.index(s).slice(HALF_INDEX * HALF, HALF).load(lanes.type.layout)
                 sb_pair = sb_bufs.index(s).load(pair_layout)
                 sb = gl.sum(gl.where(pair == 0, sb_pair, 0.0), 0)
                 sb_hi = gl.sum(gl.where(pair == 1, sb_pair, 0.0), 0)
-                a = a_bufs.index(CONSUMERS * s + INDEX)
+                a = a_bufs.index(2 * s + HALF_INDEX)
                 b = b_bufs.index(s)
                 if TWO:
                     acc = _partial(a, b.slice(0, SUB_N).permute((1, 0)), acc, sa * sb)
@@ -187,9 +173,9 @@ def _consume(args, INDEX: gl.constexpr):
                 it += 1
         if first + HALF <= row_end:  # all rows this expert's: TMA stores, overlapping the next
             tma.store_wait(0)        # tile's MMAs (the staging tiles of the last are read)
-            _stage_store(c_desc, c_bufs.index((1 + TWO) * INDEX), acc, first, n0)
+            _stage_store(c_desc, c_bufs.index(2 * HALF_INDEX), acc, first, n0)
             if TWO:
-                _stage_store(c_desc, c_bufs.index(2 * INDEX + 1), acc_hi, first, n0 + SUB_N)
+                _stage_store(c_desc, c_bufs.index(2 * HALF_INDEX + 1), acc_hi, first, n0 + SUB_N)
         elif first < row_end:  # the expert's last rows: the tile's others are the next expert's
             _store(y_ptr, acc, rows, row_mask, n0 + col_lanes, N, stride_ym)
             if TWO:
@@ -198,57 +184,43 @@ def _consume(args, INDEX: gl.constexpr):
 
 
 @gluon.jit
-def _consume_0(args):
+def _consume_low(args):
     _consume(args, 0)
 
 
 @gluon.jit
-def _consume_1(args):
+def _consume_high(args):
     _consume(args, 1)
-
-
-@gluon.jit
-def _consume_2(args):
-    _consume(args, 2)
 
 
 @gluon.jit(do_not_specialize=["num_experts", "num_tiles", "num_rows"])
 def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts_ptr, num_experts,
                            N, K, num_tiles, num_rows, stride_xsk, stride_wse, stride_wsn, stride_ym,
-                           E_PAD: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
-                           num_warps: gl.constexpr):
+                           E_PAD: gl.constexpr, STAGES: gl.constexpr, num_warps: gl.constexpr):
     HALF: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
-    tables = expert_tables(counts_ptr, num_experts, CONSUMERS * HALF, E_PAD, num_warps)
-    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [CONSUMERS * STAGES, HALF, BLOCK_K],
-                                       a_desc.layout)
+    tables = expert_tables(counts_ptr, num_experts, 2 * HALF, E_PAD, num_warps)
+    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [2 * STAGES, HALF, BLOCK_K], a_desc.layout)
     b_bufs = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BLOCK_N, BLOCK_K], b_desc.layout)
-    # staging tiles of the TMA epilogue: a consumer's one or two 128-wide accumulators
-    c_bufs = gl.allocate_shared_memory(
-        c_desc.dtype, [CONSUMERS * (BLOCK_N // c_desc.block_type.shape[1])]
-        + c_desc.block_type.shape, c_desc.layout)
+    # staging tiles of the TMA epilogue: two consumers x two 128-wide accumulators
+    c_bufs = gl.allocate_shared_memory(c_desc.dtype, [4] + c_desc.block_type.shape,
+                                       c_desc.layout)
     scale_layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
-    sa_bufs = gl.allocate_shared_memory(gl.float32, [CONSUMERS * STAGES, HALF], scale_layout)
+    sa_bufs = gl.allocate_shared_memory(gl.float32, [STAGES, 2 * HALF], scale_layout)
     sb_bufs = gl.allocate_shared_memory(gl.float32, [STAGES, 2], scale_layout)
     ready = mbarriers(STAGES, 1)
-    empty = mbarriers(STAGES, CONSUMERS)  # every consumer releases a stage
+    empty = mbarriers(STAGES, 2)  # both consumers release a stage
 
     # the partitions' arguments (worker partitions share one signature), grouped by kind
     args = ((a_desc, b_desc, c_desc), (a_bufs, b_bufs, c_bufs), (ready, empty), tables,
             (xs_ptr, ws_ptr, y_ptr),
             (num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles, num_rows),
             (stride_xsk, stride_wse, stride_wsn, stride_ym), (sa_bufs, sb_bufs))
-    # registers a thread: the default partition (consumer 0) gets what the workers leave of
-    # the warpgroups' MAXNREG. Two consumers: 216 each, 72 for the loader (its tile lookups),
-    # of 3 x 168 (232/40 spilled, ptxas -v); three: 152 each and 56 of 4 x 128.
-    if CONSUMERS == 3:
-        gl.warp_specialize([(_consume_0, (args, )), (_consume_1, (args, )),
-                            (_consume_2, (args, )), (_load_partition, (args, ))], [4, 4, 1],
-                           [152, 152, 56])
-    else:
-        gl.warp_specialize([(_consume_0, (args, )), (_consume_1, (args, )),
-                            (_load_partition, (args, ))], [4, 1], [216, 72])
+    # registers per thread: 216 per consumer, 72 for the loader (its tile lookups); the
+    # default partition gets the rest of 3 x 168 (maxnreg): 216. 232/40 spilled (ptxas -v).
+    gl.warp_specialize([(_consume_low, (args, )), (_consume_high, (args, )),
+                        (_load_partition, (args, ))], [4, 1], [216, 72])
 
 
 #: the measured crossover (H100, docs/kernel_rounds.md, round 9): from 2048 rows (256 tokens at
@@ -271,24 +243,19 @@ def applies(xq: torch.Tensor, qweight, rows: int = None) -> bool:
 
 
 def default_tiles(rows: int) -> tuple:
-    """(block_n, stages, consumers): 256-wide tiles with 3 stages from 16384 rows (1.06-1.24x
-    the 128-wide at EP8, a tie at E128), 128-wide with 4 below (up to 1.09x: more tiles to
-    spread); two consumers."""
-    return (256, 3, 2) if rows >= 16384 else (128, 4, 2)
+    """(block_n, stages): 256-wide tiles with 3 stages from 16384 rows (1.06-1.24x the 128-wide
+    at EP8, a tie at E128), 128-wide with 4 below (up to 1.09x: more tiles to spread)."""
+    return (256, 3) if rows >= 16384 else (128, 4)
 
 
 def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Tensor,
                    tiles: tuple = None) -> torch.Tensor:
     """Quantized rows xq [T, in] (e4m3) sorted by expert, their scales xs [T, in/128] stored
-    K-block-major (fp8_quantize_activation's layout), FP8Block [E, out, in] -> bf16 [T, out].
-    tiles: (block_n, stages, consumers), default_tiles' by default."""
+    K-block-major (fp8_quantize_activation's layout), FP8Block [E, out, in] -> bf16 [T, out]."""
     wq, ws = qweight.data, qweight.scale
     num_experts, n, k = wq.shape
     rows = xq.shape[0]
-    block_n, stages, consumers = tiles or default_tiles(rows)
-    if consumers not in MAXNREG or (consumers == 3 and block_n != BLOCK):
-        raise ValueError(f"tiles {tiles}: two consumers with 128- or 256-wide tiles, or three "
-                         f"with 128-wide ones (three 256-wide accumulators exceed the registers)")
+    block_n, stages = tiles or default_tiles(rows)
     y = torch.empty(rows, n, device=xq.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
@@ -304,11 +271,10 @@ def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Te
     c_desc = TensorDescriptor.from_tensor(
         y, [ROWS_PER_CONSUMER, sub_n],
         gl.NVMMASharedLayout.get_default_for([ROWS_PER_CONSUMER, sub_n], gl.bfloat16))
-    num_tiles = triton.cdiv(n, block_n) * tile_bound(rows, num_experts,
-                                                     consumers * ROWS_PER_CONSUMER)
+    num_tiles = triton.cdiv(n, block_n) * tile_bound(rows, num_experts, BLOCK_M)
     _LAUNCH(
         (min(num_tiles, sm_count(xq.device)), ), a_desc, b_desc, c_desc, xs, ws, y, counts,
         num_experts, n, k, num_tiles, rows, xs.stride(1),
         ws.stride(0), ws.stride(1), y.stride(0), E_PAD=triton.next_power_of_2(num_experts),
-        STAGES=stages, CONSUMERS=consumers, num_warps=4, maxnreg=MAXNREG[consumers])
+        STAGES=stages, num_warps=4, maxnreg=168)  # 3 warpgroups x 168 = the SM's 64K registers
     return y

@@ -86,10 +86,8 @@ GLUON_CASES = [("W13 EP8", 16, 1536, 2048, m) for m in (1, 8, 16, 32, 64, 128, 1
     for m in (8, 32, 64, 128)]
 FP8_TILES = [(128, 128, 8, 3), (128, 128, 4, 3), (128, 128, 8, 4), (64, 128, 4, 4),
              (128, 256, 8, 3), (64, 256, 8, 3), (128, 64, 4, 4), (256, 128, 8, 3)]
-#: (block_n, stages, consumers) of the warp-specialized Gluon kernel
-#: (fp8_grouped_ws.default_tiles)
-FP8_WS_TILES = [(256, 3, 2), (256, 2, 2), (128, 5, 2), (128, 4, 2), (128, 3, 2), (128, 4, 3),
-                (128, 3, 3)]
+#: (block_n, stages) of the warp-specialized Gluon kernel (fp8_grouped_ws.default_tiles)
+FP8_WS_TILES = [(256, 3), (256, 2), (128, 5), (128, 4), (128, 3)]
 FP8_CASES = [("W13 E128", 128, 1536, 2048, 4096), ("W13 E128", 128, 1536, 2048, 16384),
              ("W2 E128", 128, 2048, 768, 4096), ("W2 E128", 128, 2048, 768, 16384),
              ("W13 EP8", 16, 1536, 2048, 4096), ("W2 EP8", 16, 2048, 768, 4096),
@@ -283,7 +281,7 @@ def _fp8_sweep():
             def ws():
                 return fp8_grouped_ws(*fp8_quantize_activation(x), qw, counts, tiles)
             if _safe(ws) is not None:
-                results.append((median_us([ws]), "ws{}/{}/{}".format(*tiles)))
+                results.append((median_us([ws]), f"ws{tiles[0]}/{tiles[1]}"))
         results.sort()
         print(f"FP8 {label} M={m}: bf16 {t_bf16:.1f}; " + "; ".join(
             f"{t_} {t:.1f} ({t_bf16 / t:.2f}x)" for t, t_ in results[:4]), flush=True)

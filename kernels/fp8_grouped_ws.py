@@ -110,9 +110,10 @@ def _load_partition(args):
 
 @gluon.jit
 def _consume(args, HALF_INDEX: gl.constexpr):
-    """One warpgroup: HALF token rows of every tile of this CTA. A 256-wide tile (half the A
-    traffic per FLOP of a 128-wide one: the GEMM is bound by L2-to-SM bandwidth) spans two
-    weight scale blocks, so it keeps two 128-wide accumulators, promoted one after the other
+    """One warpgroup: HALF token rows of every tile of this CTA. A 256-wide tile (3/4 the L2
+    bytes per FLOP of a 128-wide one, 1.03-1.13x faster at training sizes; the GEMM is bound
+    by each consumer's wait for its wgmma and its promotion, not by L2: docs/kernel_rounds.md,
+    round 51) spans two weight scale blocks, so it keeps two 128-wide accumulators, promoted one after the other
     to keep a single partial tile live (232 registers hold no more). Where an expert's last
     tile holds no rows of this consumer's half it only passes the stages on (0.93-0.95x the
     time at 288 rows an expert, E128; the test outside the K loop, as inside it cost up to 4%

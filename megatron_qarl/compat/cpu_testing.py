@@ -239,6 +239,7 @@ def init_parallel(tp: int = 1, ep: int = 1, etp: Optional[int] = None, seed: int
     from megatron.core import parallel_state, tensor_parallel
 
     patch_megatron_for_cpu()
+    _drop_megatrons_references_to_groups()
     if dist.is_initialized() and dist.get_world_size() == 1:
         parallel_state.destroy_model_parallel()
         dist.destroy_process_group()  # every group, the default one included
@@ -252,6 +253,19 @@ def init_parallel(tp: int = 1, ep: int = 1, etp: Optional[int] = None, seed: int
     )
     tensor_parallel.model_parallel_cuda_manual_seed(seed)
     torch.manual_seed(seed)
+
+
+def _drop_megatrons_references_to_groups() -> None:
+    """A destroyed gloo group's threads (and the default store's) live on while Python holds
+    it: Megatron's rotary embedding caches its forward per module (an lru_cache that holds
+    `self`, so every model's context-parallel group), and its MoE loss tracker keeps the last
+    reduce group. One model trained per init_parallel left a group behind each time (4 threads
+    a test, up to 32 groups: tests/megatron/test_megatron_fixes.py)."""
+    from megatron.core.models.common.embeddings.rotary_pos_embedding import RotaryEmbedding
+    from megatron.core.transformer.moe import moe_utils
+
+    RotaryEmbedding.forward.cache_clear()
+    moe_utils.get_moe_layer_wise_logging_tracker().clear()
 
 
 def _free_port() -> int:

@@ -1,8 +1,13 @@
 """The megatron-core 0.16.1 patches of megatron_qarl.compat behave like the code they patch."""
+import os
+
 import torch
 from megatron.core.transformer.moe import moe_utils, token_dispatcher
 
 from megatron_qarl.compat import megatron_fixes
+from megatron_qarl.compat.cpu_testing import init_parallel
+
+from tiny_qwen3 import build_tiny, train_losses
 
 
 def test_identity_chunk_sort_is_skipped_and_other_sorts_are_unchanged():
@@ -43,16 +48,38 @@ def test_megatron_gets_the_cpu_and_torch_keeps_its_gpu(monkeypatch):
     assert ask_from["torch.utils._triton"]() == "cpu"  # no CUDA: everyone allocates on the CPU
 
 
+def _communication_threads() -> int:
+    """gloo's and the TCP store's threads in this process."""
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            names.append(open(f"/proc/self/task/{task}/comm").read())
+        except OSError:  # ended meanwhile
+            pass
+    return sum(name.startswith(("pt_gloo", "gloo_", "pt_tcpstore")) for name in names)
+
+
 def test_init_parallel_again_leaves_no_process_groups_behind():
     """Megatron's destroy_model_parallel drops its groups without destroying them; a single
     process's init_parallel destroys them itself, or each call would leave about 50 polling
     gloo threads (40 calls: 2055 threads busy a core, the CPU test session 3x slower)."""
-    import os
-
-    from megatron_qarl.compat.cpu_testing import init_parallel
-
     init_parallel(tp=1, ep=1)
-    threads = len(os.listdir("/proc/self/task"))
+    threads = _communication_threads()
     for _ in range(3):
         init_parallel(tp=1, ep=1)
-    assert len(os.listdir("/proc/self/task")) <= threads
+    assert _communication_threads() == threads
+
+
+def test_a_trained_model_leaves_no_process_groups_behind():
+    """Megatron's rotary embedding caches its forward with `self` (and so its group) and its
+    MoE loss tracker keeps a reduce group: without init_parallel dropping both, each model
+    trained between two calls left a gloo group and a TCP store behind (4 threads a test)."""
+    init_parallel(tp=1, ep=1)
+    threads = _communication_threads()
+    for scheme in ("none", "w4a16"):
+        model = build_tiny(scheme)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        train_losses(model, optimizer, 1)
+        del model, optimizer
+        init_parallel(tp=1, ep=1)
+        assert _communication_threads() == threads, scheme

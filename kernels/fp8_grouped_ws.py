@@ -29,7 +29,7 @@ from megatron_qarl.quant.fp8_block import BLOCK
 
 from .expert_tiles import tile_bound
 from .gluon_hopper import cp_async_load, expert_tables, is_hopper, mbarriers, sm_count, \
-    tile_of, tma_load, tma_store
+    table_size, tile_of, tma_load, tma_store
 from .launch_cache import CachedLaunch
 
 
@@ -111,13 +111,13 @@ def _load_partition(args):
 @gluon.jit
 def _consume(args, HALF_INDEX: gl.constexpr):
     """One warpgroup: HALF token rows of every tile of this CTA. A 256-wide tile (3/4 the L2
-    bytes per FLOP of a 128-wide one, 1.03-1.13x faster at training sizes; the GEMM is bound
-    by each consumer's wait for its wgmma and its promotion, not by L2: docs/kernel_rounds.md,
-    round 51) spans two weight scale blocks, so it keeps two 128-wide accumulators, promoted one after the other
-    to keep a single partial tile live (232 registers hold no more). Where an expert's last
-    tile holds no rows of this consumer's half it only passes the stages on (0.93-0.95x the
-    time at 288 rows an expert, E128; the test outside the K loop, as inside it cost up to 4%
-    at EP8: docs/kernel_rounds.md, round 41)."""
+    bytes per FLOP of a 128-wide one, 1.03-1.13x faster at training sizes; the GEMM is bound by
+    each consumer's wait for its wgmma and its promotion, not by L2: docs/kernel_rounds.md,
+    round 51) spans two weight scale blocks, so it keeps two 128-wide accumulators, promoted
+    one after the other to keep a single partial tile live (232 registers hold no more). Where
+    an expert's last tile holds no rows of this consumer's half it only passes the stages on
+    (0.93-0.95x the time at 288 rows an expert, E128; the test outside the K loop, as inside it
+    cost up to 4% at EP8: docs/kernel_rounds.md, round 41)."""
     _, _, c_desc = args[0]
     a_bufs, b_bufs, c_bufs = args[1]
     ready, empty = args[2]
@@ -276,6 +276,6 @@ def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Te
     _LAUNCH(
         (min(num_tiles, sm_count(xq.device)), ), a_desc, b_desc, c_desc, xs, ws, y, counts,
         num_experts, n, k, num_tiles, rows, xs.stride(1),
-        ws.stride(0), ws.stride(1), y.stride(0), E_PAD=triton.next_power_of_2(num_experts),
+        ws.stride(0), ws.stride(1), y.stride(0), E_PAD=table_size(num_experts),
         STAGES=stages, num_warps=4, maxnreg=168)  # 3 warpgroups x 168 = the SM's 64K registers
     return y

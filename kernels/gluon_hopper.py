@@ -5,6 +5,7 @@ Triton kernels)."""
 import functools
 
 import torch
+import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
@@ -65,6 +66,15 @@ def warp_uniform(flag):
         "{ .reg .pred p, q; setp.ne.b32 p, $1, 0; vote.sync.all.pred q, p, 0xffffffff; "
         "selp.b32 $0, 1, 0, q; }", "=r,r", [flag.to(gl.int32)], dtype=gl.int32, is_pure=True,
         pack=1) != 0
+
+
+def table_size(num_experts: int) -> int:
+    """E_PAD of the expert tables: a power of two of at least a warp's 32 lanes. With fewer
+    entries (16 at EP8) the table layout repeats them across the lanes and ptxas no longer
+    knows the values found in it to be warp-uniform: the loops' shared-memory descriptors then
+    live in ordinary registers, an R2UR before each wgmma (132 against 16 in the FP8 kernel,
+    52-64 against 14-15 in the persistent W4A16 ones; docs/kernel_rounds.md, round 51)."""
+    return max(32, triton.next_power_of_2(num_experts))
 
 
 @gluon.constexpr_function

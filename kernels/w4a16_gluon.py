@@ -67,7 +67,7 @@ from .checks import scale_words_fit
 from .expert_tiles import tile_bound
 from .split_k import gluon_split_sum, split_buffers
 from .gluon_hopper import allow_next_grid, cp_async_load, cta_barrier, expert_tables, is_hopper, \
-    row_tile_count, sm_count, tile_of, tma_load, wait_for_previous_grid, warp_uniform
+    row_tile_count, sm_count, table_size, tile_of, tma_load, wait_for_previous_grid, warp_uniform
 from .launch_cache import CachedLaunch
 from .w4a16_lanes import lane_codes
 from . import numerics
@@ -674,7 +674,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         counts, partials, counters, num_experts, n_out, k, x.stride(0), words.stride(0),
         words.stride(1), y.stride(0), acc,
         _acc_layout(tail or block_m), word_layout, operand,
-        E_PAD=triton.next_power_of_2(num_experts),
+        E_PAD=table_size(num_experts),
         STAGES=min(stages, k // (GROUP * groups * split_k) + 1),
         SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=persistent,
         X_ASYNC=x_async, TAIL=tail, RELEASE=release, EARLY_WORDS=early_words and not persistent,

@@ -37,7 +37,7 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 
 from .expert_tiles import tile_bound
 from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, mbarriers, sm_count, \
-    tile_of, tma_load
+    table_size, tile_of, tma_load
 from .launch_cache import CachedLaunch
 from .w4a16_gluon import BLOCK_K, GROUP, HALF_K, WORDS, _weight_descriptor, _x_half, \
     int4_pairs_operand, x_descriptor
@@ -410,6 +410,6 @@ def _launch(x: torch.Tensor, qweight, counts: torch.Tensor, grad_input: bool,
     _LAUNCH(
         (min(num_tiles, sm_count(x.device)), ), x_desc, w_desc, words, y, counts, num_experts,
         n, k, num_tiles, words.stride(0), words.stride(1), y.stride(0),
-        E_PAD=triton.next_power_of_2(num_experts), X_STAGES=x_stages, W_STAGES=w_stages,
+        E_PAD=table_size(num_experts), X_STAGES=x_stages, W_STAGES=w_stages,
         B_STAGES=b_stages, GRAD_INPUT=grad_input, num_warps=4, maxnreg=128)
     return y

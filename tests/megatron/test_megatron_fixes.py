@@ -62,24 +62,30 @@ def _communication_threads() -> int:
 def test_init_parallel_again_leaves_no_process_groups_behind():
     """Megatron's destroy_model_parallel drops its groups without destroying them; a single
     process's init_parallel destroys them itself, or each call would leave about 50 polling
-    gloo threads (40 calls: 2055 threads busy a core, the CPU test session 3x slower)."""
+    gloo threads (40 calls: 2055 threads busy a core, the CPU test session 3x slower). Counted
+    after a first call: what earlier tests' models still hold may go, not come."""
     init_parallel(tp=1, ep=1)
     threads = _communication_threads()
     for _ in range(3):
         init_parallel(tp=1, ep=1)
-    assert _communication_threads() == threads
+    assert _communication_threads() <= threads
 
 
 def test_a_trained_model_leaves_no_process_groups_behind():
     """Megatron's rotary embedding caches its forward with `self` (and so its group) and its
     MoE loss tracker keeps a reduce group: without init_parallel dropping both, each model
-    trained between two calls left a gloo group and a TCP store behind (4 threads a test)."""
-    init_parallel(tp=1, ep=1)
-    threads = _communication_threads()
-    for scheme in ("none", "w4a16"):
+    trained between two calls left a gloo group and a TCP store behind (4 threads a model).
+    Counted after a first model (on the H200, after other tests' models, one more group
+    survived the first call: docs/results/fp8_grouped_l2_h200_2026-11-30, call 9)."""
+
+    def train_one(scheme):
         model = build_tiny(scheme)
-        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-        train_losses(model, optimizer, 1)
-        del model, optimizer
+        train_losses(model, torch.optim.Adam(model.parameters(), lr=1e-3), 1)
         init_parallel(tp=1, ep=1)
-        assert _communication_threads() == threads, scheme
+
+    init_parallel(tp=1, ep=1)
+    train_one("none")
+    threads = _communication_threads()
+    for scheme in ("w4a16", "none", "fp8-block"):
+        train_one(scheme)
+        assert _communication_threads() <= threads, scheme

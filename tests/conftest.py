@@ -23,3 +23,14 @@ def operand_dequantize_calls(monkeypatch):
 
     monkeypatch.setattr(w4a16_operand, "w4a16_dequantize", counting)
     return calls
+
+
+#: the folders whose files take minutes (the trainer's runs in subprocesses, the SGLang bridge's
+#: two-process ones), collected first: pytest-xdist hands whole files to its workers in
+#: collection order (README's --dist loadfile), and one of these last kept a worker busy
+#: minutes after the other had run out
+SLOW_FOLDERS_FIRST = ("tests/trainer/", "tests/rollout_sglang/")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: not item.nodeid.startswith(SLOW_FOLDERS_FIRST))

@@ -1,11 +1,16 @@
 """Facts of a Gluon kernel built for sm_90a without a GPU: the compile runs in a child process,
 since the tests run Triton's interpreter (tests/conftest.py), which cannot compile for a GPU;
-the facts are counts of PTX instructions."""
+the facts are counts of PTX instructions. One child per test file serves all its compiles."""
+import atexit
 import json
 import os
+import queue
 import re
 import subprocess
 import sys
+import tempfile
+import threading
+import traceback
 
 PATTERNS = {
     "wgmma": r"wgmma\.mma_async",
@@ -30,11 +35,57 @@ def ptx_counts(ptx: str, *names: str) -> dict:
     return {name: len(re.findall(PATTERNS[name], ptx)) for name in names}
 
 
+#: a reply's first word on the child's stdout (the compiler may print too)
+REPLY = "SM90-FACTS"
+#: the compile child of each test file, kept for the file's other tests: starting Python with
+#: torch and Triton took 3-4 s of each of the 40 compiles of test_w4a16_gluon.py
+_CHILDREN = {}
+
+
 def facts_of_child(script: str, *args) -> dict:
-    """Run `python script args...` without TRITON_INTERPRET; its last line of output is the
-    facts as JSON."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, script] + [str(v) for v in args], env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    """The facts `script`'s build function gives for args, computed in a child process without
+    TRITON_INTERPRET (serve_facts in the script's __main__), one child per script."""
+    child = _CHILDREN.get(script)
+    if child is None or child.process.poll() is not None:
+        child = _CHILDREN[script] = _Child(script)
+    return child.ask([str(v) for v in args])
+
+
+class _Child:
+    def __init__(self, script: str):
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen([sys.executable, script], env=env, text=True,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self.stderr)
+        self.replies = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        atexit.register(self.process.stdin.close)
+
+    def _read(self):
+        for line in self.process.stdout:
+            if line.startswith(REPLY):
+                self.replies.put(line[len(REPLY):])
+        self.replies.put(None)  # the child ended
+
+    def ask(self, args: list) -> dict:
+        self.process.stdin.write(json.dumps(args) + "\n")
+        self.process.stdin.flush()
+        reply = self.replies.get(timeout=300)
+        if reply is None:
+            self.stderr.seek(0)
+            raise AssertionError(self.stderr.read()[-3000:])
+        facts = json.loads(reply)
+        assert "error" not in facts, facts.get("error")
+        return facts
+
+
+def serve_facts(build) -> None:
+    """A test file's __main__: answer each line of arguments (a JSON list of strings) on stdin
+    with REPLY and build(*ints)'s facts as JSON, or the error's traceback, until stdin ends."""
+    for line in sys.stdin:
+        try:
+            facts = build(*(int(v) for v in json.loads(line)))
+        except Exception:  # noqa: BLE001 - the test that asked fails with it
+            facts = {"error": traceback.format_exc()[-3000:]}
+        print(REPLY + json.dumps(facts), flush=True)

@@ -1,7 +1,6 @@
 """The weight quantizers read one 2-D master per expert where it lies (no stacked copy a step):
 every scheme's kernel gives the bits of the same kernel on the stacked masters, wherever and
 in whatever order the masters lie, aligned or not."""
-import json
 import re
 
 import pytest
@@ -20,7 +19,7 @@ from qarl_kernels import fp8_quantize as fp8_module
 from qarl_kernels import int8_quantize as int8_module
 from qarl_kernels import w4a16_quantize as w4a16_module
 from qarl_kernels.w4a16_quantize import w4a16_quantize
-from sm90_ptx import facts_of_child
+from sm90_ptx import facts_of_child, serve_facts
 
 QUANTIZERS = {
     "w4a16": (lambda w, **kw: w4a16_quantize(w, get_scheme("w4a16-g32"), **kw)),
@@ -190,4 +189,4 @@ def test_gpu_builds_load_the_masters_16_bytes_at_a_time():
 
 
 if __name__ == "__main__":
-    print(json.dumps(_vector_loads_for_sm90()))
+    serve_facts(_vector_loads_for_sm90)

@@ -1,4 +1,3 @@
-import json
 import re
 
 import pytest
@@ -14,7 +13,7 @@ from qarl_kernels import fp8_quantize
 from qarl_kernels.fp8_gemm import _decode_tiles, fp8_block_grouped_linear, fp8_block_linear
 from qarl_kernels.fp8_quantize import (ONE_ROW_PROGRAMS, fp8_block_quantize,
                                        fp8_quantize_activation, fp8_quantize_packed_rows)
-from sm90_ptx import facts_of_child
+from sm90_ptx import facts_of_child, serve_facts
 
 
 def _bits(t):
@@ -179,4 +178,4 @@ def test_unpack_names_rows_of_another_width():
 
 
 if __name__ == "__main__":
-    print(json.dumps(_activation_quantizer_for_sm90()))
+    serve_facts(_activation_quantizer_for_sm90)

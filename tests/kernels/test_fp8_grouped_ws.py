@@ -1,9 +1,7 @@
 """The warp-specialized FP8 grouped GEMM (Gluon, Hopper only). Gluon has no CPU interpreter,
 so CI compiles it for sm_90 offline (the GPU code is built, not run); on an H100 the same
 tests check it against the Triton kernel bit for bit and against the reference."""
-import json
 import re
-import sys
 
 import pytest
 import torch
@@ -18,7 +16,7 @@ from megatron_qarl.quant import get_scheme
 from qarl_kernels import fp8_grouped_ws as ws
 from qarl_kernels.fp8_gemm import _launch, _tiles, fp8_block_grouped_linear
 from qarl_kernels.fp8_quantize import fp8_quantize_activation
-from sm90_ptx import facts_of_child, ptx_counts
+from sm90_ptx import facts_of_child, ptx_counts, serve_facts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
@@ -106,4 +104,4 @@ def test_grouped_op_takes_it_and_matches_reference(assert_gemm_close):
 
 
 if __name__ == "__main__":
-    print(json.dumps(_compile_for_sm90(int(sys.argv[1]), int(sys.argv[2]))))
+    serve_facts(_compile_for_sm90)

@@ -1,11 +1,9 @@
 """The Gluon W4A16 grouped GEMM (Hopper only). Gluon has no CPU interpreter, so CI compiles it
 for sm_90 offline (the GPU code is built, not run); on an H100 the same tests check it against
 the reference."""
-import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 
 import pytest
@@ -26,7 +24,7 @@ from qarl_kernels.expert_tiles import tile_bound
 from qarl_kernels.w4a16_gemm import gluon_early_words, gluon_groups, gluon_launch, gluon_pdl, \
     gluon_refill_first, gluon_release, gluon_swiglu_tiles, gluon_tail, gluon_tiles, gluon_walk, \
     gluon_x_async, w4a16_grouped_matmul
-from sm90_ptx import facts_of_child, ptx_counts
+from sm90_ptx import facts_of_child, ptx_counts, serve_facts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -835,4 +833,4 @@ def test_graphs_take_it_after_an_eager_call():
 
 
 if __name__ == "__main__":
-    print(json.dumps(_compile_for_sm90(*map(int, sys.argv[1:]))))
+    serve_facts(_compile_for_sm90)

@@ -2,8 +2,6 @@
 so CI compiles it for sm_90 offline (the GPU code is built, not run); on a Hopper GPU the same
 tests check it against the reference."""
 import dataclasses
-import json
-import sys
 
 import pytest
 import torch
@@ -16,7 +14,7 @@ from triton.runtime.jit import mangle_type
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import w4a16_grouped_ws as ws
 from qarl_kernels import w4a16_gluon as wg
-from sm90_ptx import facts_of_child, ptx_counts
+from sm90_ptx import facts_of_child, ptx_counts, serve_facts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
@@ -192,4 +190,4 @@ def test_backward_takes_it_below_its_rows_per_expert(assert_gemm_close, monkeypa
 
 
 if __name__ == "__main__":
-    print(json.dumps(_compile_for_sm90(*(int(v) for v in sys.argv[1:5]))))
+    serve_facts(_compile_for_sm90)

@@ -44,7 +44,8 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                       groups: int = 1, release: int = 0, early_words: int = 0,
                       refill_first: int = 0, split_k: int = 1) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
-    size, table_size(16) at EP8; tail: token rows past block_m; groups: scale groups per stage; split_k: K slices)."""
+    size, table_size(16) at EP8; tail: token rows past block_m; groups: scale groups per stage;
+    split_k: K slices)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
     w_desc = TensorDescriptor.from_tensor(
@@ -249,8 +250,8 @@ def test_release_compiles_for_sm90(block_m, block_n, stages, swiglu, groups):
 
 def test_expert_tables_stay_within_a_warp():
     """Every warp holds all the tables' entries, so at 128 experts the scans and lookups before
-    the first load cost no more CTA barriers than at 16 (one entry per thread spread 128 over
-    the 4 warps: 18 barriers against 6, round 15)."""
+    the first load cost no more CTA barriers than EP8's tables of 32 (one entry per thread
+    spread 128 over the 4 warps: 18 barriers against 6, round 15)."""
     facts = [facts_of_child(__file__, 8, 128, 3, 1, 0, 0, e_pad) for e_pad in (32, 128)]
     assert facts[0]["prologue_barriers"] == facts[1]["prologue_barriers"]
 

@@ -69,12 +69,14 @@ def warp_uniform(flag):
 
 
 def table_size(num_experts: int) -> int:
-    """E_PAD of the expert tables: a power of two of at least a warp's 32 lanes. With fewer
-    entries (16 at EP8) the table layout repeats them across the lanes and ptxas no longer
-    knows the values found in it to be warp-uniform: the loops' shared-memory descriptors then
-    live in ordinary registers, an R2UR before each wgmma (132 against 16 in the FP8 kernel,
-    52-64 against 14-15 in the persistent W4A16 ones; docs/kernel_rounds.md, round 51)."""
-    return max(32, triton.next_power_of_2(num_experts))
+    """E_PAD of the expert tables: for several experts a power of two of at least a warp's 32
+    lanes. With fewer entries (16 at EP8) the table layout repeats them across the lanes and
+    ptxas no longer knows the values found in it to be warp-uniform: the loops' shared-memory
+    descriptors then live in ordinary registers, an R2UR before each wgmma (132 against 16 in
+    the FP8 kernel, 52-64 against 14-15 in the persistent W4A16 ones; docs/kernel_rounds.md,
+    round 51). A dense call's one entry keeps a table of one: 32 gave the W4A16 kernel the same
+    R2URs and 56-64 more SASS instructions for the scans."""
+    return 1 if num_experts == 1 else max(32, triton.next_power_of_2(num_experts))
 
 
 @gluon.constexpr_function

@@ -21,6 +21,7 @@ from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
 from qarl_kernels.expert_tiles import tile_bound
+from qarl_kernels.gluon_hopper import table_size
 from qarl_kernels.w4a16_gemm import gluon_early_words, gluon_groups, gluon_launch, gluon_pdl, \
     gluon_refill_first, gluon_release, gluon_swiglu_tiles, gluon_tail, gluon_tiles, gluon_walk, \
     gluon_x_async, w4a16_grouped_matmul
@@ -40,11 +41,11 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 
 
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
-                      swiglu: int, x_async: int = 0, e_pad: int = 32, tail: int = 0,
+                      swiglu: int, x_async: int = 0, e_pad: int = table_size(16), tail: int = 0,
                       groups: int = 1, release: int = 0, early_words: int = 0,
                       refill_first: int = 0, split_k: int = 1) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
-    size, table_size(16) at EP8; tail: token rows past block_m; groups: scale groups per stage;
+    size, EP8's by default; tail: token rows past block_m; groups: scale groups per stage;
     split_k: K slices)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
@@ -252,7 +253,7 @@ def test_expert_tables_stay_within_a_warp():
     """Every warp holds all the tables' entries, so at 128 experts the scans and lookups before
     the first load cost no more CTA barriers than EP8's tables of 32 (one entry per thread
     spread 128 over the 4 warps: 18 barriers against 6, round 15)."""
-    facts = [facts_of_child(__file__, 8, 128, 3, 1, 0, 0, e_pad) for e_pad in (32, 128)]
+    facts = [facts_of_child(__file__, 8, 128, 3, 1, 0, 0, e_pad) for e_pad in (table_size(16), 128)]
     assert facts[0]["prologue_barriers"] == facts[1]["prologue_barriers"]
 
 
@@ -260,7 +261,7 @@ def test_tables_fill_a_warp():
     """Fewer entries than lanes repeat across the warp, and Triton 3.6's ptxas then keeps the
     loops' descriptors in ordinary registers (an R2UR before each wgmma, round 51); a dense
     call's single entry does not (its table stays one entry)."""
-    assert [wg.table_size(e) for e in (1, 2, 8, 16, 32, 33, 128)] == [1, 32, 32, 32, 32, 64, 128]
+    assert [table_size(e) for e in (1, 2, 8, 16, 32, 33, 128)] == [1, 32, 32, 32, 32, 64, 128]
 
 
 # (shape, M tokens) -> the Gluon tiles of the round-11 and round-12 tuners (EP8 from 64 per

@@ -1,6 +1,4 @@
 """Argument checks shared by the kernel wrappers: each error names the tensor and the fix."""
-from typing import NamedTuple
-
 import torch
 
 from megatron_qarl.quant.errors import check_master_weight
@@ -32,30 +30,6 @@ def raise_if_nonfinite(name: str, weight, counter: torch.Tensor) -> None:
 def unit_stride_rows(t: torch.Tensor) -> torch.Tensor:
     """t itself where its last dim is contiguous (the kernels take a row stride), else a copy."""
     return t if t.stride(-1) == 1 else t.contiguous()
-
-
-class TokenRows(NamedTuple):
-    """Activations [..., K] as the row quantizers read them: token row r of `rows` at
-    (r // inner) * stride_outer + (r % inner) * stride_inner."""
-
-    tensor: torch.Tensor
-    rows: int
-    inner: int
-    stride_outer: int
-    stride_inner: int
-
-
-def token_rows(x: torch.Tensor) -> TokenRows:
-    """x's token rows in place: one stride apart where x flattens to [rows, K] without a copy,
-    two for x [S, B, K] whose S and B do not merge. Attention's output reaches o_proj so at
-    micro-batches of B > 1 sequences (SDPA's flash kernel writes [B, S, heads, d]; Megatron's
-    layout is [S, B, heads x d]), where reshape would copy it before the quantizer reads it
-    again. Other layouts are copied."""
-    if (x.dim() == 3 and x.stride(-1) == 1 and x.shape[0] > 1 and x.shape[1] > 1
-            and x.stride(0) != x.shape[1] * x.stride(1)):
-        return TokenRows(x, x.shape[0] * x.shape[1], x.shape[1], x.stride(0), x.stride(1))
-    rows = unit_stride_rows(x.reshape(-1, x.shape[-1]))
-    return TokenRows(rows, rows.shape[0], 1, rows.stride(0), 0)
 
 
 def check_activation(x: torch.Tensor, in_features: int, name: str = "x") -> None:

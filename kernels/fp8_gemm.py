@@ -242,16 +242,16 @@ DENSE_SPLIT_ROWS = 32
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:
     """cuBLAS blockwise FP8 (SM90) for whole 128-blocks past DENSE_SPLIT_ROWS tokens; Triton
     otherwise."""
-    return (x.is_cuda and is_hopper(x.device) and x.shape[:-1].numel() > DENSE_SPLIT_ROWS
+    return (x.is_cuda and is_hopper(x.device) and x.shape[0] > DENSE_SPLIT_ROWS
             and hasattr(F, "scaled_mm") and qweight.out_features % BLOCK == 0
             and qweight.in_features % BLOCK == 0)
 
 
-def quantize_linear_input(x: torch.Tensor, qweight):
-    """x [M, in] or [S, B, in] -> (codes, scales) of its M = S x B rows as fp8_block_matmul
-    takes them: for scaled_mm the rows padded to 4 (padding rows are zeros)."""
-    pad = _SCALED_MM_PAD if scaled_mm_applies(x, qweight) else 1
-    return fp8_quantize_activation(x, pad_rows_to=pad)
+def quantize_linear_input(x2: torch.Tensor, qweight):
+    """x [M, in] -> (codes, scales) as fp8_block_matmul takes them: for scaled_mm the rows
+    padded to 4 (padding rows are zeros)."""
+    pad = _SCALED_MM_PAD if scaled_mm_applies(x2, qweight) else 1
+    return fp8_quantize_activation(x2, pad_rows_to=pad)
 
 
 def dense_tiles(rows: int, n: int, k: int, device: torch.device) -> tuple:
@@ -284,6 +284,6 @@ def fp8_block_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, scaled_mm: boo
 def fp8_block_linear(x: torch.Tensor, qweight) -> torch.Tensor:
     """x [..., in] @ W^T for an FP8Block QuantizedWeight [out, in] -> [..., out] in bf16."""
     check_activation(x, qweight.in_features)
-    tokens = x if x.dim() == 3 else x.reshape(-1, x.shape[-1])  # [S, B, in]: read in place
-    y = fp8_block_matmul(*quantize_linear_input(tokens, qweight), qweight)
-    return y[:x.shape[:-1].numel()].view(*x.shape[:-1], qweight.out_features).to(x.dtype)
+    x2 = x.reshape(-1, x.shape[-1])
+    y = fp8_block_matmul(*quantize_linear_input(x2, qweight), qweight)[:x2.shape[0]]
+    return y.reshape(*x.shape[:-1], qweight.out_features).to(x.dtype)

@@ -14,7 +14,7 @@ from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, 
                                           packed_row_bytes, unpack_activation_rows)
 
 from .checks import (check_swiglu_input, counts_on, nonfinite_counter, raise_if_nonfinite,
-                     tile_rows, token_rows, unit_stride_rows)
+                     tile_rows, unit_stride_rows)
 from .expert_masters import Masters, expert_offset, master_table
 from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
 from .numerics import (INTERPRETED, div_by_reciprocal, fp32_constant, max_keeping_nan,
@@ -99,16 +99,13 @@ def _store_activation_blocks(q_ptr, s_ptr, x, offs_r, offs_b, rows_out, K, strid
 
 
 @triton.jit
-def _activation_rows(x_ptr, q_ptr, s_ptr, blk, pid_b, rows, rows_out, K, stride_xm, inner,
-                     stride_xb, stride_qm, stride_sm, stride_sk, BLOCK_R: tl.constexpr,
-                     BLOCKS: tl.constexpr, BLOCK: tl.constexpr):
-    """x's rows r at (r // inner) * stride_xm + (r % inner) * stride_xb (checks.token_rows)."""
+def _activation_rows(x_ptr, q_ptr, s_ptr, blk, pid_b, rows, rows_out, K, stride_xm, stride_qm,
+                     stride_sm, stride_sk, BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr,
+                     BLOCK: tl.constexpr):
     offs_r = blk * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_b = pid_b * BLOCKS + tl.arange(0, BLOCKS)
     offs_k = _block_columns(offs_b, BLOCK)
-    row_at = ((offs_r // inner).to(tl.int64) * stride_xm
-              + (offs_r % inner).to(tl.int64) * stride_xb)
-    x = tl.load(x_ptr + row_at[:, None, None] + offs_k,
+    x = tl.load(x_ptr + offs_r[:, None, None].to(tl.int64) * stride_xm + offs_k,
                 mask=(offs_r[:, None, None] < rows) & (offs_k < K), other=0.0)
     _store_activation_blocks(q_ptr, s_ptr, x.to(tl.float32), offs_r, offs_b, rows_out, K,
                              stride_qm, stride_sm, stride_sk, BLOCK,
@@ -117,7 +114,7 @@ def _activation_rows(x_ptr, q_ptr, s_ptr, blk, pid_b, rows, rows_out, K, stride_
 
 @triton.jit
 def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, rows_out, K,
-                           stride_xm, inner, stride_xb, stride_qm, stride_sm, stride_sk,
+                           stride_xm, stride_qm, stride_sm, stride_sk,
                            BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr, BLOCK: tl.constexpr,
                            E_PAD: tl.constexpr, ROUTED: tl.constexpr):
     """BLOCK_R rows x BLOCKS 128-input blocks a program, a row block's programs adjacent.
@@ -129,11 +126,11 @@ def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, r
     if ROUTED:
         rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
         for blk in range(pid_r, tl.cdiv(rows, BLOCK_R), tl.num_programs(0) // block_programs):
-            _activation_rows(x_ptr, q_ptr, s_ptr, blk, pid_b, rows, rows, K, stride_xm, inner,
-                             stride_xb, stride_qm, stride_sm, stride_sk, BLOCK_R, BLOCKS, BLOCK)
+            _activation_rows(x_ptr, q_ptr, s_ptr, blk, pid_b, rows, rows, K, stride_xm,
+                             stride_qm, stride_sm, stride_sk, BLOCK_R, BLOCKS, BLOCK)
     else:
-        _activation_rows(x_ptr, q_ptr, s_ptr, pid_r, pid_b, rows, rows_out, K, stride_xm, inner,
-                         stride_xb, stride_qm, stride_sm, stride_sk, BLOCK_R, BLOCKS, BLOCK)
+        _activation_rows(x_ptr, q_ptr, s_ptr, pid_r, pid_b, rows, rows_out, K, stride_xm,
+                         stride_qm, stride_sm, stride_sk, BLOCK_R, BLOCKS, BLOCK)
 
 
 @triton.jit
@@ -246,25 +243,23 @@ def _row_grid(rows: int, k: int, block_rows: int, blocks: int, counts, routed_ro
 
 def _quantize_rows(x: torch.Tensor, q: torch.Tensor, scale: torch.Tensor, rows_out: int,
                    block_rows, counts: torch.Tensor = None, routed_rows: int = None):
-    """Launches the activation quantizer: x's token rows (checks.token_rows) into codes q
-    [rows_out, K] and scales [rows_out, ceil(K/128)] (any strides)."""
-    k = x.shape[-1]
-    x, rows, inner, stride_xm, stride_xb = token_rows(x)
+    """Launches the activation quantizer: x [rows, K] into codes q [rows_out, K] and scales
+    [rows_out, ceil(K/128)] (any strides)."""
+    rows, k = x.shape
+    x = unit_stride_rows(x)
     expected_rows = tile_rows(rows_out, routed_rows)
     block_rows, warps = _row_block(expected_rows, block_rows)
     blocks = 2 if expected_rows >= TWO_BLOCK_ROWS and x.element_size() == 2 else 1
     _fp8_activation_kernel[_row_grid(rows_out, k, block_rows, blocks, counts, routed_rows)](
-        x, q, scale, rows=rows, rows_out=rows_out, K=k, stride_xm=stride_xm, inner=inner,
-        stride_xb=stride_xb, stride_qm=q.stride(0), stride_sm=scale.stride(0),
-        stride_sk=scale.stride(1), BLOCK_R=block_rows, BLOCKS=blocks, BLOCK=BLOCK,
-        num_warps=warps, **_routed(counts, x))
+        x, q, scale, rows=rows, rows_out=rows_out, K=k, stride_xm=x.stride(0),
+        stride_qm=q.stride(0), stride_sm=scale.stride(0), stride_sk=scale.stride(1),
+        BLOCK_R=block_rows, BLOCKS=blocks, BLOCK=BLOCK, num_warps=warps, **_routed(counts, x))
 
 
 def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to: int = 1,
                             block_rows: int = None, counts: torch.Tensor = None,
                             routed_rows: int = None):
-    """x [M, K] (or [S, B, K], M = S x B; read in place, checks.token_rows) -> (e4m3 [M', K],
-    fp32 scales [M', KB'] as a token-major view).
+    """x [M, K] -> (e4m3 [M', K], fp32 scales [M', KB'] as a token-major view).
 
     M' = M rounded up to pad_rows_to (extra rows are zeros), KB' = ceil(K/128) rounded up to
     pad_blocks_to (extra scale columns are zeros); rows < M equal
@@ -272,11 +267,9 @@ def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to
     tokens per expert where x is padded past their sum (a fixed-size exchange): the rows past
     it are left unwritten, since the GEMM skips them.
     """
-    if x.dim() not in (2, 3):
-        raise ValueError(f"x: shape {tuple(x.shape)}; pass the activations as [tokens, in] or "
-                         f"[sequence, batch, in]")
-    k = x.shape[-1]
-    rows = x.shape[:-1].numel()
+    if x.dim() != 2:
+        raise ValueError(f"x: shape {tuple(x.shape)}; flatten the activations to [tokens, in]")
+    rows, k = x.shape
     rows_out = triton.cdiv(rows, pad_rows_to) * pad_rows_to
     kb = triton.cdiv(k, BLOCK)
     kb_out = triton.cdiv(kb, pad_blocks_to) * pad_blocks_to

@@ -140,9 +140,9 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
 def int8_linear(x: torch.Tensor, qweight, tiles=None) -> torch.Tensor:
     """x [..., in] @ W^T for an Int8W8A8 QuantizedWeight [out, in] -> [..., out] in x's dtype."""
     check_activation(x, qweight.in_features)
-    tokens = x if x.dim() == 3 else x.reshape(-1, x.shape[-1])  # [S, B, in]: read in place
-    y = int8_matmul(*int8_quantize_activation(tokens), qweight, tiles=tiles, out_dtype=x.dtype)
-    return y.view(*x.shape[:-1], qweight.out_features).to(x.dtype)
+    x2 = x.reshape(-1, x.shape[-1])
+    y = int8_matmul(*int8_quantize_activation(x2), qweight, tiles=tiles, out_dtype=x.dtype)
+    return y.reshape(*x.shape[:-1], qweight.out_features).to(x.dtype)
 
 
 def int8_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,

@@ -15,7 +15,7 @@ import triton.language as tl
 from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.int8 import AMAX_EPS, QMAX, packed_row_bytes, unpack_activation_rows
 
-from .checks import check_swiglu_input, nonfinite_counter, raise_if_nonfinite, token_rows
+from .checks import check_swiglu_input, nonfinite_counter, raise_if_nonfinite, unit_stride_rows
 from .expert_masters import Masters, expert_offset, master_table
 from .numerics import (INTERPRETED, is_nonfinite, max_keeping_nan, mul_rn, round_to_bf16,
                        swiglu)
@@ -55,18 +55,17 @@ def _store_codes(q_row, x, inv, offs, K, SOFTWARE: tl.constexpr):
 
 @triton.jit
 def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N, K, stride_xm,
-                      inner, stride_xb, stride_qm, stride_sm, BLOCK: tl.constexpr,
-                      ONE_PASS: tl.constexpr, SWIGLU: tl.constexpr, MASTERS: tl.constexpr,
-                      ALIGN: tl.constexpr, SOFTWARE: tl.constexpr):
-    """Row r of expert e (program (r, e)), read at (r // inner) * stride_xm + (r % inner) *
-    stride_xb (checks.token_rows), to row e * N + r. ONE_PASS (K <= BLOCK): the row is
+                      stride_qm, stride_sm, BLOCK: tl.constexpr, ONE_PASS: tl.constexpr,
+                      SWIGLU: tl.constexpr, MASTERS: tl.constexpr, ALIGN: tl.constexpr,
+                      SOFTWARE: tl.constexpr):
+    """Row r of expert e (program (r, e)) to row e * N + r. ONE_PASS (K <= BLOCK): the row is
     read once and quantized from registers; else twice, the second time from L1/L2. MASTERS: x
     is expert_masters' table, and the row's NaN/inf values are added to *nonfinite_ptr,
     counted in a second read only where the row's NaN-propagating amax says there are some
     (a count of every value cost the masters' path a quarter of its instructions; round 49)."""
     row = tl.program_id(0).to(tl.int64)
     e = tl.program_id(1)
-    x_row = x_ptr + (row // inner) * stride_xm + (row % inner) * stride_xb
+    x_row = x_ptr + row * stride_xm
     if MASTERS:
         x_row += expert_offset(offsets_ptr, e, ALIGN)
     row += e.to(tl.int64) * N
@@ -131,17 +130,17 @@ def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool, masters: bool = Fal
 
 
 def _quantize_rows(x: torch.Tensor, probs, k: int, out: tuple = None) -> tuple:
-    """x's token rows (checks.token_rows) -> out: (codes [M, k], scales [M, 1]) to write, any
-    row strides (packed rows)."""
-    x, m, inner, stride_xm, stride_xb = token_rows(x)
+    """out: (codes [M, k], scales [M, 1]) to write, any row strides (packed rows)."""
+    m = x.shape[0]
     q, s = out or (torch.empty(m, k, device=x.device, dtype=torch.int8),
                    torch.empty(m, 1, device=x.device, dtype=torch.float32))
     if m and k:
+        x = unit_stride_rows(x)
         block, warps = _row_program(x, k, probs is not None)
         _int8_rows_kernel[(m, 1)](x, x, x if probs is None else probs.contiguous(), q, s, s, m,
-                                  k, stride_xm, inner, stride_xb, q.stride(0), s.stride(0),
-                                  BLOCK=block, ONE_PASS=k <= block, SWIGLU=probs is not None,
-                                  MASTERS=False, ALIGN=1, SOFTWARE=INTERPRETED, num_warps=warps)
+                                  k, x.stride(0), q.stride(0), s.stride(0), BLOCK=block,
+                                  ONE_PASS=k <= block, SWIGLU=probs is not None, MASTERS=False,
+                                  ALIGN=1, SOFTWARE=INTERPRETED, num_warps=warps)
     return q, s
 
 
@@ -162,7 +161,7 @@ def int8_quantize(weight: Masters, scheme, name: str = "weight",
     if q.numel():
         block, warps = _row_program(masters.base, k, False, masters=True)
         _int8_rows_kernel[(n, masters.experts)](
-            masters.base, masters.offsets, s, q, s, counter, n, k, k, 1, 0, k, 1, BLOCK=block,
+            masters.base, masters.offsets, s, q, s, counter, n, k, k, k, 1, BLOCK=block,
             ONE_PASS=k <= block, SWIGLU=False, MASTERS=True, ALIGN=masters.align,
             SOFTWARE=INTERPRETED, num_warps=warps)
     if check_finite and nonfinite is None:
@@ -171,9 +170,8 @@ def int8_quantize(weight: Masters, scheme, name: str = "weight",
 
 
 def int8_quantize_activation(x: torch.Tensor) -> tuple:
-    """x [M, K] (or [S, B, K], M = S x B, read in place: checks.token_rows) -> (int8 codes
-    [M, K], fp32 scales [M, 1]): quant.int8.quantize_activation."""
-    return _quantize_rows(x, None, x.shape[-1])
+    """x [M, K] -> (int8 codes [M, K], fp32 scales [M, 1]): quant.int8.quantize_activation."""
+    return _quantize_rows(x, None, x.shape[1])
 
 
 def int8_quantize_packed_rows(x: torch.Tensor) -> torch.Tensor:

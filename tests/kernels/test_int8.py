@@ -32,21 +32,6 @@ def test_activation_quantizer_rounds_ties_away_from_zero_like_the_reference(devi
     assert not q[0].any()
 
 
-def test_sequence_batch_view_is_quantized_in_place(device):
-    """Attention's output as o_proj gets it: [S, B, K] over memory laid out [B, S, K], read
-    in place (checks.token_rows); the linear gives the bits of the tokens copied first."""
-    torch.manual_seed(0)
-    scheme = get_scheme("int8")
-    x = (torch.randn(3, 5, 300) * 3).bfloat16().to(device).transpose(0, 1)  # [S=5, B=3, K]
-    q, scale = int8_quantize_activation(x)
-    want_q, want_scale = quantize_activation(x.reshape(-1, 300))
-    assert torch.equal(q, want_q) and torch.equal(scale, want_scale)
-    qweight = scheme.quantize_weight(torch.randn(72, 300, device=device))
-    y = int8_linear(x, qweight)
-    assert y.shape == (5, 3, 72)
-    assert torch.equal(y, int8_linear(x.contiguous(), qweight))
-
-
 @pytest.mark.parametrize("m", [1, 5, 40])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 def test_dense_gives_the_reference_bits(m, dtype, device):

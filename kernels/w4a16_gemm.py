@@ -61,12 +61,25 @@ class W4A16Config:
     split_k: int = 1  # K slices, summed in slice order (split_k.split_sum; grids of few programs)
     num_warps: int = 4
     num_stages: int = 3
+    #: products on CUDA cores, kept per column and summed once after the K loop: for tiles of a
+    #: token or two, whose MMA would be 16 token columns of padding (_plane_product)
+    cuda_cores: bool = False
+
+
+@triton.jit
+def _plane_product(operand, x, acc, CUDA_CORES: tl.constexpr, SOFTWARE: tl.constexpr):
+    """acc + operand [N, C] @ x [M, C]^T: an MMA into acc [N, M], or (CUDA_CORES) the products
+    added into acc [N, M, C] column by column (one FMA a weight value and token; the column
+    sums come once, after the K loop). bf16 products are exact in fp32 either way."""
+    if CUDA_CORES:
+        return acc + operand.to(tl.float32)[:, None, :] * x.to(tl.float32)[None, :, :]
+    return mma(operand, tl.trans(x), acc, SOFTWARE)
 
 
 @triton.jit
 def _weight_step(acc, w_rows, s_rows, n_mask, step, K, x0, x1, x2, x3, GROUP: tl.constexpr,
                  BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, SCALE_PAIRS: tl.constexpr,
-                 SOFTWARE: tl.constexpr):
+                 CUDA_CORES: tl.constexpr, SOFTWARE: tl.constexpr):
     """acc + one K step of these weight rows' int4 codes (the four pair planes) @ x."""
     WORDS: tl.constexpr = BLOCK_K // 8
     GROUPS: tl.constexpr = BLOCK_K // GROUP
@@ -86,10 +99,14 @@ def _weight_step(acc, w_rows, s_rows, n_mask, step, K, x0, x1, x2, x3, GROUP: tl
                         other=0.0)  # 0 outside K: those products vanish
     scale = tl.reshape(tl.broadcast_to(scale[:, :, None], [n_mask.shape[0], GROUPS, GROUP // 4]),
                        [n_mask.shape[0], 2 * WORDS])  # the scale of each operand column's group
-    acc = mma(int4_pair_operand(packed, 0, scale, SOFTWARE), tl.trans(x0), acc, SOFTWARE)
-    acc = mma(int4_pair_operand(packed, 1, scale, SOFTWARE), tl.trans(x1), acc, SOFTWARE)
-    acc = mma(int4_pair_operand(packed, 2, scale, SOFTWARE), tl.trans(x2), acc, SOFTWARE)
-    return mma(int4_pair_operand(packed, 3, scale, SOFTWARE), tl.trans(x3), acc, SOFTWARE)
+    acc = _plane_product(int4_pair_operand(packed, 0, scale, SOFTWARE), x0, acc, CUDA_CORES,
+                         SOFTWARE)
+    acc = _plane_product(int4_pair_operand(packed, 1, scale, SOFTWARE), x1, acc, CUDA_CORES,
+                         SOFTWARE)
+    acc = _plane_product(int4_pair_operand(packed, 2, scale, SOFTWARE), x2, acc, CUDA_CORES,
+                         SOFTWARE)
+    return _plane_product(int4_pair_operand(packed, 3, scale, SOFTWARE), x3, acc, CUDA_CORES,
+                          SOFTWARE)
 
 
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
@@ -99,7 +116,7 @@ def _w4a16_gemm_kernel(
     GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
     SCALE_PAIRS: tl.constexpr, SWIGLU: tl.constexpr, HAS_PROBS: tl.constexpr,
-    ROW_LOOP: tl.constexpr, SOFTWARE: tl.constexpr,
+    ROW_LOOP: tl.constexpr, CUDA_CORES: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """N: output columns; with SWIGLU the weight has 2N rows [gate; up] and each program
     accumulates the gate and the up rows of its columns. ROW_LOOP: the grid's row axis is
@@ -112,13 +129,13 @@ def _w4a16_gemm_kernel(
                         counters_ptr, num_experts, total_rows, N, K, stride_xm, stride_we,
                         stride_wn, stride_se, stride_sn, stride_ym, GROUP, BLOCK_M, BLOCK_N,
                         BLOCK_K, E_PAD, DENSE, SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU, HAS_PROBS,
-                        SOFTWARE)
+                        CUDA_CORES, SOFTWARE)
     else:
         _w4a16_tile(tl.program_id(1), x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr,
                     partials_ptr, counters_ptr, num_experts, total_rows, N, K, stride_xm,
                     stride_we, stride_wn, stride_se, stride_sn, stride_ym, GROUP, BLOCK_M,
                     BLOCK_N, BLOCK_K, E_PAD, DENSE, SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU,
-                    HAS_PROBS, SOFTWARE)
+                    HAS_PROBS, CUDA_CORES, SOFTWARE)
 
 
 @triton.jit
@@ -129,7 +146,7 @@ def _w4a16_tile(
     GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
     SCALE_PAIRS: tl.constexpr, SWIGLU: tl.constexpr, HAS_PROBS: tl.constexpr,
-    SOFTWARE: tl.constexpr,
+    CUDA_CORES: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """One row tile of the program's columns and K slice."""
     pid_k = tl.program_id(2)
@@ -146,8 +163,12 @@ def _w4a16_tile(
     s_rows = s_ptr + expert.to(tl.int64) * stride_se + offs_n[:, None] * stride_sn
     x_rows = x_ptr + rows[None, :].to(tl.int64) * stride_xm
 
-    acc = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
-    acc_up = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
+    if CUDA_CORES:  # _plane_product's column products
+        acc = tl.zeros([BLOCK_N, BLOCK_M, BLOCK_K // 4], dtype=tl.float32)
+        acc_up = tl.zeros([BLOCK_N, BLOCK_M, BLOCK_K // 4], dtype=tl.float32)
+    else:
+        acc = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
+        acc_up = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
     for step in range(s_lo, s_hi):
         # x [BLOCK_K, BLOCK_M] in one coalesced load, split into the four operand planes:
         # input 8w + 4t + 2a + b feeds column 2w + t of plane h = 2a + b
@@ -159,11 +180,14 @@ def _w4a16_tile(
         x0, x2 = tl.split(x_even)
         x1, x3 = tl.split(x_odd)
         acc = _weight_step(acc, w_rows, s_rows, n_mask, step, K, x0, x1, x2, x3, GROUP,
-                           BLOCK_K, EVEN_K, SCALE_PAIRS, SOFTWARE)
+                           BLOCK_K, EVEN_K, SCALE_PAIRS, CUDA_CORES, SOFTWARE)
         if SWIGLU:
             acc_up = _weight_step(acc_up, w_rows + N * stride_wn, s_rows + N * stride_sn,
                                   n_mask, step, K, x0, x1, x2, x3, GROUP, BLOCK_K, EVEN_K,
-                                  SCALE_PAIRS, SOFTWARE)
+                                  SCALE_PAIRS, CUDA_CORES, SOFTWARE)
+    if CUDA_CORES:
+        acc = tl.sum(acc, 2)
+        acc_up = tl.sum(acc_up, 2)
 
     y_ptrs = y_ptr + rows[None, :].to(tl.int64) * stride_ym + offs_n[:, None]
     mask = row_mask[None, :] & n_mask[:, None]
@@ -285,7 +309,8 @@ def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs
         GROUP=group, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=block_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SPLIT_K=split_k,
         EVEN_K=even_k, SCALE_PAIRS=pairs, SWIGLU=swiglu, HAS_PROBS=probs is not None,
-        ROW_LOOP=row_loop, SOFTWARE=INTERPRETED, num_warps=cfg.num_warps,
+        ROW_LOOP=row_loop, CUDA_CORES=cfg.cuda_cores, SOFTWARE=INTERPRETED,
+        num_warps=cfg.num_warps,
         num_stages=cfg.num_stages,
     )
     return y

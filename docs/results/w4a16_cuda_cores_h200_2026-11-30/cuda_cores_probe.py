@@ -26,7 +26,7 @@ BLOCK_N, WARPS, BLOCK_K = (8, 16, 32, 64), (1, 2, 4), (256, 512)
 def configs(block_m, k):
     return [W4A16Config(block_m, bn, block_k=bk, num_warps=w, cuda_cores=True)
             for bn, w, bk in itertools.product(BLOCK_N, WARPS, BLOCK_K)
-            if k % bk == 0 and 8 <= bn * bk // 4 // (32 * w) <= 64]  # column products a thread
+            if k % bk == 0 and 8 <= bn * block_m * bk // 4 // (32 * w) <= 64]  # products a thread
 
 
 def timed(label, fns):

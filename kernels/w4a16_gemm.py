@@ -71,9 +71,11 @@ def _plane_product(operand, x, acc, CUDA_CORES: tl.constexpr, SOFTWARE: tl.const
     """acc + operand [N, C] @ x [M, C]^T: an MMA into acc [N, M], or (CUDA_CORES) the products
     added into acc [N, M, C] column by column (one FMA a weight value and token; the column
     sums come once, after the K loop). bf16 products are exact in fp32 either way."""
-    if CUDA_CORES:
-        return acc + operand.to(tl.float32)[:, None, :] * x.to(tl.float32)[None, :, :]
-    return mma(operand, tl.trans(x), acc, SOFTWARE)
+    if CUDA_CORES:  # if/else: Triton builds the code after a static if's return as well
+        acc = acc + operand.to(tl.float32)[:, None, :] * x.to(tl.float32)[None, :, :]
+    else:
+        acc = mma(operand, tl.trans(x), acc, SOFTWARE)
+    return acc
 
 
 @triton.jit

@@ -234,10 +234,13 @@ def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W
 
 
 def dense_config(rows: int, n: int, k: int, group: int, device: torch.device) -> W4A16Config:
-    """Tiles of a dense call (attention's projections): at decode sizes 64-row weight tiles over
-    128-input K steps, K split until about six waves of 16- and 32-token tiles run, two of
-    64-token ones (split_k.split_for; H100 sweep, docs/kernel_rounds.md round 32); training
-    sizes take default_config."""
+    """Tiles of a dense call (attention's projections): one token on CUDA cores
+    (DENSE_CUDA_CORE_ROWS); at other decode sizes 64-row weight tiles over 128-input K steps,
+    K split until about six waves of 16- and 32-token tiles run, two of 64-token ones
+    (split_k.split_for; H100 sweep, docs/kernel_rounds.md round 32); training sizes take
+    default_config."""
+    if rows <= DENSE_CUDA_CORE_ROWS:
+        return W4A16Config(block_m=1, block_n=8, block_k=1024, cuda_cores=True)
     if rows > 256:
         return default_config(rows, 1, n, k, group)
     block_m = 16 if rows <= 16 else 32 if rows <= 128 else 64
@@ -333,6 +336,12 @@ def _check_bf16(x: torch.Tensor) -> None:
 #: the step (--quant-keep-operand) bf16's time beats this file's kernel from 64 tokens
 DENSE_DEQUANT_ROWS = 256
 DENSE_KEPT_OPERAND_ROWS = 64
+#: tokens up to which a dense call takes this file's kernel with its products on CUDA cores,
+#: 8 weight rows a program, K in 1024-input steps (dense_config), in CUDA graphs too. H200,
+#: attention's projections at one token, CUDA graphs of 10 calls (docs/kernel_rounds.md round
+#: 53): 1.02 / 1.04x the Gluon kernel's speed at qkv / o_proj, 1.15 / 1.27x at their TP2
+#: halves, where 16-token MMA tiles are 15 columns of padding; at 2 tokens it took 0.73-0.97x
+DENSE_CUDA_CORE_ROWS = 1
 #: tokens up to which a dense call in CUDA-graph capture takes the Gluon kernel: at 512 it
 #: takes 0.74-0.94x of the bf16 operand path's time at attention's projections; with the
 #: operand kept up to 64, where it takes 0.77-1.04x of the kept operand's time (round 34)
@@ -341,7 +350,8 @@ DENSE_KEPT_GLUON_MAX_ROWS = 64
 
 
 def w4a16_linear(x: torch.Tensor, qweight, config: W4A16Config = None) -> torch.Tensor:
-    """x [..., in] bf16 @ W^T for one W4A16 QuantizedWeight [out, in] -> [..., out] bf16. In
+    """x [..., in] bf16 @ W^T for one W4A16 QuantizedWeight [out, in] -> [..., out] bf16. One
+    token (DENSE_CUDA_CORE_ROWS) on CUDA cores through this file's kernel; past it in
     CUDA-graph capture on Hopper up to DENSE_GLUON_MAX_ROWS tokens (DENSE_KEPT_GLUON_MAX_ROWS
     with the operand kept) the Gluon kernel (gluon_dense_tiles); else from DENSE_DEQUANT_ROWS
     tokens (DENSE_KEPT_OPERAND_ROWS with the operand kept) through the bf16 operand, unless a
@@ -351,7 +361,8 @@ def w4a16_linear(x: torch.Tensor, qweight, config: W4A16Config = None) -> torch.
     x2 = x.reshape(-1, x.shape[-1]).contiguous()
     rows = x2.shape[0]
     gluon_rows = DENSE_KEPT_GLUON_MAX_ROWS if qweight.keep_operand else DENSE_GLUON_MAX_ROWS
-    tiles = _gluon_route(x2, qweight, config, rows) if rows <= gluon_rows else None
+    gluon = DENSE_CUDA_CORE_ROWS < rows <= gluon_rows
+    tiles = _gluon_route(x2, qweight, config, rows) if gluon else None
     if tiles:
         y = w4a16_dense_gluon(x2, qweight, tiles)
     elif config is None and rows >= (DENSE_KEPT_OPERAND_ROWS if qweight.keep_operand

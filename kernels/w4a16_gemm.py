@@ -340,7 +340,7 @@ DENSE_KEPT_OPERAND_ROWS = 64
 #: 8 weight rows a program, K in 1024-input steps (dense_config), in CUDA graphs too. H200,
 #: attention's projections at one token, CUDA graphs of 10 calls (docs/kernel_rounds.md round
 #: 53): 1.02 / 1.04x the Gluon kernel's speed at qkv / o_proj, 1.15 / 1.27x at their TP2
-#: halves, where 16-token MMA tiles are 15 columns of padding; at 2 tokens it took 0.73-0.97x
+#: halves, whose 8-token MMA tiles are 7 columns of padding here; at 2 tokens 0.73-0.97x
 DENSE_CUDA_CORE_ROWS = 1
 #: tokens up to which a dense call in CUDA-graph capture takes the Gluon kernel: at 512 it
 #: takes 0.74-0.94x of the bf16 operand path's time at attention's projections; with the

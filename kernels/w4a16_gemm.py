@@ -62,7 +62,7 @@ class W4A16Config:
     num_warps: int = 4
     num_stages: int = 3
     #: products on CUDA cores, kept per column and summed once after the K loop: for tiles of a
-    #: token or two, whose MMA would be 16 token columns of padding (_plane_product)
+    #: token, whose MMA tile would be padding but one column (_plane_product)
     cuda_cores: bool = False
 
 
@@ -315,8 +315,7 @@ def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SPLIT_K=split_k,
         EVEN_K=even_k, SCALE_PAIRS=pairs, SWIGLU=swiglu, HAS_PROBS=probs is not None,
         ROW_LOOP=row_loop, CUDA_CORES=cfg.cuda_cores, SOFTWARE=INTERPRETED,
-        num_warps=cfg.num_warps,
-        num_stages=cfg.num_stages,
+        num_warps=cfg.num_warps, num_stages=cfg.num_stages,
     )
     return y
 
@@ -340,7 +339,9 @@ DENSE_KEPT_OPERAND_ROWS = 64
 #: 8 weight rows a program, K in 1024-input steps (dense_config), in CUDA graphs too. H200,
 #: attention's projections at one token, CUDA graphs of 10 calls (docs/kernel_rounds.md round
 #: 53): 1.02 / 1.04x the Gluon kernel's speed at qkv / o_proj, 1.15 / 1.27x at their TP2
-#: halves, whose 8-token MMA tiles are 7 columns of padding here; at 2 tokens 0.73-0.97x
+#: halves, whose 8-token MMA tiles are 7 columns of padding here; at 2 tokens 0.73-0.97x.
+#: Not measured on an H100 (none lent since): results/w4a16_cuda_cores_h200_2026-11-30 has
+#: the probes to re-run there
 DENSE_CUDA_CORE_ROWS = 1
 #: tokens up to which a dense call in CUDA-graph capture takes the Gluon kernel: at 512 it
 #: takes 0.74-0.94x of the bf16 operand path's time at attention's projections; with the

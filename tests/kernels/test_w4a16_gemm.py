@@ -26,8 +26,8 @@ def test_dense_matches_reference(rows, k, group, device, assert_gemm_close):
 
 
 def test_one_token_multiplies_on_cuda_cores():
-    """Dense calls of one token take the CUDA-core products (no MMA of 15 padding columns),
-    in CUDA graphs too; two tokens the MMA tiles."""
+    """Dense calls of one token take the CUDA-core products (no MMA tile of padding), in CUDA
+    graphs too; two tokens the MMA tiles."""
     one, two = (w4a16_gemm.dense_config(rows, 2560, 2048, 128, torch.device("cpu"))
                 for rows in (1, 2))
     assert one.cuda_cores and one.block_m == 1 and one.split_k == 1

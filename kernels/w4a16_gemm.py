@@ -338,8 +338,9 @@ DENSE_KEPT_OPERAND_ROWS = 64
 #: tokens up to which a dense call takes this file's kernel with its products on CUDA cores,
 #: 8 weight rows a program, K in 1024-input steps (dense_config), in CUDA graphs too. H200,
 #: attention's projections at one token, CUDA graphs of 10 calls (docs/kernel_rounds.md round
-#: 53): 1.02 / 1.04x the Gluon kernel's speed at qkv / o_proj, 1.15 / 1.27x at their TP2
-#: halves, whose 8-token MMA tiles are 7 columns of padding here; at 2 tokens 0.73-0.97x.
+#: 53, the A/B of this route): 1.03 / 1.04x the Gluon kernel's speed at qkv / o_proj, 1.18 /
+#: 1.25x at their TP2 halves, whose 8-token MMA tiles are 7 columns of padding here; at 2
+#: tokens the CUDA-core tiles took 0.73-0.97x.
 #: Not measured on an H100 (none lent since): results/w4a16_cuda_cores_h200_2026-11-30 has
 #: the probes to re-run there
 DENSE_CUDA_CORE_ROWS = 1

@@ -14,6 +14,7 @@ products in fp32. Only the summation order differs from the reference.
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 
 from .numerics import INTERPRETED, round_to_bf16, to_bf16
 from .split_k import split_buffers, split_sum
@@ -85,12 +86,12 @@ def _row_sums(acc, BLOCK_N: tl.constexpr, BLOCK_W: tl.constexpr):
 def _w4a16_gemv_kernel(
     x_ptr, w_ptr, s_ptr, y_ptr, partials_ptr, counters_ptr, N, K, stride_xm, stride_wn,
     stride_sn, stride_ym, TOKENS: tl.constexpr, GROUP: tl.constexpr, BLOCK_N: tl.constexpr,
-    BLOCK_W: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
+    BLOCK_W: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr, PDL: tl.constexpr,
     SOFTWARE: tl.constexpr,
 ):
     """x_ptr: x [TOKENS, K] as int32 pairs (stride_xm in pairs); w_ptr: int32 words of 8
     nibbles, input 8w + j in nibble j; s_ptr: the bf16 scales as int16. Program (i, s): weight
-    rows i * BLOCK_N.., K slice s."""
+    rows i * BLOCK_N.., K slice s. PDL: x and y only after the previous kernel completes."""
     # one axis of (row, word) pairs: a single order, so the codes, scales and x loads share
     # one layout in every Triton version (a 2-D [words, rows] tile's broadcast x and scale
     # pointers tie in contiguity, which Triton 3.6 and 3.9 order differently)
@@ -119,6 +120,10 @@ def _w4a16_gemv_kernel(
         packed = tl.load(w_rows + word, mask=mask, other=0)
         scale = tl.load(s_rows + word // WORDS_PER_GROUP, mask=mask, other=0).to(tl.int32)
         scale2 = (scale & 0xFFFF) | (scale << 16)
+        if PDL:  # launched with programmatic dependent launch: the weights are no earlier
+            # kernel's output, so they are asked for before waiting for the previous kernel
+            gdc_launch_dependents()
+            gdc_wait()
         lo0, hi0 = _weight_pair(packed, scale2, SOFTWARE)
         lo1, hi1 = _weight_pair(packed >> 4, scale2, SOFTWARE)
         lo2, hi2 = _weight_pair(packed >> 8, scale2, SOFTWARE)
@@ -175,6 +180,7 @@ def w4a16_gemv(x2: torch.Tensor, qweight, block_n: int = 16, block_w: int = 128,
         raise ValueError(f"x: {rows} rows, in_features {k}: w4a16_gemv takes 1-{MAX_TOKENS} "
                          f"rows and in_features a multiple of 8; call w4a16_linear")
     x_pairs = x2.contiguous().view(torch.int32)
+    pdl = x2.is_cuda and torch.cuda.get_device_capability(x2.device)[0] >= 9
     data, scale = qweight.data, qweight.scale
     y = torch.empty(rows, n, device=x2.device, dtype=x2.dtype)
     col_tiles = triton.cdiv(n, block_n)
@@ -185,7 +191,7 @@ def w4a16_gemv(x2: torch.Tensor, qweight, block_n: int = 16, block_w: int = 128,
         x_pairs, data, scale.view(torch.int16), y, partials, counters, n, k,
         x_pairs.stride(0), data.stride(0), scale.stride(0), y.stride(0),
         TOKENS=rows, GROUP=qweight.scheme.group_size, BLOCK_N=block_n, BLOCK_W=block_w,
-        SPLIT_K=split_k, EVEN_K=(k // 8) % block_w == 0, SOFTWARE=INTERPRETED,
-        num_warps=num_warps,
+        SPLIT_K=split_k, EVEN_K=(k // 8) % block_w == 0, PDL=pdl, SOFTWARE=INTERPRETED,
+        num_warps=num_warps, launch_pdl=pdl,
     )
     return y

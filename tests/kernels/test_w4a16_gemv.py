@@ -48,7 +48,7 @@ def _gemv_for_sm90(tokens: int) -> dict:
     names = ["x_ptr", "w_ptr", "s_ptr", "y_ptr", "partials_ptr", "counters_ptr", "N", "K",
              "stride_xm", "stride_wn", "stride_sn", "stride_ym"]
     constexprs = {"TOKENS": tokens, "GROUP": 128, "BLOCK_N": 16, "BLOCK_W": 128, "SPLIT_K": 1,
-                  "EVEN_K": True, "SOFTWARE": False}
+                  "EVEN_K": True, "PDL": True, "SOFTWARE": False}
     signature = dict(zip(names, ["*i32", "*i32", "*i16", "*bf16", "*fp32", "*i32"] + ["i32"] * 6))
     signature.update({name: "constexpr" for name in constexprs})
     aligned = {(names.index(name),): [["tt.divisibility", 16]]

@@ -47,6 +47,7 @@ from .gluon_hopper import sm_count
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
 from .split_k import split_buffers, split_for, split_ring, split_sum
+from .w4a16_gemv import w4a16_gemv
 from .w4a16_gluon import GROUP as GLUON_GROUP, applies as gluon_applies, w4a16_grouped_gluon
 from .w4a16_grouped_ws import applies as ws_applies, w4a16_grouped_ws
 from .w4a16_lanes import has_lane_codes, lane_codes
@@ -61,27 +62,12 @@ class W4A16Config:
     split_k: int = 1  # K slices, summed in slice order (split_k.split_sum; grids of few programs)
     num_warps: int = 4
     num_stages: int = 3
-    #: products on CUDA cores, kept per column and summed once after the K loop: for tiles of a
-    #: token, whose MMA tile would be padding but one column (_plane_product)
-    cuda_cores: bool = False
-
-
-@triton.jit
-def _plane_product(operand, x, acc, CUDA_CORES: tl.constexpr, SOFTWARE: tl.constexpr):
-    """acc + operand [N, C] @ x [M, C]^T: an MMA into acc [N, M], or (CUDA_CORES) the products
-    added into acc [N, M, C] column by column (one FMA a weight value and token; the column
-    sums come once, after the K loop). bf16 products are exact in fp32 either way."""
-    if CUDA_CORES:  # if/else: Triton builds the code after a static if's return as well
-        acc = acc + operand.to(tl.float32)[:, None, :] * x.to(tl.float32)[None, :, :]
-    else:
-        acc = mma(operand, tl.trans(x), acc, SOFTWARE)
-    return acc
 
 
 @triton.jit
 def _weight_step(acc, w_rows, s_rows, n_mask, step, K, x0, x1, x2, x3, GROUP: tl.constexpr,
                  BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr, SCALE_PAIRS: tl.constexpr,
-                 CUDA_CORES: tl.constexpr, SOFTWARE: tl.constexpr):
+                 SOFTWARE: tl.constexpr):
     """acc + one K step of these weight rows' int4 codes (the four pair planes) @ x."""
     WORDS: tl.constexpr = BLOCK_K // 8
     GROUPS: tl.constexpr = BLOCK_K // GROUP
@@ -101,14 +87,10 @@ def _weight_step(acc, w_rows, s_rows, n_mask, step, K, x0, x1, x2, x3, GROUP: tl
                         other=0.0)  # 0 outside K: those products vanish
     scale = tl.reshape(tl.broadcast_to(scale[:, :, None], [n_mask.shape[0], GROUPS, GROUP // 4]),
                        [n_mask.shape[0], 2 * WORDS])  # the scale of each operand column's group
-    acc = _plane_product(int4_pair_operand(packed, 0, scale, SOFTWARE), x0, acc, CUDA_CORES,
-                         SOFTWARE)
-    acc = _plane_product(int4_pair_operand(packed, 1, scale, SOFTWARE), x1, acc, CUDA_CORES,
-                         SOFTWARE)
-    acc = _plane_product(int4_pair_operand(packed, 2, scale, SOFTWARE), x2, acc, CUDA_CORES,
-                         SOFTWARE)
-    return _plane_product(int4_pair_operand(packed, 3, scale, SOFTWARE), x3, acc, CUDA_CORES,
-                          SOFTWARE)
+    acc = mma(int4_pair_operand(packed, 0, scale, SOFTWARE), tl.trans(x0), acc, SOFTWARE)
+    acc = mma(int4_pair_operand(packed, 1, scale, SOFTWARE), tl.trans(x1), acc, SOFTWARE)
+    acc = mma(int4_pair_operand(packed, 2, scale, SOFTWARE), tl.trans(x2), acc, SOFTWARE)
+    return mma(int4_pair_operand(packed, 3, scale, SOFTWARE), tl.trans(x3), acc, SOFTWARE)
 
 
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
@@ -118,7 +100,7 @@ def _w4a16_gemm_kernel(
     GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
     SCALE_PAIRS: tl.constexpr, SWIGLU: tl.constexpr, HAS_PROBS: tl.constexpr,
-    ROW_LOOP: tl.constexpr, CUDA_CORES: tl.constexpr, SOFTWARE: tl.constexpr,
+    ROW_LOOP: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """N: output columns; with SWIGLU the weight has 2N rows [gate; up] and each program
     accumulates the gate and the up rows of its columns. ROW_LOOP: the grid's row axis is
@@ -131,13 +113,13 @@ def _w4a16_gemm_kernel(
                         counters_ptr, num_experts, total_rows, N, K, stride_xm, stride_we,
                         stride_wn, stride_se, stride_sn, stride_ym, GROUP, BLOCK_M, BLOCK_N,
                         BLOCK_K, E_PAD, DENSE, SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU, HAS_PROBS,
-                        CUDA_CORES, SOFTWARE)
+                        SOFTWARE)
     else:
         _w4a16_tile(tl.program_id(1), x_ptr, w_ptr, s_ptr, y_ptr, counts_ptr, p_ptr,
                     partials_ptr, counters_ptr, num_experts, total_rows, N, K, stride_xm,
                     stride_we, stride_wn, stride_se, stride_sn, stride_ym, GROUP, BLOCK_M,
                     BLOCK_N, BLOCK_K, E_PAD, DENSE, SPLIT_K, EVEN_K, SCALE_PAIRS, SWIGLU,
-                    HAS_PROBS, CUDA_CORES, SOFTWARE)
+                    HAS_PROBS, SOFTWARE)
 
 
 @triton.jit
@@ -148,7 +130,7 @@ def _w4a16_tile(
     GROUP: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     E_PAD: tl.constexpr, DENSE: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr,
     SCALE_PAIRS: tl.constexpr, SWIGLU: tl.constexpr, HAS_PROBS: tl.constexpr,
-    CUDA_CORES: tl.constexpr, SOFTWARE: tl.constexpr,
+    SOFTWARE: tl.constexpr,
 ):
     """One row tile of the program's columns and K slice."""
     pid_k = tl.program_id(2)
@@ -165,12 +147,8 @@ def _w4a16_tile(
     s_rows = s_ptr + expert.to(tl.int64) * stride_se + offs_n[:, None] * stride_sn
     x_rows = x_ptr + rows[None, :].to(tl.int64) * stride_xm
 
-    if CUDA_CORES:  # _plane_product's column products
-        acc = tl.zeros([BLOCK_N, BLOCK_M, BLOCK_K // 4], dtype=tl.float32)
-        acc_up = tl.zeros([BLOCK_N, BLOCK_M, BLOCK_K // 4], dtype=tl.float32)
-    else:
-        acc = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
-        acc_up = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
+    acc_up = tl.zeros([BLOCK_N, BLOCK_M], dtype=tl.float32)
     for step in range(s_lo, s_hi):
         # x [BLOCK_K, BLOCK_M] in one coalesced load, split into the four operand planes:
         # input 8w + 4t + 2a + b feeds column 2w + t of plane h = 2a + b
@@ -182,14 +160,11 @@ def _w4a16_tile(
         x0, x2 = tl.split(x_even)
         x1, x3 = tl.split(x_odd)
         acc = _weight_step(acc, w_rows, s_rows, n_mask, step, K, x0, x1, x2, x3, GROUP,
-                           BLOCK_K, EVEN_K, SCALE_PAIRS, CUDA_CORES, SOFTWARE)
+                           BLOCK_K, EVEN_K, SCALE_PAIRS, SOFTWARE)
         if SWIGLU:
             acc_up = _weight_step(acc_up, w_rows + N * stride_wn, s_rows + N * stride_sn,
                                   n_mask, step, K, x0, x1, x2, x3, GROUP, BLOCK_K, EVEN_K,
-                                  SCALE_PAIRS, CUDA_CORES, SOFTWARE)
-    if CUDA_CORES:
-        acc = tl.sum(acc, 2)
-        acc_up = tl.sum(acc_up, 2)
+                                  SCALE_PAIRS, SOFTWARE)
 
     y_ptrs = y_ptr + rows[None, :].to(tl.int64) * stride_ym + offs_n[:, None]
     mask = row_mask[None, :] & n_mask[:, None]
@@ -234,13 +209,11 @@ def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W
 
 
 def dense_config(rows: int, n: int, k: int, group: int, device: torch.device) -> W4A16Config:
-    """Tiles of a dense call (attention's projections): one token on CUDA cores
-    (DENSE_CUDA_CORE_ROWS); at other decode sizes 64-row weight tiles over 128-input K steps,
-    K split until about six waves of 16- and 32-token tiles run, two of 64-token ones
+    """Tiles of a dense call (attention's projections): at decode sizes 64-row weight tiles over
+    128-input K steps, K split until about six waves of 16- and 32-token tiles run, two of
+    64-token ones
     (split_k.split_for; H100 sweep, docs/kernel_rounds.md round 32); training sizes take
     default_config."""
-    if rows <= DENSE_CUDA_CORE_ROWS:
-        return W4A16Config(block_m=1, block_n=8, block_k=1024, cuda_cores=True)
     if rows > 256:
         return default_config(rows, 1, n, k, group)
     block_m = 16 if rows <= 16 else 32 if rows <= 128 else 64
@@ -314,7 +287,7 @@ def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs
         GROUP=group, BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=block_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, SPLIT_K=split_k,
         EVEN_K=even_k, SCALE_PAIRS=pairs, SWIGLU=swiglu, HAS_PROBS=probs is not None,
-        ROW_LOOP=row_loop, CUDA_CORES=cfg.cuda_cores, SOFTWARE=INTERPRETED,
+        ROW_LOOP=row_loop, SOFTWARE=INTERPRETED,
         num_warps=cfg.num_warps, num_stages=cfg.num_stages,
     )
     return y
@@ -335,15 +308,11 @@ def _check_bf16(x: torch.Tensor) -> None:
 #: the step (--quant-keep-operand) bf16's time beats this file's kernel from 64 tokens
 DENSE_DEQUANT_ROWS = 256
 DENSE_KEPT_OPERAND_ROWS = 64
-#: tokens up to which a dense call takes this file's kernel with its products on CUDA cores,
-#: 8 weight rows a program, K in 1024-input steps (dense_config), in CUDA graphs too. H200,
-#: attention's projections at one token, CUDA graphs of 10 calls (docs/kernel_rounds.md round
-#: 53, the A/B of this route): 1.03 / 1.04x the Gluon kernel's speed at qkv / o_proj, 1.18 /
-#: 1.25x at their TP2 halves, whose 8-token MMA tiles are 7 columns of padding here; at 2
-#: tokens the CUDA-core tiles took 0.73-0.97x.
-#: Not measured on an H100 (none lent since): results/w4a16_cuda_cores_h200_2026-11-30 has
-#: the probes to re-run there
-DENSE_CUDA_CORE_ROWS = 1
+#: tokens up to which a dense call takes w4a16_gemv (CUDA cores, launched with PDL), eagerly
+#: and in CUDA graphs. H200, attention's projections at one token, CUDA graphs of 10 calls
+#: with the weights rotated past L2 (docs/kernel_rounds.md round 54): A/B_FIGURES; at 2-4
+#: tokens it took 0.44-1.18x the Gluon kernel's speed, 0.79x at qkv with 2
+DENSE_GEMV_ROWS = 1
 #: tokens up to which a dense call in CUDA-graph capture takes the Gluon kernel: at 512 it
 #: takes 0.74-0.94x of the bf16 operand path's time at attention's projections; with the
 #: operand kept up to 64, where it takes 0.77-1.04x of the kept operand's time (round 34)
@@ -353,19 +322,21 @@ DENSE_KEPT_GLUON_MAX_ROWS = 64
 
 def w4a16_linear(x: torch.Tensor, qweight, config: W4A16Config = None) -> torch.Tensor:
     """x [..., in] bf16 @ W^T for one W4A16 QuantizedWeight [out, in] -> [..., out] bf16. One
-    token (DENSE_CUDA_CORE_ROWS) on CUDA cores through this file's kernel; past it in
-    CUDA-graph capture on Hopper up to DENSE_GLUON_MAX_ROWS tokens (DENSE_KEPT_GLUON_MAX_ROWS
-    with the operand kept) the Gluon kernel (gluon_dense_tiles); else from DENSE_DEQUANT_ROWS
-    tokens (DENSE_KEPT_OPERAND_ROWS with the operand kept) through the bf16 operand, unless a
-    config names this file's tiles."""
+    token (DENSE_GEMV_ROWS) through w4a16_gemv; past it in CUDA-graph capture on Hopper up to
+    DENSE_GLUON_MAX_ROWS tokens (DENSE_KEPT_GLUON_MAX_ROWS with the operand kept) the Gluon
+    kernel (gluon_dense_tiles); else from DENSE_DEQUANT_ROWS tokens (DENSE_KEPT_OPERAND_ROWS
+    with the operand kept) through the bf16 operand, unless a config names this file's
+    tiles."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     x2 = x.reshape(-1, x.shape[-1]).contiguous()
     rows = x2.shape[0]
     gluon_rows = DENSE_KEPT_GLUON_MAX_ROWS if qweight.keep_operand else DENSE_GLUON_MAX_ROWS
-    gluon = DENSE_CUDA_CORE_ROWS < rows <= gluon_rows
+    gluon = DENSE_GEMV_ROWS < rows <= gluon_rows
     tiles = _gluon_route(x2, qweight, config, rows) if gluon else None
-    if tiles:
+    if config is None and rows <= DENSE_GEMV_ROWS:
+        y = w4a16_gemv(x2, qweight)
+    elif tiles:
         y = w4a16_dense_gluon(x2, qweight, tiles)
     elif config is None and rows >= (DENSE_KEPT_OPERAND_ROWS if qweight.keep_operand
                                      else DENSE_DEQUANT_ROWS):

@@ -25,13 +25,17 @@ def test_dense_matches_reference(rows, k, group, device, assert_gemm_close):
     assert_gemm_close(w4a16_linear(x, qweight[0]), scheme.reference_matmul(x, qweight[0]))
 
 
-def test_one_token_multiplies_on_cuda_cores():
-    """Dense calls of one token take the CUDA-core products (no MMA tile of padding), in CUDA
-    graphs too; two tokens the MMA tiles."""
-    one, two = (w4a16_gemm.dense_config(rows, 2560, 2048, 128, torch.device("cpu"))
-                for rows in (1, 2))
-    assert one.cuda_cores and one.block_m == 1 and one.split_k == 1
-    assert not two.cuda_cores and two.block_m == 16
+def test_one_token_takes_the_gemv(device, monkeypatch):
+    """Dense calls of one token go to w4a16_gemv (no MMA tile of padding), unless a config
+    names this file's tiles; two tokens do not."""
+    _, qweight = _setup(1, 32, 64, 32, device)
+    calls = []
+    monkeypatch.setattr(w4a16_gemm, "w4a16_gemv", lambda x, q: calls.append(x.shape) or
+                        x.new_zeros(x.shape[0], q.out_features))
+    w4a16_linear(torch.randn(1, 64, device=device).bfloat16(), qweight[0])
+    w4a16_linear(torch.randn(1, 64, device=device).bfloat16(), qweight[0], W4A16Config(16, 16))
+    w4a16_linear(torch.randn(2, 64, device=device).bfloat16(), qweight[0])
+    assert calls == [(1, 64)]
 
 
 def test_dense_keeps_leading_dims(device, assert_gemm_close):
@@ -44,8 +48,7 @@ def test_dense_keeps_leading_dims(device, assert_gemm_close):
 
 @pytest.mark.parametrize("counts", [[3, 0, 17, 1], [0, 0, 0, 6], [1, 0, 0, 0]])
 @pytest.mark.parametrize("config", [None, W4A16Config(16, 16, split_k=2),
-                                    W4A16Config(32, 32, block_k=128),
-                                    W4A16Config(2, 8, split_k=2, cuda_cores=True)])
+                                    W4A16Config(32, 32, block_k=128)])
 def test_grouped_matches_reference_with_empty_experts(counts, config, device, assert_gemm_close):
     scheme, qweight = _setup(4, 40, 128, 32, device)
     tokens = torch.tensor(counts)

@@ -8,7 +8,7 @@ from triton.compiler import ASTSource
 
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import w4a16_gemv
-from qarl_kernels.w4a16_gemv import w4a16_gemv as gemv
+from qarl_kernels.w4a16_gemv import gemv_tiles, w4a16_gemv as gemv
 
 from sm90_ptx import facts_of_child, serve_facts
 
@@ -19,50 +19,55 @@ def _weight(n, k, group, device):
     return scheme, scheme.quantize_weight(torch.randn(1, n, k, device=device))[0]
 
 
-@pytest.mark.parametrize("tokens", [1, 2, 3, 4])
-@pytest.mark.parametrize("n,k,group,block_w,split_k", [
-    (48, 256, 128, 128, 1),  # K in one step
-    (40, 160, 32, 128, 1),  # a partial step; rows past N in the last tile
-    (40, 2048, 128, 128, 2),  # K split over two programs
-    (24, 32, 32, 64, 1),  # K of a single group
+@pytest.mark.parametrize("n,k,group,tiles", [
+    (48, 256, 128, None),  # K in one step
+    (40, 160, 32, None),  # K under a power-of-two step (masked words); rows past N
+    (40, 2048, 128, (16, 128, 4)),  # two K steps
+    (24, 32, 32, None),  # K of a single group
 ])
-def test_gemv_matches_reference(tokens, n, k, group, block_w, split_k, device,
-                                assert_gemm_close):
+def test_gemv_matches_reference(n, k, group, tiles, device, assert_gemm_close):
     scheme, qweight = _weight(n, k, group, device)
-    x = torch.randn(tokens, k, device=device).bfloat16()
-    y = gemv(x, qweight, block_n=16, block_w=block_w, split_k=split_k)
-    assert y.shape == (tokens, n)
+    x = torch.randn(1, k, device=device).bfloat16()
+    y = gemv(x, qweight, tiles)
+    assert y.shape == (1, n)
     assert_gemm_close(y, scheme.reference_matmul(x, qweight))
 
 
-def test_gemv_rejects_more_tokens_than_its_accumulators(device):
+def test_gemv_takes_one_token(device):
     _, qweight = _weight(16, 64, 32, device)
     with pytest.raises(ValueError, match="w4a16_linear"):
-        gemv(torch.randn(w4a16_gemv.MAX_TOKENS + 1, 64, device=device).bfloat16(), qweight)
+        gemv(torch.randn(2, 64, device=device).bfloat16(), qweight)
 
 
-def _gemv_for_sm90(tokens: int) -> dict:
+def test_tiles_take_whole_rows_of_k():
+    """Attention's projections: K = 2048 and 4096 in one step of 32 cells a thread."""
+    assert gemv_tiles(2048) == (8, 256, 2)
+    assert gemv_tiles(4096) == (8, 512, 4)
+    assert gemv_tiles(8192) == (8, 512, 4)  # two steps
+
+
+def _gemv_for_sm90(k: int) -> dict:
     """The GEMV built for sm_90 (off the interpreter; through ptxas, which checks the inline
-    PTX) with the default tiles: its instructions that move data between threads, and its
-    bf16x2 arithmetic."""
-    names = ["x_ptr", "w_ptr", "s_ptr", "y_ptr", "partials_ptr", "counters_ptr", "N", "K",
-             "stride_xm", "stride_wn", "stride_sn", "stride_ym"]
-    constexprs = {"TOKENS": tokens, "GROUP": 128, "BLOCK_N": 16, "BLOCK_W": 128, "SPLIT_K": 1,
+    PTX) with gemv_tiles' tiles for K inputs: its K loop's instructions that move data between
+    threads, its bf16x2 arithmetic and its FMAs."""
+    names = ["x_ptr", "w_ptr", "s_ptr", "y_ptr", "N", "K", "stride_wn", "stride_sn"]
+    block_n, block_w, warps = gemv_tiles(k)
+    constexprs = {"GROUP": 128, "BLOCK_N": block_n, "BLOCK_W": block_w,
                   "EVEN_K": True, "PDL": True, "SOFTWARE": False}
-    signature = dict(zip(names, ["*i32", "*i32", "*i16", "*bf16", "*fp32", "*i32"] + ["i32"] * 6))
+    signature = dict(zip(names, ["*i32", "*i32", "*i16", "*bf16"] + ["i32"] * 4))
     signature.update({name: "constexpr" for name in constexprs})
     aligned = {(names.index(name),): [["tt.divisibility", 16]]
-               for name in ["x_ptr", "w_ptr", "s_ptr", "y_ptr", "K", "stride_xm", "stride_wn",
-                            "stride_sn", "stride_ym"]}
+               for name in ["x_ptr", "w_ptr", "s_ptr", "y_ptr", "K", "stride_wn", "stride_sn"]}
     kernel = triton.compile(
         ASTSource(fn=w4a16_gemv._w4a16_gemv_kernel, signature=signature, constexprs=constexprs,
                   attrs=aligned),
-        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+        target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
     assert kernel.asm["cubin"]
     loop = _k_loop(kernel.asm["ptx"])
     return {"shared": len(re.findall(r"(?:ld|st)\.shared|bar\.sync", loop)),
             "bf16x2": len(re.findall(r"(?:sub|mul)\.rn\.bf16x2", loop)),
-            "ffma": len(re.findall(r"fma\.rn\.f32", loop))}
+            "ffma": len(re.findall(r"fma\.rn\.f32", loop)),
+            "grid_waits": len(re.findall(r"griddepcontrol\.wait", loop))}
 
 
 def _k_loop(ptx: str) -> str:
@@ -78,17 +83,18 @@ def _k_loop(ptx: str) -> str:
     return "\n".join(lines[start:end + 1])
 
 
-@pytest.mark.parametrize("tokens", [1, 4])
-def test_gpu_build_keeps_each_value_in_its_thread(tokens):
-    """In the K loop a thread's 128 weight values a step (16 rows x 1024 inputs over 128
-    threads) take two bf16x2 instructions a pair and one FMA a value and token, and nothing goes
-    through shared memory: codes, scales and x share one layout (round 54 of
-    docs/kernel_rounds.md; the CUDA-core build before it moved x through shared memory every
-    K step). Only the row sums after the loop may cross warps."""
-    facts = facts_of_child(__file__, tokens)
+@pytest.mark.parametrize("k", [2048, 4096])
+def test_gpu_build_keeps_each_value_in_its_thread(k):
+    """In the K loop a thread's 32 cells (256 weight values) take two bf16x2 instructions a
+    pair and one FMA a value, and nothing goes through shared memory: codes, scales and x
+    share one layout (round 54 of docs/kernel_rounds.md; the CUDA-core build of w4a16_gemm
+    before it moved x through shared memory every K step). The previous kernel is waited for
+    after the weights are asked for, inside the loop."""
+    facts = facts_of_child(__file__, k)
     assert facts["shared"] == 0
-    assert facts["bf16x2"] == 128
-    assert facts["ffma"] == 128 * tokens
+    assert facts["bf16x2"] == 256
+    assert facts["ffma"] == 256
+    assert facts["grid_waits"] == 1
 
 
 if __name__ == "__main__":

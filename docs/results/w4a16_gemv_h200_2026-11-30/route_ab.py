@@ -1,4 +1,4 @@
-"""Session 59, call 3: the dense op before (2925533's kernels, imported as qarl_kernels_main:
+"""Session 59, calls 3-4: the dense op before (2925533's kernels, imported as qarl_kernels_main:
 one token through w4a16_gemm's CUDA-core build) and now (one token through w4a16_gemv), beside
 bf16, at attention's projections and their TP2 halves; 2 tokens as the control (the Gluon
 kernel both sides). Then the GEMV's tiles at one token: rows a program and warps around

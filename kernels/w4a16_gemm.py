@@ -310,8 +310,10 @@ DENSE_DEQUANT_ROWS = 256
 DENSE_KEPT_OPERAND_ROWS = 64
 #: tokens up to which a dense call takes w4a16_gemv (CUDA cores, launched with PDL), eagerly
 #: and in CUDA graphs. H200, attention's projections at one token, CUDA graphs of 10 calls
-#: with the weights rotated past L2 (docs/kernel_rounds.md round 54): A/B_FIGURES; at 2-4
-#: tokens it took 0.44-1.18x the Gluon kernel's speed, 0.79x at qkv with 2
+#: with the weights rotated past L2 (docs/kernel_rounds.md round 54, seven rounds): 1.10x
+#: (qkv), 1.56x (o_proj), 1.28x (qkv TP2), 1.18x (o_proj TP2) the speed of round 53's route
+#: (this file's kernel with its products on CUDA cores); a GEMV of 2-4 tokens took 0.44-1.18x
+#: the Gluon kernel's speed, 0.79x at qkv with 2
 DENSE_GEMV_ROWS = 1
 #: tokens up to which a dense call in CUDA-graph capture takes the Gluon kernel: at 512 it
 #: takes 0.74-0.94x of the bf16 operand path's time at attention's projections; with the

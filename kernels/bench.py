@@ -651,10 +651,10 @@ def bench_dense(peak, check):
     """Dense GEMMs of one weight, W4A16 and INT8 against bf16, in CUDA graphs of STEP_CALLS
     calls with the weights rotated past L2. W4A16: the op (one token: w4a16_gemv; in graphs on
     Hopper the Gluon kernel up to DENSE_GLUON_MAX_ROWS tokens), the Triton kernel with its
-    tiles and K split (dense_config: eager calls' kernel past one token), and --quant-keep-operand's weights (bf16 GEMM from
-    DENSE_KEPT_OPERAND_ROWS tokens). INT8 'one slice': the int8 kernel with the same tiles and
-    no K split (split_k.py), which decode sizes take by default. FP8 block weights:
-    _fp8_dense_table."""
+    tiles and K split (dense_config: eager calls' kernel past one token), and
+    --quant-keep-operand's weights (bf16 GEMM from DENSE_KEPT_OPERAND_ROWS tokens). INT8 'one
+    slice': the int8 kernel with the same tiles and no K split (split_k.py), which decode sizes
+    take by default. FP8 block weights: _fp8_dense_table."""
     w4a16, int8 = get_scheme("w4a16-g128"), get_scheme("int8")
     table = Table(f"Dense GEMMs (attention projections) vs bf16, CUDA graphs of {STEP_CALLS} "
                   f"calls",

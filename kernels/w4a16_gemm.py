@@ -211,9 +211,8 @@ def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W
 def dense_config(rows: int, n: int, k: int, group: int, device: torch.device) -> W4A16Config:
     """Tiles of a dense call (attention's projections): at decode sizes 64-row weight tiles over
     128-input K steps, K split until about six waves of 16- and 32-token tiles run, two of
-    64-token ones
-    (split_k.split_for; H100 sweep, docs/kernel_rounds.md round 32); training sizes take
-    default_config."""
+    64-token ones (split_k.split_for; H100 sweep, docs/kernel_rounds.md round 32); training
+    sizes take default_config."""
     if rows > 256:
         return default_config(rows, 1, n, k, group)
     block_m = 16 if rows <= 16 else 32 if rows <= 128 else 64

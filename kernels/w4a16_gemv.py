@@ -20,7 +20,7 @@ from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 
 from .numerics import INTERPRETED, round_to_bf16, to_bf16
 
-#: a thread's (row, word) cells: at 64 the H200 build took 1.8-2.3x as long (round 54)
+#: a thread's (row, word) cells: at 64 the H200 build took 1.7-2.3x as long (round 54)
 CELLS_PER_THREAD = 32
 #: words (8 inputs) of a K step: K up to 4096 in one step
 MAX_BLOCK_W = 512
@@ -56,8 +56,8 @@ def _weight_pair(shifted, scale2, SOFTWARE: tl.constexpr):
 
 @triton.jit
 def _x_pairs(ptrs, word_mask, EVEN_K: tl.constexpr):
-    """Unmasked where K fills the steps: a predicate a cell spilled the H200 build's registers
-    (4x the time, round 54)."""
+    """Unmasked where K fills the steps: a predicate a cell spilled registers (2-4x the time on
+    the H200, round 54)."""
     if EVEN_K:
         return tl.load(ptrs)
     return tl.load(ptrs, mask=word_mask, other=0)

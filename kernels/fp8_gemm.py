@@ -22,6 +22,7 @@ from .fp8_grouped_ws import MIN_ROWS as ws_min_rows, MIN_ROWS_PER_EXPERT as \
 from .gluon_hopper import is_hopper
 from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 from .numerics import INTERPRETED, mma, to_bf16
+from .pdl import pdl_on, wait_for_previous_kernel
 from .split_k import split_buffers, split_for, split_sum
 
 _SCALED_MM_PAD = 4
@@ -33,10 +34,11 @@ def _fp8_grouped_kernel(
     total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse,
     stride_wsn, stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     SPLIT_K: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr, ROW_LOOP: tl.constexpr,
-    SOFTWARE: tl.constexpr,
+    PDL: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """ROW_LOOP: as w4a16_gemm's kernel (programs walk the row tiles of a capped grid).
-    Axis 2: a slice of K (split_k.split_sum adds the slices)."""
+    Axis 2: a slice of K (split_k.split_sum adds the slices). PDL: pdl.py."""
+    wait_for_previous_kernel(PDL)
     if ROW_LOOP:
         tiles = row_tile_count(counts_ptr, num_experts, BLOCK_M, E_PAD)
         for tile in range(tl.program_id(1), tiles, tl.num_programs(1)):
@@ -139,7 +141,8 @@ def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_w
         ws.stride(0), ws.stride(1), y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=BLOCK, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, ROW_LOOP=row_loop,
-        SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages)
+        PDL=pdl_on(y.device), SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
+        launch_pdl=pdl_on(y.device))
     return y
 
 

@@ -19,6 +19,7 @@ from .expert_masters import Masters, expert_offset, master_table
 from .expert_tiles import PADDED_GRID_SLACK, routed_row_end
 from .numerics import (INTERPRETED, div_by_reciprocal, fp32_constant, max_keeping_nan,
                        round_to_bf16, swiglu_tile, to_e4m3)
+from .pdl import pdl_on, wait_for_previous_kernel
 
 _EPS = tl.constexpr(AMAX_EPS)
 _MAX = tl.constexpr(FP8_MAX)
@@ -116,11 +117,12 @@ def _activation_rows(x_ptr, q_ptr, s_ptr, blk, pid_b, rows, rows_out, K, stride_
 def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, rows_out, K,
                            stride_xm, stride_qm, stride_sm, stride_sk,
                            BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr, BLOCK: tl.constexpr,
-                           E_PAD: tl.constexpr, ROUTED: tl.constexpr):
+                           E_PAD: tl.constexpr, ROUTED: tl.constexpr, PDL: tl.constexpr):
     """BLOCK_R rows x BLOCKS 128-input blocks a program, a row block's programs adjacent.
     ROUTED: rows past the counts' sum are padding the grouped GEMM skips: left unwritten.
     The row programs walk on over the routed row blocks (the grid may cover fewer, see
-    _row_programs): masking the padding instead cost more than quantizing it."""
+    _row_programs): masking the padding instead cost more than quantizing it. PDL: pdl.py."""
+    wait_for_previous_kernel(PDL)
     block_programs = tl.cdiv(K, BLOCK * BLOCKS)
     pid_r, pid_b = tl.program_id(0) // block_programs, tl.program_id(0) % block_programs
     if ROUTED:
@@ -149,9 +151,10 @@ def _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, pid_b, rows, F, stride_hm, str
 def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, F, stride_hm,
                        stride_sm, stride_sk, HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr,
                        BLOCKS: tl.constexpr, BLOCK: tl.constexpr, E_PAD: tl.constexpr,
-                       ROUTED: tl.constexpr, SOFTWARE: tl.constexpr):
+                       ROUTED: tl.constexpr, PDL: tl.constexpr, SOFTWARE: tl.constexpr):
     """h = [gate | up] [rows, 2F] -> the FP8 codes and scales of silu(gate) * up [* prob];
-    programs and the ROUTED walk as _fp8_activation_kernel's."""
+    programs, the ROUTED walk and PDL as _fp8_activation_kernel's."""
+    wait_for_previous_kernel(PDL)
     block_programs = tl.cdiv(F, BLOCK * BLOCKS)
     pid_r, pid_b = tl.program_id(0) // block_programs, tl.program_id(0) % block_programs
     if ROUTED:
@@ -253,7 +256,8 @@ def _quantize_rows(x: torch.Tensor, q: torch.Tensor, scale: torch.Tensor, rows_o
     _fp8_activation_kernel[_row_grid(rows_out, k, block_rows, blocks, counts, routed_rows)](
         x, q, scale, rows=rows, rows_out=rows_out, K=k, stride_xm=x.stride(0),
         stride_qm=q.stride(0), stride_sm=scale.stride(0), stride_sk=scale.stride(1),
-        BLOCK_R=block_rows, BLOCKS=blocks, BLOCK=BLOCK, num_warps=warps, **_routed(counts, x))
+        BLOCK_R=block_rows, BLOCKS=blocks, BLOCK=BLOCK, PDL=pdl_on(x.device), num_warps=warps,
+        launch_pdl=pdl_on(x.device), **_routed(counts, x))
 
 
 def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to: int = 1,
@@ -315,5 +319,6 @@ def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows:
             h, h if probs is None else probs.contiguous(), q, scale_t, rows=rows, F=ffn,
             stride_hm=h.stride(0), stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
             HAS_PROBS=probs is not None, BLOCK_R=block_rows, BLOCKS=1, BLOCK=BLOCK,
-            SOFTWARE=INTERPRETED, num_warps=warps, **_routed(counts, h))
+            PDL=pdl_on(h.device), SOFTWARE=INTERPRETED, num_warps=warps,
+            launch_pdl=pdl_on(h.device), **_routed(counts, h))
     return q, scale_t.t()

@@ -17,6 +17,7 @@ from .checks import check_activation, check_tokens_per_expert, counts_on, tile_r
 from .expert_tiles import program_tile, tile_bound
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
 from .numerics import INTERPRETED, to_bf16
+from .pdl import pdl_on, wait_for_previous_kernel
 from .split_k import split_buffers, split_for, split_sum
 
 #: under the interpreter a K block's sum is an fp32 dot, exact while BLOCK_K * 127^2 < 2^24
@@ -29,11 +30,13 @@ def _int8_gemm_kernel(
     num_experts, total_rows, N, K,
     stride_xm, stride_xsm, stride_we, stride_wn, stride_wse, stride_wsn, stride_ym,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
-    E_PAD: tl.constexpr, DENSE: tl.constexpr, OUT_BF16: tl.constexpr, SOFTWARE: tl.constexpr,
+    E_PAD: tl.constexpr, DENSE: tl.constexpr, OUT_BF16: tl.constexpr, PDL: tl.constexpr,
+    SOFTWARE: tl.constexpr,
 ):
     """Axis 0: BLOCK_N weight rows; axis 1: BLOCK_M token rows of one expert
     (expert_tiles.program_tile); axis 2: a slice of K (split_k.split_sum adds the slices).
-    Rows past the counts are left unwritten."""
+    Rows past the counts are left unwritten. PDL: pdl.py."""
+    wait_for_previous_kernel(PDL)
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
         counts_ptr, num_experts, total_rows, N, tl.program_id(1), BLOCK_M, BLOCK_N, E_PAD,
         DENSE)
@@ -133,7 +136,8 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
         y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=_BLOCK_K, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, OUT_BF16=out_bf16,
-        SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages)
+        PDL=pdl_on(y.device), SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
+        launch_pdl=pdl_on(y.device))
     return y
 
 

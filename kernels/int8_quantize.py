@@ -19,6 +19,7 @@ from .checks import check_swiglu_input, nonfinite_counter, raise_if_nonfinite, u
 from .expert_masters import Masters, expert_offset, master_table
 from .numerics import (INTERPRETED, is_nonfinite, max_keeping_nan, mul_rn, round_to_bf16,
                        swiglu)
+from .pdl import pdl_on, wait_for_previous_kernel
 
 _EPS = tl.constexpr(AMAX_EPS)
 _QMAX = tl.constexpr(QMAX)
@@ -57,12 +58,14 @@ def _store_codes(q_row, x, inv, offs, K, SOFTWARE: tl.constexpr):
 def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N, K, stride_xm,
                       stride_qm, stride_sm, BLOCK: tl.constexpr, ONE_PASS: tl.constexpr,
                       SWIGLU: tl.constexpr, MASTERS: tl.constexpr, ALIGN: tl.constexpr,
-                      SOFTWARE: tl.constexpr):
+                      PDL: tl.constexpr, SOFTWARE: tl.constexpr):
     """Row r of expert e (program (r, e)) to row e * N + r. ONE_PASS (K <= BLOCK): the row is
     read once and quantized from registers; else twice, the second time from L1/L2. MASTERS: x
     is expert_masters' table, and the row's NaN/inf values are added to *nonfinite_ptr,
     counted in a second read only where the row's NaN-propagating amax says there are some
-    (a count of every value cost the masters' path a quarter of its instructions; round 49)."""
+    (a count of every value cost the masters' path a quarter of its instructions; round 49).
+    PDL: pdl.py (the activations' launches)."""
+    wait_for_previous_kernel(PDL)
     row = tl.program_id(0).to(tl.int64)
     e = tl.program_id(1)
     x_row = x_ptr + row * stride_xm
@@ -140,7 +143,8 @@ def _quantize_rows(x: torch.Tensor, probs, k: int, out: tuple = None) -> tuple:
         _int8_rows_kernel[(m, 1)](x, x, x if probs is None else probs.contiguous(), q, s, s, m,
                                   k, x.stride(0), q.stride(0), s.stride(0), BLOCK=block,
                                   ONE_PASS=k <= block, SWIGLU=probs is not None, MASTERS=False,
-                                  ALIGN=1, SOFTWARE=INTERPRETED, num_warps=warps)
+                                  ALIGN=1, PDL=pdl_on(x.device), SOFTWARE=INTERPRETED,
+                                  num_warps=warps, launch_pdl=pdl_on(x.device))
     return q, s
 
 
@@ -162,7 +166,7 @@ def int8_quantize(weight: Masters, scheme, name: str = "weight",
         block, warps = _row_program(masters.base, k, False, masters=True)
         _int8_rows_kernel[(n, masters.experts)](
             masters.base, masters.offsets, s, q, s, counter, n, k, k, k, 1, BLOCK=block,
-            ONE_PASS=k <= block, SWIGLU=False, MASTERS=True, ALIGN=masters.align,
+            ONE_PASS=k <= block, SWIGLU=False, MASTERS=True, ALIGN=masters.align, PDL=False,
             SOFTWARE=INTERPRETED, num_warps=warps)
     if check_finite and nonfinite is None:
         raise_if_nonfinite(name, weight, counter)

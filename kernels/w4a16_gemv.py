@@ -16,9 +16,9 @@ docs/kernel_rounds.md).
 import torch
 import triton
 import triton.language as tl
-from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 
 from .numerics import INTERPRETED, round_to_bf16, to_bf16
+from .pdl import pdl_on, wait_for_previous_kernel
 
 #: a thread's (row, word) cells: at 64 the H200 build took 1.7-2.3x as long (round 54)
 CELLS_PER_THREAD = 32
@@ -88,9 +88,7 @@ def _w4a16_gemv_kernel(x_ptr, w_ptr, s_ptr, y_ptr, N, K, stride_wn, stride_sn,
         packed = tl.load(w_rows + word, mask=mask, other=0)
         scale = tl.load(s_rows + word // WORDS_PER_GROUP, mask=mask, other=0).to(tl.int32)
         scale2 = (scale & 0xFFFF) | (scale << 16)
-        if PDL:  # the weights are no earlier kernel's output: asked for before the wait
-            gdc_launch_dependents()
-            gdc_wait()
+        wait_for_previous_kernel(PDL)  # after the weights: no earlier kernel writes them
         x_pairs = x_ptr + word * 4  # inputs 8w + 2p, 8w + 2p + 1 in pair p
         x01 = _x_pairs(x_pairs, word_mask, EVEN_K)
         x23 = _x_pairs(x_pairs + 1, word_mask, EVEN_K)
@@ -130,7 +128,7 @@ def w4a16_gemv(x: torch.Tensor, qweight, tiles: tuple = None) -> torch.Tensor:
                          f"multiple of 8; call w4a16_linear")
     block_n, block_w, num_warps = tiles or gemv_tiles(k)
     n = qweight.out_features
-    pdl = x.is_cuda and torch.cuda.get_device_capability(x.device)[0] >= 9
+    pdl = pdl_on(x.device)
     y = torch.empty(1, n, device=x.device, dtype=x.dtype)
     _w4a16_gemv_kernel[(triton.cdiv(n, block_n), )](
         x.contiguous().view(torch.int32), qweight.data, qweight.scale.view(torch.int16), y, n,

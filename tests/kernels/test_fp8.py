@@ -89,7 +89,8 @@ def _activation_quantizer_for_sm90() -> dict:
     strides 16-aligned as Triton specializes real launches) divides and rounds to e4m3."""
     names = ["x_ptr", "q_ptr", "s_ptr", "counts_ptr", "num_experts", "rows", "rows_out", "K",
              "stride_xm", "stride_qm", "stride_sm", "stride_sk"]
-    constexprs = {"BLOCK_R": 16, "BLOCKS": 2, "BLOCK": 128, "E_PAD": 1, "ROUTED": False}
+    constexprs = {"BLOCK_R": 16, "BLOCKS": 2, "BLOCK": 128, "E_PAD": 1, "ROUTED": False,
+                  "PDL": True}
     aligned = {(names.index(name),): [["tt.divisibility", 16]]
                for name in ["x_ptr", "q_ptr", "s_ptr", "K", "stride_xm", "stride_qm", "stride_sk"]}
     facts = {}

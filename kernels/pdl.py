@@ -1,0 +1,30 @@
+"""Programmatic dependent launch (PDL) for this package's Triton kernels of decode-size calls.
+
+A kernel launched with PDL (`launch_pdl=True`, Hopper on) may be scheduled while the kernel
+before it in its stream still runs: it lets its own successor be scheduled at once and waits
+(griddepcontrol.wait) for its predecessor before it touches memory that predecessor may write.
+What that saves is the gap between back-to-back small kernels, a large part of a call of a few
+microseconds in a decode step's CUDA graph (the Gluon kernels launch so since round 15 of
+docs/kernel_rounds.md; w4a16_gemv also asks for its weights before the wait, round 54).
+"""
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+
+from .numerics import INTERPRETED
+
+
+def pdl_on(device: torch.device) -> bool:
+    """Whether kernels on this device launch with PDL: Hopper and later, off the interpreter."""
+    return (not INTERPRETED and device.type == "cuda"
+            and torch.cuda.get_device_capability(device)[0] >= 9)
+
+
+@triton.jit
+def wait_for_previous_kernel(PDL: tl.constexpr):
+    """Lets the next kernel be scheduled, then waits until the previous kernel in the stream
+    has finished and its writes are visible (nothing without PDL)."""
+    if PDL:
+        gdc_launch_dependents()
+        gdc_wait()

@@ -135,14 +135,15 @@ def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_w
     col_tiles = triton.cdiv(n, block_n)
     split_k, partials, counters = split_buffers(split_k if dense else 1, col_tiles * tiles,
                                                 block_m * block_n, torch.float32, y)
+    pdl = pdl_on(y.device, rows)
     _fp8_grouped_kernel[(col_tiles, tiles, split_k)](
         xq, xs, wq, ws, y, counts, partials, counters, num_experts, rows, n, k,
         xq.stride(0), xs.stride(0), xs.stride(1), wq.stride(0), wq.stride(1),
         ws.stride(0), ws.stride(1), y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=BLOCK, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, ROW_LOOP=row_loop,
-        PDL=pdl_on(y.device), SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
-        launch_pdl=pdl_on(y.device))
+        PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
+        launch_pdl=pdl)
     return y
 
 

@@ -253,11 +253,12 @@ def _quantize_rows(x: torch.Tensor, q: torch.Tensor, scale: torch.Tensor, rows_o
     expected_rows = tile_rows(rows_out, routed_rows)
     block_rows, warps = _row_block(expected_rows, block_rows)
     blocks = 2 if expected_rows >= TWO_BLOCK_ROWS and x.element_size() == 2 else 1
+    pdl = pdl_on(x.device, rows_out)
     _fp8_activation_kernel[_row_grid(rows_out, k, block_rows, blocks, counts, routed_rows)](
         x, q, scale, rows=rows, rows_out=rows_out, K=k, stride_xm=x.stride(0),
         stride_qm=q.stride(0), stride_sm=scale.stride(0), stride_sk=scale.stride(1),
-        BLOCK_R=block_rows, BLOCKS=blocks, BLOCK=BLOCK, PDL=pdl_on(x.device), num_warps=warps,
-        launch_pdl=pdl_on(x.device), **_routed(counts, x))
+        BLOCK_R=block_rows, BLOCKS=blocks, BLOCK=BLOCK, PDL=pdl, num_warps=warps,
+        launch_pdl=pdl, **_routed(counts, x))
 
 
 def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to: int = 1,
@@ -315,10 +316,11 @@ def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows:
     if rows and ffn:
         h = unit_stride_rows(h)
         block_rows, warps = _row_block(tile_rows(rows, routed_rows), block_rows)
+        pdl = pdl_on(h.device, rows)
         _fp8_swiglu_kernel[_row_grid(rows, ffn, block_rows, 1, counts, routed_rows)](
             h, h if probs is None else probs.contiguous(), q, scale_t, rows=rows, F=ffn,
             stride_hm=h.stride(0), stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
             HAS_PROBS=probs is not None, BLOCK_R=block_rows, BLOCKS=1, BLOCK=BLOCK,
-            PDL=pdl_on(h.device), SOFTWARE=INTERPRETED, num_warps=warps,
-            launch_pdl=pdl_on(h.device), **_routed(counts, h))
+            PDL=pdl, SOFTWARE=INTERPRETED, num_warps=warps, launch_pdl=pdl,
+            **_routed(counts, h))
     return q, scale_t.t()

@@ -130,14 +130,15 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
                             waves=4 if block_m <= 32 else 1, min_steps=4)
     split_k, partials, counters = split_buffers(split_k, grid[0] * grid[1], block_m * block_n,
                                                 torch.int32, y)
+    pdl = pdl_on(y.device, rows)
     _int8_gemm_kernel[grid + (split_k,)](
         xq, xs, wq, ws, y, counts, partials, counters, num_experts, rows, n, k,
         xq.stride(0), xs.stride(0), wq.stride(0), wq.stride(1), ws.stride(0), ws.stride(1),
         y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=_BLOCK_K, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, OUT_BF16=out_bf16,
-        PDL=pdl_on(y.device), SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
-        launch_pdl=pdl_on(y.device))
+        PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
+        launch_pdl=pdl)
     return y
 
 

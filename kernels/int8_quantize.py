@@ -140,11 +140,12 @@ def _quantize_rows(x: torch.Tensor, probs, k: int, out: tuple = None) -> tuple:
     if m and k:
         x = unit_stride_rows(x)
         block, warps = _row_program(x, k, probs is not None)
+        pdl = pdl_on(x.device, m)
         _int8_rows_kernel[(m, 1)](x, x, x if probs is None else probs.contiguous(), q, s, s, m,
                                   k, x.stride(0), q.stride(0), s.stride(0), BLOCK=block,
                                   ONE_PASS=k <= block, SWIGLU=probs is not None, MASTERS=False,
-                                  ALIGN=1, PDL=pdl_on(x.device), SOFTWARE=INTERPRETED,
-                                  num_warps=warps, launch_pdl=pdl_on(x.device))
+                                  ALIGN=1, PDL=pdl, SOFTWARE=INTERPRETED, num_warps=warps,
+                                  launch_pdl=pdl)
     return q, s
 
 

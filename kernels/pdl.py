@@ -15,9 +15,16 @@ from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 from .numerics import INTERPRETED
 
 
-def pdl_on(device: torch.device) -> bool:
-    """Whether kernels on this device launch with PDL: Hopper and later, off the interpreter."""
-    return (not INTERPRETED and device.type == "cuda"
+#: token rows up to which the FP8 and INT8 decode kernels launch with PDL. H200, seven rounds
+#: (docs/kernel_rounds.md round 55): dense calls of 1-8 tokens 0.97-1.19x faster with it, but
+#: the INT8 GEMM of 64 tokens took 1.2-1.7x the time and the experts blocks moved 0.91-1.07x
+PDL_MAX_ROWS = 8
+
+
+def pdl_on(device: torch.device, rows: int = 1) -> bool:
+    """Whether a call of `rows` token rows on this device launches with PDL: Hopper and later,
+    off the interpreter, up to PDL_MAX_ROWS rows."""
+    return (rows <= PDL_MAX_ROWS and not INTERPRETED and device.type == "cuda"
             and torch.cuda.get_device_capability(device)[0] >= 9)
 
 

@@ -15,9 +15,10 @@ from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 from .numerics import INTERPRETED
 
 
-#: token rows up to which the FP8 and INT8 decode kernels launch with PDL. H200, seven rounds
-#: (docs/kernel_rounds.md round 55): dense calls of 1-8 tokens 0.97-1.19x faster with it, but
-#: the INT8 GEMM of 64 tokens took 1.2-1.7x the time and the experts blocks moved 0.91-1.07x
+#: token rows up to which the FP8 and INT8 decode kernels launch with PDL. H200, attention's
+#: projections (docs/kernel_rounds.md round 55): at 1-8 tokens FP8 0.97-1.16x, INT8
+#: 0.99-1.17x the speed without it (seven rounds); at 64 tokens the INT8 GEMM took 1.2-1.7x
+#: the time with it, and experts blocks of 64-2048 routed rows moved 0.91-1.05x (three rounds)
 PDL_MAX_ROWS = 8
 
 

@@ -29,7 +29,7 @@ over the same x tiles, so the [T, 2F] intermediate and the activation's kernels 
 On Hopper the grouped ops hand batches of up to 128 tokens per expert to the Gluon kernel
 (w4a16_gluon, routed by gluon_tiles), which unpacks into the registers of asynchronous wgmmas;
 dense calls in CUDA graphs, up to DENSE_GLUON_MAX_ROWS tokens, take it as one expert with K
-split (gluon_dense_tiles).
+split (gluon_dense_tiles). Dense calls of one token take w4a16_gemv.
 """
 import warnings
 from dataclasses import dataclass, replace

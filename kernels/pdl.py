@@ -1,6 +1,6 @@
 """Programmatic dependent launch (PDL) for this package's Triton kernels of decode-size calls.
 
-A kernel launched with PDL (`launch_pdl=True`, Hopper on) may be scheduled while the kernel
+A kernel launched with PDL (`launch_pdl=True`, on Hopper) may be scheduled while the kernel
 before it in its stream still runs: it lets its own successor be scheduled at once and waits
 (griddepcontrol.wait) for its predecessor before it touches memory that predecessor may write.
 What that saves is the gap between back-to-back small kernels, a large part of a call of a few
@@ -12,6 +12,7 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 
+from .gluon_hopper import is_hopper
 from .numerics import INTERPRETED
 
 
@@ -23,10 +24,10 @@ PDL_MAX_ROWS = 8
 
 
 def pdl_on(device: torch.device, rows: int = 1) -> bool:
-    """Whether a call of `rows` token rows on this device launches with PDL: Hopper and later,
-    off the interpreter, up to PDL_MAX_ROWS rows."""
-    return (rows <= PDL_MAX_ROWS and not INTERPRETED and device.type == "cuda"
-            and torch.cuda.get_device_capability(device)[0] >= 9)
+    """Whether a call of `rows` token rows on this device launches with PDL: on Hopper (where
+    it was measured; the check is cached, as a launch asks it), off the interpreter, up to
+    PDL_MAX_ROWS rows."""
+    return rows <= PDL_MAX_ROWS and not INTERPRETED and device.type == "cuda" and is_hopper(device)
 
 
 @triton.jit

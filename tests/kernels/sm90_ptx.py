@@ -12,6 +12,8 @@ import tempfile
 import threading
 import traceback
 
+import triton
+
 PATTERNS = {
     "wgmma": r"wgmma\.mma_async",
     # A from registers: the first operand a register list, not a shared-memory descriptor
@@ -28,6 +30,16 @@ PATTERNS = {
     "vector_stores": r"st\.shared\.v4",
     "async_fences": r"fence\.proxy\.async",
 }
+
+
+def sass(cubin: bytes) -> str:
+    """A cubin's SASS, by the nvdisasm that ships with Triton beside ptxas."""
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([tool, "-c", f.name], capture_output=True, text=True,
+                              check=True).stdout
 
 
 def ptx_counts(ptx: str, *names: str) -> dict:

@@ -1,7 +1,4 @@
-import os
 import re
-import subprocess
-import tempfile
 
 import pytest
 import torch
@@ -13,7 +10,7 @@ from megatron_qarl.quant import get_scheme
 from qarl_kernels import w4a16_gemv
 from qarl_kernels.w4a16_gemv import gemv_tiles, w4a16_gemv as gemv
 
-from sm90_ptx import facts_of_child, serve_facts
+from sm90_ptx import facts_of_child, sass, serve_facts
 
 
 def _weight(n, k, group, device):
@@ -66,22 +63,11 @@ def _gemv_for_sm90(k: int) -> dict:
                   attrs=aligned),
         target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
     loop = _k_loop(kernel.asm["ptx"])
-    return {"spills": len(re.findall(r"\b(?:LDL|STL)\b", _sass(kernel.asm["cubin"]))),
+    return {"spills": len(re.findall(r"\b(?:LDL|STL)\b", sass(kernel.asm["cubin"]))),
             "shared": len(re.findall(r"(?:ld|st)\.shared|bar\.sync", loop)),
             "bf16x2": len(re.findall(r"(?:sub|mul)\.rn\.bf16x2", loop)),
             "ffma": len(re.findall(r"fma\.rn\.f32", loop)),
             "grid_waits": len(re.findall(r"griddepcontrol\.wait", loop))}
-
-
-def _sass(cubin: bytes) -> str:
-    """The cubin's SASS, by the nvdisasm that Triton's wheel ships beside ptxas."""
-    nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin",
-                            "nvdisasm")
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        return subprocess.run([nvdisasm, "-c", f.name], capture_output=True, text=True,
-                              check=True).stdout
 
 
 def _k_loop(ptx: str) -> str:

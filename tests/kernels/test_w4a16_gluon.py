@@ -1,10 +1,7 @@
 """The Gluon W4A16 grouped GEMM (Hopper only). Gluon has no CPU interpreter, so CI compiles it
 for sm_90 offline (the GPU code is built, not run); on an H100 the same tests check it against
 the reference."""
-import os
 import re
-import subprocess
-import tempfile
 
 import pytest
 import torch
@@ -25,7 +22,7 @@ from qarl_kernels.gluon_hopper import table_size
 from qarl_kernels.w4a16_gemm import gluon_early_words, gluon_groups, gluon_launch, gluon_pdl, \
     gluon_refill_first, gluon_release, gluon_swiglu_tiles, gluon_tail, gluon_tiles, gluon_walk, \
     gluon_x_async, w4a16_grouped_matmul
-from sm90_ptx import facts_of_child, ptx_counts, serve_facts
+from sm90_ptx import facts_of_child, ptx_counts, sass, serve_facts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -81,7 +78,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     before = {op: body.count(op, 0, wait) for op in ("ld.global", "cp.async.c",
                                                       "cp.async.bulk.tensor.3d")}
     words_before = body.count("cp.async.bulk.tensor.2d", 0, wait)  # the weight words' boxes
-    return {"sass_wgmma_waits": _sass_count(kernel.asm["cubin"], "WARPGROUP.DEPBAR"),
+    return {"sass_wgmma_waits": sass(kernel.asm["cubin"]).count("WARPGROUP.DEPBAR"),
             **ptx_counts(ptx, "wgmma", "wgmma_register_a", "tma_loads", "prmt", "lop3",
                          "scale_copies", "copy_arrives", "global_loads", "atomics"),
             "pdl_waits": len(re.findall(r"griddepcontrol\.wait", ptx)),
@@ -95,16 +92,6 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                 > body.index("cp.async.bulk.tensor")),
             "prologue_barriers": body[:body.index("cp.async.bulk.tensor")].count("bar.sync"),
             "shared": kernel.metadata.shared}
-
-
-def _sass_count(cubin: bytes, opcode: str) -> int:
-    """Occurrences of a SASS opcode, by the nvdisasm that ships with Triton."""
-    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        return subprocess.run([tool, "-c", f.name], capture_output=True, text=True,
-                              check=True).stdout.count(opcode)
 
 
 @pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu,x_async",

@@ -1,6 +1,7 @@
 """FP8 block-scaled GEMMs (1x128 activations x 128x128 weights, fp32 accumulation).
 
-Dense: up to DENSE_SPLIT_ROWS tokens the Triton kernel below with K split; past them
+Dense: up to split_k.DECODE_MAX_ROWS tokens the Triton kernel below with K split (dense_tiles),
+unless its programs would pass split_k.DECODE_WAVES waves; past them
 torch.nn.functional.scaled_mm (cuBLAS) on SM90, which wants the activation scales
 token-major with the token count padded to 4, and the weight scales' K-block count padded
 to 4 (measured on an H100 with torch 2.11: the activation scales must not be padded in K).
@@ -19,11 +20,12 @@ from .checks import check_activation, check_tokens_per_expert, counts_on, tile_r
 from .expert_tiles import program_tile, row_tile_count, row_tile_grid
 from .fp8_grouped_ws import MIN_ROWS as ws_min_rows, MIN_ROWS_PER_EXPERT as \
     ws_min_rows_per_expert, applies as ws_applies, default_tiles as ws_tiles, fp8_grouped_ws
-from .gluon_hopper import is_hopper
+from .gluon_hopper import is_hopper, sm_count
 from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 from .numerics import INTERPRETED, mma, to_bf16
 from .pdl import pdl_on, wait_for_previous_kernel
-from .split_k import split_buffers, split_for, split_sum
+from .split_k import (DECODE_MAX_ROWS, DECODE_WAVES, decode_programs, decode_tiles, split_buffers,
+                      split_for, split_sum)
 
 _SCALED_MM_PAD = 4
 
@@ -236,19 +238,25 @@ def _routed_only(tokens_per_expert: torch.Tensor, routed_rows) -> dict:
     return dict(counts=tokens_per_expert, routed_rows=routed_rows)
 
 
-#: tokens up to which a dense call takes this file's kernel with K split (split_k.py) over
-#: cuBLAS's blockwise scaled_mm: H100, attention's projections, 1-32 tokens: 10.0-12.4 us
-#: against 12.1-18.7 (quantizer included); from 64 tokens each wins some shapes (session 36,
-#: docs/kernel_rounds.md round 32)
+#: tokens up to which a dense call takes this file's kernel with 16 x 32 tiles and K split
+#: (split_k.py) over cuBLAS's blockwise scaled_mm: H100, attention's projections, 1-32 tokens:
+#: 10.0-12.4 us against 12.1-18.7 (quantizer included; docs/kernel_rounds.md round 32). Past
+#: them to split_k.DECODE_MAX_ROWS the kernel takes split_k.decode_tiles' 64-row tiles while
+#: those fit split_k.DECODE_WAVES waves: H200, the GEMM alone at 64-256 tokens, 1.00-1.65x
+#: scaled_mm's speed where they do, 0.86-0.98x at qkv's 128-256 where they do not (round 56)
 DENSE_SPLIT_ROWS = 32
 
 
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:
-    """cuBLAS blockwise FP8 (SM90) for whole 128-blocks past DENSE_SPLIT_ROWS tokens; Triton
-    otherwise."""
-    return (x.is_cuda and is_hopper(x.device) and x.shape[0] > DENSE_SPLIT_ROWS
+    """cuBLAS blockwise FP8 (SM90) for whole 128-blocks past DENSE_SPLIT_ROWS tokens where the
+    Triton kernel's decode tiles do not fit DECODE_WAVES waves; Triton otherwise."""
+    rows = x.shape[0]
+    if not (x.is_cuda and is_hopper(x.device) and rows > DENSE_SPLIT_ROWS
             and hasattr(F, "scaled_mm") and qweight.out_features % BLOCK == 0
-            and qweight.in_features % BLOCK == 0)
+            and qweight.in_features % BLOCK == 0):
+        return False
+    return (rows > DECODE_MAX_ROWS or decode_programs(rows, qweight.out_features)
+            > DECODE_WAVES * sm_count(x.device))
 
 
 def quantize_linear_input(x2: torch.Tensor, qweight):
@@ -261,9 +269,13 @@ def quantize_linear_input(x2: torch.Tensor, qweight):
 def dense_tiles(rows: int, n: int, k: int, device: torch.device) -> tuple:
     """The Triton kernel's (block_m, block_n, num_warps, num_stages, split_k) for a dense call:
     up to DENSE_SPLIT_ROWS tokens 16 x 32 tiles, K split while five waves hold the programs
-    (H100 sweep, round 32: within 2% of the best tiles and split at every shape)."""
-    if rows > DENSE_SPLIT_ROWS:
+    (H100 sweep, round 32: within 2% of the best tiles and split at every shape); then to
+    DECODE_MAX_ROWS split_k.decode_tiles."""
+    if rows > DECODE_MAX_ROWS:
         return _tiles(rows, k) + (1,)
+    if rows > DENSE_SPLIT_ROWS:
+        block_m, block_n, split = decode_tiles(rows, n, triton.cdiv(k, BLOCK), device)
+        return block_m, block_n, 4, 4, split
     programs = triton.cdiv(n, 32) * triton.cdiv(rows, 16)
     return 16, 32, 4, 4, split_for(programs, triton.cdiv(k, BLOCK), device, waves=5,
                                    min_steps=4)

@@ -18,7 +18,8 @@ from .expert_tiles import program_tile, tile_bound
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
 from .numerics import INTERPRETED, to_bf16
 from .pdl import pdl_on, wait_for_previous_kernel
-from .split_k import split_buffers, split_for, split_sum
+from .split_k import (DECODE_MAX_ROWS, DECODE_WAVES, decode_columns, split_buffers, split_for,
+                      split_sum)
 
 #: under the interpreter a K block's sum is an fp32 dot, exact while BLOCK_K * 127^2 < 2^24
 _BLOCK_K = 128
@@ -84,14 +85,13 @@ def int8_tiles(rows_per_expert: int, dense: bool) -> tuple:
     """(block_m, block_n, num_warps, num_stages): the H100 sweeps' winners (`python -m
     qarl_kernels.tune --only int8` for the grouped kernel, docs/benchmarks.md), each within 3%
     of the best tiles of every case it covers. Dense calls (attention's projections) want more,
-    narrower programs at decode sizes, and split K where those are still few (int8_matmul)."""
+    narrower programs at decode sizes, and split K where those are still few (int8_matmul):
+    16 x 32 tiles up to 32 tokens, then to split_k.DECODE_MAX_ROWS split_k.decode_tiles'."""
     if dense:
         if rows_per_expert <= 32:
             return 16, 32, 4, 4
-        if rows_per_expert <= 64:
-            return 32, 32, 4, 4
-        if rows_per_expert <= 256:
-            return 64, 64, 4, 4
+        if rows_per_expert <= DECODE_MAX_ROWS:
+            return 64, decode_columns(rows_per_expert), 4, 4
         return (128, 128, 8, 3) if rows_per_expert <= 1024 else (128, 128, 4, 3)
     if rows_per_expert <= 8:
         return 16, 64, 4, 4
@@ -125,9 +125,10 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     row_tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
     grid = (triton.cdiv(n, block_n), row_tiles)
     split_k = split[0] if split else 1
-    if dense and not split:  # H100 sweep: about 4 waves of narrow tiles, 1 of 64 x 64 ones
+    if dense and not split:  # waves: H100 sweep (16-row and large tiles), split_k.decode_tiles'
+        waves = 4 if block_m <= 32 else DECODE_WAVES if rows <= DECODE_MAX_ROWS else 1
         split_k = split_for(grid[0] * grid[1], triton.cdiv(k, _BLOCK_K), xq.device,
-                            waves=4 if block_m <= 32 else 1, min_steps=4)
+                            waves=waves, min_steps=4)
     split_k, partials, counters = split_buffers(split_k, grid[0] * grid[1], block_m * block_n,
                                                 torch.int32, y)
     pdl = pdl_on(y.device, rows)

@@ -78,6 +78,32 @@ def split_for(programs: int, k_steps: int, device: torch.device, waves: int = 2,
     return split
 
 
+#: the FP8 and INT8 dense kernels from 33 to DECODE_MAX_ROWS tokens: 64-row tiles, 32 columns
+#: wide up to WIDE_COLUMN_ROWS tokens and 64 past, K split while the programs fit DECODE_WAVES
+#: waves. H200 sweep of 36 tiles x splits at attention's projections and their TP2 halves,
+#: 64-256 tokens (docs/kernel_rounds.md round 56): within 1.08x (FP8) and 1.15x (INT8) of each
+#: cell's best, 1.00-1.02x in 21 of 24
+DECODE_MAX_ROWS = 256
+WIDE_COLUMN_ROWS = 128
+DECODE_WAVES = 2
+
+
+def decode_columns(rows: int) -> int:
+    """block_n of decode_tiles (block_m is 64)."""
+    return 32 if rows <= WIDE_COLUMN_ROWS else 64
+
+
+def decode_programs(rows: int, n: int) -> int:
+    """Output tiles of decode_tiles' shape for `rows` tokens and `n` outputs."""
+    return triton.cdiv(n, decode_columns(rows)) * triton.cdiv(rows, 64)
+
+
+def decode_tiles(rows: int, n: int, k_steps: int, device: torch.device) -> Tuple[int, int, int]:
+    """(block_m, block_n, split_k) of a dense FP8 or INT8 call of 33-DECODE_MAX_ROWS tokens."""
+    return 64, decode_columns(rows), split_for(decode_programs(rows, n), k_steps, device,
+                                               waves=DECODE_WAVES, min_steps=4)
+
+
 @triton.jit
 def split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: tl.constexpr):
     """(whether this program holds the tile's total, the total): every program stores its

@@ -109,12 +109,39 @@ def test_fp8_dense_split_repeats_its_bits(split, device):
 
 
 def test_dense_rules_split_decode_calls_only(monkeypatch):
-    """Each scheme's dense rule on an H100 (132 SMs): o_proj at 8 tokens splits K; from 256
-    tokens (W4A16, FP8 past 32) no call splits."""
+    """Each scheme's dense rule on a GPU of 132 SMs: o_proj at 8 tokens splits K; W4A16 at 512
+    tokens does not; FP8 from 33 to 256 tokens takes 64-row tiles, 32 columns wide to 128
+    tokens, K split while they fit two waves (decode_tiles), and past 256 one slice."""
     from qarl_kernels import fp8_gemm, w4a16_gemm
     monkeypatch.setattr(split_k, "sm_count", lambda device: 132)
     cuda = torch.device("cuda")
     assert w4a16_gemm.dense_config(8, 2048, 4096, 128, cuda).split_k == 8
     assert w4a16_gemm.dense_config(512, 2048, 4096, 128, cuda).split_k == 1
     assert fp8_gemm.dense_tiles(8, 2048, 4096, cuda) == (16, 32, 4, 4, 8)
-    assert fp8_gemm.dense_tiles(64, 2048, 4096, cuda)[-1] == 1
+    assert fp8_gemm.dense_tiles(64, 2048, 4096, cuda) == (64, 32, 4, 4, 4)  # 64 programs
+    assert fp8_gemm.dense_tiles(128, 2560, 2048, cuda) == (64, 32, 4, 4, 1)  # 160 programs
+    assert fp8_gemm.dense_tiles(256, 2048, 4096, cuda) == (64, 64, 4, 4, 2)  # 128 programs
+    assert fp8_gemm.dense_tiles(512, 2048, 4096, cuda)[-1] == 1
+
+
+@pytest.mark.parametrize("rows,n,cublas", [
+    (32, 2048, False), (64, 5120, False), (128, 5120, True), (256, 2560, False),
+    (256, 5120, True), (257, 2048, True)])
+def test_fp8_dense_takes_cublas_where_decode_tiles_pass_two_waves(rows, n, cublas, monkeypatch):
+    """On Hopper (132 SMs) cuBLAS's scaled_mm past 32 tokens where decode_tiles' programs pass
+    two waves (qkv's 5120 outputs from 128 tokens: 320) or past 256 tokens."""
+    from types import SimpleNamespace
+    from qarl_kernels import fp8_gemm
+    monkeypatch.setattr(fp8_gemm, "sm_count", lambda device: 132)
+    monkeypatch.setattr(fp8_gemm, "is_hopper", lambda device: True)
+    x = SimpleNamespace(is_cuda=True, device=torch.device("cuda"), shape=(rows, 2048))
+    qweight = SimpleNamespace(out_features=n, in_features=2048)
+    assert fp8_gemm.scaled_mm_applies(x, qweight) == cublas
+
+
+def test_int8_dense_tiles_follow_decode_tiles():
+    from qarl_kernels.int8_gemm import int8_tiles
+    assert int8_tiles(32, True) == (16, 32, 4, 4)
+    assert int8_tiles(64, True) == (64, 32, 4, 4)
+    assert int8_tiles(200, True) == (64, 64, 4, 4)
+    assert int8_tiles(512, True) == (128, 128, 8, 3)

@@ -698,8 +698,9 @@ def bench_dense(peak, check):
 
 def _fp8_dense_table(peak, check):
     """FP8 block dense calls at decode sizes: cuBLAS's blockwise scaled_mm (the op's choice on
-    SM90 past fp8_gemm.DENSE_SPLIT_ROWS tokens) and the Triton kernel (with K split up to
-    them), each timed alone on quantized inputs."""
+    SM90 past fp8_gemm.DENSE_SPLIT_ROWS tokens where the Triton kernel's decode tiles pass two
+    waves) and the Triton kernel (fp8_gemm.dense_tiles), each timed alone on quantized
+    inputs."""
     scheme = get_scheme("fp8-block")
     table = Table(f"FP8 block dense GEMMs (attention projections) vs bf16, CUDA graphs of "
                   f"{STEP_CALLS} calls",
@@ -709,7 +710,7 @@ def _fp8_dense_table(peak, check):
         master = torch.randn(n, k, device="cuda")
         qws = [scheme.quantize_weight(master + i) for i in range(copies_for(n * k))]
         wb = [(master + i).bfloat16() for i in range(copies_for(2 * n * k))]
-        for m in (1, 8, 32, 64, 256):
+        for m in (1, 8, 32, 64, 128, 256):
             x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             check.close_norm(f"fp8 dense {label} M={m}", fp8_block_linear(x, qws[0]),
                              scheme.reference_matmul(x, qws[0]))

@@ -18,7 +18,7 @@ from .expert_tiles import program_tile, tile_bound
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
 from .numerics import INTERPRETED, to_bf16
 from .pdl import pdl_on, wait_for_previous_kernel
-from .split_k import (DECODE_MAX_ROWS, DECODE_WAVES, decode_columns, split_buffers, split_for,
+from .split_k import (DECODE_MAX_ROWS, decode_columns, decode_split, split_buffers, split_for,
                       split_sum)
 
 #: under the interpreter a K block's sum is an fp32 dot, exact while BLOCK_K * 127^2 < 2^24
@@ -125,10 +125,12 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     row_tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
     grid = (triton.cdiv(n, block_n), row_tiles)
     split_k = split[0] if split else 1
-    if dense and not split:  # waves: H100 sweep (16-row and large tiles), split_k.decode_tiles'
-        waves = 4 if block_m <= 32 else DECODE_WAVES if rows <= DECODE_MAX_ROWS else 1
-        split_k = split_for(grid[0] * grid[1], triton.cdiv(k, _BLOCK_K), xq.device,
-                            waves=waves, min_steps=4)
+    if dense and not split:  # H100 sweep: about 4 waves of 16-row tiles, 1 of large ones
+        programs, k_steps = grid[0] * grid[1], triton.cdiv(k, _BLOCK_K)
+        split_k = (decode_split(programs, k_steps, block_n, xq.device)
+                   if 32 < rows <= DECODE_MAX_ROWS else
+                   split_for(programs, k_steps, xq.device, waves=4 if block_m <= 32 else 1,
+                             min_steps=4))
     split_k, partials, counters = split_buffers(split_k, grid[0] * grid[1], block_m * block_n,
                                                 torch.int32, y)
     pdl = pdl_on(y.device, rows)

@@ -80,9 +80,10 @@ def split_for(programs: int, k_steps: int, device: torch.device, waves: int = 2,
 
 #: the FP8 and INT8 dense kernels from 33 to DECODE_MAX_ROWS tokens: 64-row tiles, 32 columns
 #: wide up to WIDE_COLUMN_ROWS tokens and 64 past, K split while the programs fit DECODE_WAVES
-#: waves. H200 sweep of 36 tiles x splits at attention's projections and their TP2 halves,
-#: 64-256 tokens (docs/kernel_rounds.md round 56): within 1.08x (FP8) and 1.15x (INT8) of each
-#: cell's best, 1.00-1.02x in 21 of 24
+#: waves and each slice walks block_n / 4 K steps or more (a slice's partial tile, written and
+#: read back, grows with block_n). H200 sweep of 36 tiles x splits at attention's projections
+#: and their TP2 halves, 64-256 tokens (docs/kernel_rounds.md round 56): within 1.04x of each
+#: cell's best
 DECODE_MAX_ROWS = 256
 WIDE_COLUMN_ROWS = 128
 DECODE_WAVES = 2
@@ -100,8 +101,13 @@ def decode_programs(rows: int, n: int) -> int:
 
 def decode_tiles(rows: int, n: int, k_steps: int, device: torch.device) -> Tuple[int, int, int]:
     """(block_m, block_n, split_k) of a dense FP8 or INT8 call of 33-DECODE_MAX_ROWS tokens."""
-    return 64, decode_columns(rows), split_for(decode_programs(rows, n), k_steps, device,
-                                               waves=DECODE_WAVES, min_steps=4)
+    block_n = decode_columns(rows)
+    return 64, block_n, decode_split(decode_programs(rows, n), k_steps, block_n, device)
+
+
+def decode_split(programs: int, k_steps: int, block_n: int, device: torch.device) -> int:
+    """decode_tiles' slices of K for `programs` output tiles block_n wide."""
+    return split_for(programs, k_steps, device, waves=DECODE_WAVES, min_steps=block_n // 4)
 
 
 @triton.jit

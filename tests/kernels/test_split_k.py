@@ -111,7 +111,8 @@ def test_fp8_dense_split_repeats_its_bits(split, device):
 def test_dense_rules_split_decode_calls_only(monkeypatch):
     """Each scheme's dense rule on a GPU of 132 SMs: o_proj at 8 tokens splits K; W4A16 at 512
     tokens does not; FP8 from 33 to 256 tokens takes 64-row tiles, 32 columns wide to 128
-    tokens, K split while they fit two waves (decode_tiles), and past 256 one slice."""
+    tokens, K split while they fit two waves and each slice walks block_n / 4 K steps
+    (decode_tiles), and past 256 one slice."""
     from qarl_kernels import fp8_gemm, w4a16_gemm
     monkeypatch.setattr(split_k, "sm_count", lambda device: 132)
     cuda = torch.device("cuda")
@@ -119,8 +120,10 @@ def test_dense_rules_split_decode_calls_only(monkeypatch):
     assert w4a16_gemm.dense_config(512, 2048, 4096, 128, cuda).split_k == 1
     assert fp8_gemm.dense_tiles(8, 2048, 4096, cuda) == (16, 32, 4, 4, 8)
     assert fp8_gemm.dense_tiles(64, 2048, 4096, cuda) == (64, 32, 4, 4, 4)  # 64 programs
+    assert fp8_gemm.dense_tiles(64, 2048, 2048, cuda) == (64, 32, 4, 4, 2)  # 8-step slices
     assert fp8_gemm.dense_tiles(128, 2560, 2048, cuda) == (64, 32, 4, 4, 1)  # 160 programs
     assert fp8_gemm.dense_tiles(256, 2048, 4096, cuda) == (64, 64, 4, 4, 2)  # 128 programs
+    assert fp8_gemm.dense_tiles(256, 2048, 2048, cuda) == (64, 64, 4, 4, 1)  # 16-step slices
     assert fp8_gemm.dense_tiles(512, 2048, 4096, cuda)[-1] == 1
 
 

@@ -242,7 +242,7 @@ def _routed_only(tokens_per_expert: torch.Tensor, routed_rows) -> dict:
 #: (split_k.py) over cuBLAS's blockwise scaled_mm: H100, attention's projections, 1-32 tokens:
 #: 10.0-12.4 us against 12.1-18.7 (quantizer included; docs/kernel_rounds.md round 32). Past
 #: them to split_k.DECODE_MAX_ROWS the kernel takes split_k.decode_tiles' 64-row tiles while
-#: those fit split_k.DECODE_WAVES waves: H200, the GEMM alone at 64-256 tokens, 1.00-1.65x
+#: those fit split_k.DECODE_WAVES waves: H200, the GEMM alone at 64-256 tokens, 1.04-1.65x
 #: scaled_mm's speed where they do, 0.86-0.98x at qkv's 128-256 where they do not (round 56)
 DENSE_SPLIT_ROWS = 32
 

@@ -34,7 +34,8 @@ from .w4a16_grouped_ws import applies as w4a16_ws_applies, \
 from .fp8_quantize import (fp8_block_quantize, fp8_quantize_activation, fp8_quantize_packed_rows,
                            fp8_quantize_swiglu)
 from .gluon_hopper import is_hopper
-from .int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_tiles
+from .int8_gemm import dense_tiles as int8_dense_tiles, int8_grouped_linear, int8_linear, \
+    int8_matmul
 from .int8_quantize import int8_quantize, int8_quantize_activation
 from .moe_backward import WS_GRAD_ROWS_PER_EXPERT, grad_input_takes_ws, w4a16_grouped_grad_input
 from .race_argmax import race_argmax
@@ -672,7 +673,7 @@ def bench_dense(peak, check):
             x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             xq, xs = int8_quantize_activation(x)
             triton_tiles = dense_config(m, n, k, 128, x.device)
-            tiles8 = int8_tiles(m, True) + (1,)
+            tiles8 = int8_dense_tiles(m, n, k, x.device)[:4] + (1,)
             check.close(f"w4a16 dense {label} M={m}", w4a16_linear(x, q4[0]),
                         w4a16.reference_matmul(x, q4[0]))
             if is_hopper(x.device) and m <= DENSE_GLUON_MAX_ROWS:  # what graphs take

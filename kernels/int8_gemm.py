@@ -18,8 +18,8 @@ from .expert_tiles import program_tile, tile_bound
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
 from .numerics import INTERPRETED, to_bf16
 from .pdl import pdl_on, wait_for_previous_kernel
-from .split_k import (DECODE_MAX_ROWS, decode_columns, decode_split, split_buffers, split_for,
-                      split_sum)
+from .gluon_hopper import sm_count
+from .split_k import DECODE_MAX_ROWS, decode_tiles, split_buffers, split_for, split_sum
 
 #: under the interpreter a K block's sum is an fp32 dot, exact while BLOCK_K * 127^2 < 2^24
 _BLOCK_K = 128
@@ -81,23 +81,45 @@ def _epilogue(acc, xs_ptr, ws_ptr, y_ptr, e, rows, row_mask, offs_n, n_mask, str
              mask=row_mask[:, None] & n_mask[None, :])
 
 
-def int8_tiles(rows_per_expert: int, dense: bool) -> tuple:
-    """(block_m, block_n, num_warps, num_stages): the H100 sweeps' winners (`python -m
-    qarl_kernels.tune --only int8` for the grouped kernel, docs/benchmarks.md), each within 3%
-    of the best tiles of every case it covers. Dense calls (attention's projections) want more,
-    narrower programs at decode sizes, and split K where those are still few (int8_matmul):
-    16 x 32 tiles up to 32 tokens, then to split_k.DECODE_MAX_ROWS split_k.decode_tiles'."""
-    if dense:
-        if rows_per_expert <= 32:
-            return 16, 32, 4, 4
-        if rows_per_expert <= DECODE_MAX_ROWS:
-            return 64, decode_columns(rows_per_expert), 4, 4
-        return (128, 128, 8, 3) if rows_per_expert <= 1024 else (128, 128, 4, 3)
+def int8_tiles(rows_per_expert: int) -> tuple:
+    """(block_m, block_n, num_warps, num_stages) of a grouped call: the H100 sweep's winners
+    (`python -m qarl_kernels.tune --only int8`, docs/benchmarks.md), each within 3% of the best
+    tiles of every case it covers."""
     if rows_per_expert <= 8:
         return 16, 64, 4, 4
     if rows_per_expert <= 64:
         return 64, 128, 4, 3
     return 128, 128, 4, 3
+
+
+#: dense calls past split_k.DECODE_MAX_ROWS and up to DENSE_WIDE_ROWS tokens take 64 x 64 tiles
+#: of one K slice while those fit WIDE_WAVES waves. H200 sweep at 384 and 512 tokens, the GEMM
+#: alone (docs/kernel_rounds.md round 56): 1.24-1.68x the 128 x 128 tiles' speed at o_proj and
+#: attention's TP2 halves (192-320 programs); at qkv's 5120 outputs (480-640 programs) the
+#: 128 x 128 tiles are the best or within 1.13x of it
+DENSE_WIDE_ROWS = 512
+WIDE_WAVES = 3
+
+
+def dense_tiles(rows: int, n: int, k: int, device: torch.device) -> tuple:
+    """(block_m, block_n, num_warps, num_stages, split_k) of a dense call (attention's
+    projections), which wants more, narrower programs than a grouped one at decode sizes, and
+    K split where those are still few: 16 x 32 tiles up to 32 tokens, K split while about four
+    waves hold them (H100 sweep, round 32); split_k.decode_tiles to DECODE_MAX_ROWS; 64 x 64
+    tiles to DENSE_WIDE_ROWS where they fit WIDE_WAVES waves; else 128 x 128 tiles, K split
+    while one wave holds them."""
+    k_steps = triton.cdiv(k, _BLOCK_K)
+    if rows <= 32:
+        return 16, 32, 4, 4, split_for(triton.cdiv(n, 32) * triton.cdiv(rows, 16), k_steps,
+                                       device, waves=4, min_steps=4)
+    if rows <= DECODE_MAX_ROWS:
+        block_m, block_n, split = decode_tiles(rows, n, k_steps, device)
+        return block_m, block_n, 4, 4, split
+    if rows <= DENSE_WIDE_ROWS and (device.type != "cuda" or triton.cdiv(n, 64) * triton.cdiv(
+            rows, 64) <= WIDE_WAVES * sm_count(device)):
+        return 64, 64, 4, 4, 1
+    return 128, 128, 8 if rows <= 1024 else 4, 3, split_for(
+        triton.cdiv(n, 128) * triton.cdiv(rows, 128), k_steps, device, waves=1, min_steps=4)
 
 
 def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=None,
@@ -106,8 +128,8 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     (fp32 for any other out_dtype): dense for a [out, in] weight, grouped over tokens sorted
     by expert for [E, out, in] with tokens_per_expert. routed_rows: where xq is padded past
     the rows routing is expected to fill, the tiles are chosen for those (checks.tile_rows).
-    tiles: (block_m, block_n, num_warps, num_stages[, split_k]); dense calls of few programs
-    split K by default (split_k.split_for; the H100 sweep of docs/kernel_rounds.md round 32)."""
+    tiles: (block_m, block_n, num_warps, num_stages[, split_k]); by default dense_tiles for a
+    dense call, int8_tiles for a grouped one."""
     dense = tokens_per_expert is None
     wq, ws = qweight.data, qweight.scale
     if dense:
@@ -120,17 +142,12 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     if rows == 0:
         return y
     counts = xs if dense else counts_on(xq.device, tokens_per_expert)
-    block_m, block_n, num_warps, num_stages, *split = tiles or int8_tiles(
-        tile_rows(rows, routed_rows) // num_experts, dense)
+    block_m, block_n, num_warps, num_stages, *split = tiles or (
+        dense_tiles(rows, n, k, xq.device) if dense
+        else int8_tiles(tile_rows(rows, routed_rows) // num_experts))
     row_tiles = triton.cdiv(rows, block_m) if dense else tile_bound(rows, num_experts, block_m)
     grid = (triton.cdiv(n, block_n), row_tiles)
     split_k = split[0] if split else 1
-    if dense and not split:  # H100 sweep: about 4 waves of 16-row tiles, 1 of large ones
-        programs, k_steps = grid[0] * grid[1], triton.cdiv(k, _BLOCK_K)
-        split_k = (decode_split(programs, k_steps, block_n, xq.device)
-                   if 32 < rows <= DECODE_MAX_ROWS else
-                   split_for(programs, k_steps, xq.device, waves=4 if block_m <= 32 else 1,
-                             min_steps=4))
     split_k, partials, counters = split_buffers(split_k, grid[0] * grid[1], block_m * block_n,
                                                 torch.int32, y)
     pdl = pdl_on(y.device, rows)

@@ -102,12 +102,8 @@ def decode_programs(rows: int, n: int) -> int:
 def decode_tiles(rows: int, n: int, k_steps: int, device: torch.device) -> Tuple[int, int, int]:
     """(block_m, block_n, split_k) of a dense FP8 or INT8 call of 33-DECODE_MAX_ROWS tokens."""
     block_n = decode_columns(rows)
-    return 64, block_n, decode_split(decode_programs(rows, n), k_steps, block_n, device)
-
-
-def decode_split(programs: int, k_steps: int, block_n: int, device: torch.device) -> int:
-    """decode_tiles' slices of K for `programs` output tiles block_n wide."""
-    return split_for(programs, k_steps, device, waves=DECODE_WAVES, min_steps=block_n // 4)
+    return 64, block_n, split_for(decode_programs(rows, n), k_steps, device,
+                                  waves=DECODE_WAVES, min_steps=block_n // 4)
 
 
 @triton.jit

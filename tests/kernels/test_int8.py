@@ -32,7 +32,7 @@ def test_activation_quantizer_rounds_ties_away_from_zero_like_the_reference(devi
     assert not q[0].any()
 
 
-@pytest.mark.parametrize("m", [1, 5, 40])
+@pytest.mark.parametrize("m", [1, 5, 40, 150, 300])  # 16x32, 64x32, 64x64 tiles (dense_tiles)
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 def test_dense_gives_the_reference_bits(m, dtype, device):
     torch.manual_seed(0)

@@ -142,9 +142,19 @@ def test_fp8_dense_takes_cublas_where_decode_tiles_pass_two_waves(rows, n, cubla
     assert fp8_gemm.scaled_mm_applies(x, qweight) == cublas
 
 
-def test_int8_dense_tiles_follow_decode_tiles():
-    from qarl_kernels.int8_gemm import int8_tiles
-    assert int8_tiles(32, True) == (16, 32, 4, 4)
-    assert int8_tiles(64, True) == (64, 32, 4, 4)
-    assert int8_tiles(200, True) == (64, 64, 4, 4)
-    assert int8_tiles(512, True) == (128, 128, 8, 3)
+def test_int8_dense_tiles(monkeypatch):
+    """INT8's dense rule on a GPU of 132 SMs: 16 x 32 tiles to 32 tokens, decode_tiles to 256,
+    64 x 64 tiles of one slice to 512 where they fit three waves (o_proj's 2048 outputs; not
+    qkv's 5120 at 384 tokens: 480 programs), else 128 x 128 tiles."""
+    from qarl_kernels import int8_gemm
+    monkeypatch.setattr(split_k, "sm_count", lambda device: 132)
+    monkeypatch.setattr(int8_gemm, "sm_count", lambda device: 132)
+    cuda = torch.device("cuda")
+    assert int8_gemm.dense_tiles(8, 2048, 4096, cuda) == (16, 32, 4, 4, 8)
+    assert int8_gemm.dense_tiles(64, 2048, 4096, cuda) == (64, 32, 4, 4, 4)
+    assert int8_gemm.dense_tiles(200, 2048, 2048, cuda) == (64, 64, 4, 4, 1)
+    assert int8_gemm.dense_tiles(512, 2048, 4096, cuda) == (64, 64, 4, 4, 1)  # 256 programs
+    assert int8_gemm.dense_tiles(384, 5120, 2048, cuda) == (128, 128, 8, 3, 1)
+    assert int8_gemm.dense_tiles(512, 2560, 2048, cuda) == (64, 64, 4, 4, 1)  # 320 programs
+    assert int8_gemm.dense_tiles(1024, 1024, 4096, cuda) == (128, 128, 8, 3, 2)  # 64 programs
+    assert int8_gemm.dense_tiles(4096, 2048, 4096, cuda) == (128, 128, 4, 3, 1)

@@ -150,13 +150,14 @@ def test_decode_tiles_follow_the_h100_sweep():
     assert _decode_tiles(512, 16, 768) == (64, 128, 4, 4)  # fc2, 32 rows an expert
 
 
-@pytest.mark.parametrize("n,k", [(256, 384), (128, 512), (160, 200)])  # SM90: scaled_mm,
-# its weight scales padded to 4 K blocks and not; Triton elsewhere
-def test_dense_matches_reference(n, k, device, assert_gemm_close):
+@pytest.mark.parametrize("n,k", [(256, 384), (128, 512), (160, 200)])  # SM90 past 256 tokens:
+# scaled_mm, its weight scales padded to 4 K blocks and not; Triton elsewhere
+@pytest.mark.parametrize("tokens", [6, 40, 150, 300])  # dense_tiles: 16x32, 64x32, 64x64 tiles
+def test_dense_matches_reference(n, k, tokens, device, assert_gemm_close):
     torch.manual_seed(0)
     scheme = get_scheme("fp8-block")
     qweight = scheme.quantize_weight(torch.randn(n, k, device=device))
-    x = torch.randn(2, 3, k, device=device).bfloat16()
+    x = torch.randn(2, tokens // 2, k, device=device).bfloat16()
     assert_gemm_close(fp8_block_linear(x, qweight), scheme.reference_matmul(x, qweight))
 
 

@@ -247,16 +247,19 @@ def _routed_only(tokens_per_expert: torch.Tensor, routed_rows) -> dict:
 DENSE_SPLIT_ROWS = 32
 
 
+def scaled_mm_supports(x: torch.Tensor, qweight) -> bool:
+    """Whether cuBLAS's blockwise FP8 can take the call: SM90, whole 128-blocks."""
+    return (x.is_cuda and is_hopper(x.device) and hasattr(F, "scaled_mm")
+            and qweight.out_features % BLOCK == 0 and qweight.in_features % BLOCK == 0)
+
+
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:
-    """cuBLAS blockwise FP8 (SM90) for whole 128-blocks past DENSE_SPLIT_ROWS tokens where the
-    Triton kernel's decode tiles do not fit DECODE_WAVES waves; Triton otherwise."""
+    """cuBLAS where it can take the call past DENSE_SPLIT_ROWS tokens and the Triton kernel's
+    decode tiles do not fit DECODE_WAVES waves; Triton otherwise."""
     rows = x.shape[0]
-    if not (x.is_cuda and is_hopper(x.device) and rows > DENSE_SPLIT_ROWS
-            and hasattr(F, "scaled_mm") and qweight.out_features % BLOCK == 0
-            and qweight.in_features % BLOCK == 0):
-        return False
-    return (rows > DECODE_MAX_ROWS or decode_programs(rows, qweight.out_features)
-            > DECODE_WAVES * sm_count(x.device))
+    return (rows > DENSE_SPLIT_ROWS and scaled_mm_supports(x, qweight)
+            and (rows > DECODE_MAX_ROWS or decode_programs(rows, qweight.out_features)
+                 > DECODE_WAVES * sm_count(x.device)))
 
 
 def quantize_linear_input(x2: torch.Tensor, qweight):
@@ -281,10 +284,14 @@ def dense_tiles(rows: int, n: int, k: int, device: torch.device) -> tuple:
                                    min_steps=4)
 
 
-def fp8_block_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, scaled_mm: bool = None
-                     ) -> torch.Tensor:
+def fp8_block_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, scaled_mm: bool = None,
+                     tiles: tuple = None) -> torch.Tensor:
     """Codes [M', in] and scales from quantize_linear_input @ W^T -> bf16 [M', out].
-    scaled_mm: cuBLAS or this file's kernel (None: cuBLAS where scaled_mm_applies)."""
+    scaled_mm: cuBLAS or this file's kernel (None: cuBLAS where scaled_mm_applies, unless tiles
+    are given). tiles: the kernel's (block_m, block_n, num_warps, num_stages, split_k) in place
+    of dense_tiles' (the tile sweep, `python -m qarl_kernels.tune --only dense`)."""
+    if tiles is not None:
+        return _launch(xq, xs, qweight, xq, 1, True, *tiles)
     if scaled_mm is None:
         scaled_mm = scaled_mm_applies(xq, qweight)
     if scaled_mm:

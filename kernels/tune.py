@@ -1,8 +1,9 @@
-"""`python -m qarl_kernels.tune`: time tile configs of the W4A16 and FP8 grouped kernels on the
+"""`python -m qarl_kernels.tune`: time tile configs of the W4A16, FP8 and INT8 kernels on the
 GPU and print the winner per (shape, tokens) bucket, to hard-code in `default_config`,
 `w4a16_gemm.gluon_tiles` / `gluon_swiglu_tiles`, `fp8_gemm._tiles`,
-`fp8_grouped_ws.default_tiles` and `int8_gemm.int8_tiles` (nothing autotunes at run time, so
-CI and graphs see fixed tiles).
+`fp8_grouped_ws.default_tiles`, `int8_gemm.int8_tiles` and the dense rules
+(`fp8_gemm.dense_tiles`, `int8_gemm.dense_tiles`, `split_k.decode_tiles`; `--only dense`).
+Nothing autotunes at run time, so CI and graphs see fixed tiles.
 
 Kernels are compiled first in parallel worker processes (Triton's on-disk cache is shared),
 so a sweep of ~40 configs fits in one short GPU lease.
@@ -15,11 +16,15 @@ import torch
 
 from megatron_qarl.quant import get_scheme
 
+from .bench import DENSE_SHAPES
 from .bench_setup import DECODE_MAX_TOKENS, STEP_CALLS, copies_for, graph_us, median_us, route
-from .fp8_gemm import fp8_block_grouped_linear
+from .fp8_gemm import (dense_tiles as fp8_dense_tiles, fp8_block_grouped_linear,
+                       fp8_block_matmul, quantize_linear_input, scaled_mm_applies,
+                       scaled_mm_supports)
 from .fp8_grouped_ws import fp8_grouped_ws
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
-from .int8_gemm import int8_grouped_linear
+from .int8_gemm import dense_tiles as int8_dense_tiles, int8_grouped_linear, int8_matmul
+from .int8_quantize import int8_quantize_activation
 from .w4a16_gemm import W4A16Config, default_config, gluon_launch, gluon_refill_first, \
     w4a16_grouped_matmul
 from .w4a16_gluon import w4a16_grouped_gluon
@@ -101,6 +106,12 @@ INT8_CASES = [(label, e, n, k, m) for label, e, n, k in (
     ("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768), ("W13 EP8", 16, 1536, 2048),
     ("W2 EP8", 16, 2048, 768)) for m in (8, 64, 256, 1024, 4096, 16384)]
 
+#: (block_m, block_n, num_warps, num_stages) of the FP8 and INT8 dense kernels, each timed with
+#: K split 1-8 (DENSE_SPLITS), at DENSE_TOKENS tokens of bench.DENSE_SHAPES
+DENSE_TILES = [(bm, bn, 4, 4) for bm in (16, 32, 64) for bn in (32, 64, 128)]
+DENSE_SPLITS = (1, 2, 4, 8)
+DENSE_TOKENS = (1, 8, 16, 32, 64, 128, 256, 384, 512)
+
 
 def _name(c: W4A16Config) -> str:
     return f"m{c.block_m} n{c.block_n} k{c.block_k} s{c.split_k} w{c.num_warps} st{c.num_stages}"
@@ -126,6 +137,12 @@ def _warm(jobs):
         elif kind == "int8":
             q = int8.quantize_weight(torch.randn(16, 256, k, device="cuda"))
             _safe(lambda: int8_grouped_linear(x, q, counts, cfg))
+        elif kind == "int8-dense":
+            q = int8.quantize_weight(torch.randn(256, k, device="cuda"))
+            _safe(lambda: int8_matmul(*int8_quantize_activation(x), q, tiles=cfg))
+        elif kind == "fp8-dense":
+            q = fp8_block_quantize(torch.randn(256, k, device="cuda"), fp8)
+            _safe(lambda: fp8_block_matmul(*fp8_quantize_activation(x), q, tiles=cfg))
         else:
             q = fp8_block_quantize(torch.randn(16, 256, k, device="cuda"), fp8)
             _safe(lambda: fp8_block_grouped_linear(x, q, counts, cfg))
@@ -319,10 +336,71 @@ def _int8_sweep():
         del qws, wbs
 
 
+def _dense_gemms(scheme_name: str, x: torch.Tensor, qweight):
+    """(the rule's choice, its call, a call of given tiles, cuBLAS's call or None) of one dense
+    GEMM on x quantized once: tiles are timed alone, as the rule chooses between them."""
+    n, k = qweight.out_features, qweight.in_features
+    if scheme_name == "int8":
+        xq, xs = int8_quantize_activation(x)
+        return (int8_dense_tiles(x.shape[0], n, k, x.device),
+                lambda q: int8_matmul(xq, xs, q),
+                lambda q, t: int8_matmul(xq, xs, q, tiles=t), None)
+    xq, xs = quantize_linear_input(x, qweight)  # rows padded to 4 where cuBLAS takes the call
+    xq4, xs4 = fp8_quantize_activation(x, pad_rows_to=4)
+    return ("scaled_mm" if scaled_mm_applies(x, qweight)
+            else fp8_dense_tiles(x.shape[0], n, k, x.device),
+            lambda q: fp8_block_matmul(xq, xs, q),
+            lambda q, t: fp8_block_matmul(xq, xs, q, tiles=t),
+            (lambda q: fp8_block_matmul(xq4, xs4, q, scaled_mm=True))
+            if scaled_mm_supports(x, qweight) else None)
+
+
+def _dense_sweep():
+    """FP8 and INT8 dense GEMMs (attention's projections and their TP2 halves) at decode sizes:
+    DENSE_TILES x DENSE_SPLITS against the rule's tiles (each file's dense_tiles), cuBLAS's
+    blockwise scaled_mm for FP8 on Hopper, and bf16; CUDA graphs of STEP_CALLS calls, weights
+    rotated past L2. INT8 outputs checked bit for bit against the rule's, FP8's within 1e-2 of
+    the largest output."""
+    for label, n, k in DENSE_SHAPES:
+        master = torch.randn(n, k, device="cuda")
+        wbs = [(master + i).bfloat16() for i in range(copies_for(2 * n * k))]
+        for scheme_name in ("fp8-block", "int8"):
+            scheme = get_scheme(scheme_name)
+            qws = [scheme.quantize_weight(master + i) for i in range(copies_for(n * k))]
+            for m in DENSE_TOKENS:
+                x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+                rule, ruled, tiled, cublas = _dense_gemms(scheme_name, x, qws[0])
+                want = ruled(qws[0])[:m].float()
+                results = []
+                for tiles in [t + (s,) for t in DENSE_TILES for s in DENSE_SPLITS
+                              if t[0] <= max(16, m) and 2 * s * 128 <= k]:
+                    y = _safe(lambda: tiled(qws[0], tiles))
+                    if y is None:
+                        continue
+                    err = float((y[:m].float() - want).abs().max() / want.abs().max())
+                    if err > (0 if scheme_name == "int8" else 1e-2):
+                        print(f"WRONG {scheme_name} dense {label} M={m} {tiles}: {err:.1e}",
+                              flush=True)
+                        continue
+                    results.append((_step_us([lambda q=q, t=tiles: tiled(q, t) for q in qws]), tiles))
+                results.sort()
+                t_rule = _step_us([lambda q=q: ruled(q) for q in qws])
+                t_bf16 = _step_us([lambda w=w: x @ w.t() for w in wbs])
+                t_cublas = f"; scaled_mm {_step_us([lambda q=q: cublas(q) for q in qws]):.1f}" \
+                    if cublas else ""
+                print(f"{scheme_name} dense {label} {n}x{k} M={m}: bf16 {t_bf16:.1f}; rule "
+                      f"{rule} {t_rule:.1f}{t_cublas}; best: " + "; ".join(
+                          f"{t_} {t:.1f} ({t / t_rule:.2f}x the rule's time)"
+                          for t, t_ in results[:4]), flush=True)
+            del qws
+        del wbs
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", choices=["w4a16", "w4a16-gluon", "fp8", "int8"], action="append")
+    p.add_argument("--only", choices=["w4a16", "w4a16-gluon", "fp8", "int8", "dense"],
+                   action="append")
     p.add_argument("--workers", type=int, default=12)
     p.add_argument("--cases", default="", metavar="TEXT",
                    help="only the W4A16 and Gluon cases whose label contains TEXT (e.g. EP8)")
@@ -331,7 +409,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("qarl_kernels.tune needs a CUDA GPU: it times kernels")
-    parts = args.only or ["w4a16", "w4a16-gluon", "fp8", "int8"]
+    parts = args.only or ["w4a16", "w4a16-gluon", "fp8", "int8", "dense"]
 
     def chosen(case):
         return args.cases in case[0] and (not args.decode or case[4] <= DECODE_MAX_TOKENS)
@@ -345,6 +423,9 @@ def main(argv=None):
         jobs += [("fp8", t, 2048) for t in FP8_TILES]
     if "int8" in parts:
         jobs += [("int8", t, k) for t in INT8_TILES for k in (768, 2048)]
+    if "dense" in parts:
+        jobs += [(kind, t + (s,), 4096) for kind in ("fp8-dense", "int8-dense")
+                 for t in DENSE_TILES for s in DENSE_SPLITS]
     precompile(jobs, args.workers)
     torch.manual_seed(0)
     if "w4a16" in parts:
@@ -355,6 +436,8 @@ def main(argv=None):
         _fp8_sweep()
     if "int8" in parts:
         _int8_sweep()
+    if "dense" in parts:
+        _dense_sweep()
 
 
 if __name__ == "__main__":

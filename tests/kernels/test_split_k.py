@@ -6,7 +6,7 @@ import torch
 
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import split_k
-from qarl_kernels.fp8_gemm import _launch as fp8_launch
+from qarl_kernels.fp8_gemm import fp8_block_matmul
 from qarl_kernels.fp8_quantize import fp8_quantize_activation
 from qarl_kernels.int8_gemm import int8_matmul
 from qarl_kernels.int8_quantize import int8_quantize_activation
@@ -101,8 +101,8 @@ def test_fp8_dense_split_repeats_its_bits(split, device):
     qweight = scheme.quantize_weight(torch.randn(256, 640, device=device))
     x = torch.randn(5, 640, device=device).bfloat16()
     xq, xs = fp8_quantize_activation(x)
-    first = fp8_launch(xq, xs, qweight, xq, 1, True, 16, 64, 4, 1, split)
-    assert torch.equal(fp8_launch(xq, xs, qweight, xq, 1, True, 16, 64, 4, 1, split), first)
+    first = fp8_block_matmul(xq, xs, qweight, tiles=(16, 64, 4, 1, split))
+    assert torch.equal(fp8_block_matmul(xq, xs, qweight, tiles=(16, 64, 4, 1, split)), first)
     want = scheme.reference_matmul(x, qweight).float()
     assert float((first.float() - want).norm() / want.norm()) < 1e-2
     assert _counters_zero(device)

@@ -15,10 +15,10 @@ from megatron_qarl.quant.int8 import unpack_activation_rows
 
 from .checks import check_activation, check_tokens_per_expert, counts_on, tile_rows
 from .expert_tiles import program_tile, tile_bound
+from .gluon_hopper import sm_count
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
 from .numerics import INTERPRETED, to_bf16
 from .pdl import pdl_on, wait_for_previous_kernel
-from .gluon_hopper import sm_count
 from .split_k import DECODE_MAX_ROWS, decode_tiles, split_buffers, split_for, split_sum
 
 #: under the interpreter a K block's sum is an fp32 dot, exact while BLOCK_K * 127^2 < 2^24

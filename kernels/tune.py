@@ -382,7 +382,8 @@ def _dense_sweep():
                         print(f"WRONG {scheme_name} dense {label} M={m} {tiles}: {err:.1e}",
                               flush=True)
                         continue
-                    results.append((_step_us([lambda q=q, t=tiles: tiled(q, t) for q in qws]), tiles))
+                    t_us = _step_us([lambda q=q, t=tiles: tiled(q, t) for q in qws])
+                    results.append((t_us, tiles))
                 results.sort()
                 t_rule = _step_us([lambda q=q: ruled(q) for q in qws])
                 t_bf16 = _step_us([lambda w=w: x @ w.t() for w in wbs])

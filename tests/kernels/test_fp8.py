@@ -150,10 +150,12 @@ def test_decode_tiles_follow_the_h100_sweep():
     assert _decode_tiles(512, 16, 768) == (64, 128, 4, 4)  # fc2, 32 rows an expert
 
 
-@pytest.mark.parametrize("n,k", [(256, 384), (128, 512), (160, 200)])  # SM90 past 256 tokens:
-# scaled_mm, its weight scales padded to 4 K blocks and not; Triton elsewhere
-@pytest.mark.parametrize("tokens", [6, 40, 150, 300])  # dense_tiles: 16x32, 64x32, 64x64 tiles
+@pytest.mark.parametrize("n,k,tokens", [(n, k, t) for n, k in ((256, 384), (128, 512), (160, 200))
+                                          for t in (6, 300)] + [(160, 200, 40), (160, 200, 150)])
 def test_dense_matches_reference(n, k, tokens, device, assert_gemm_close):
+    """On SM90 past 256 tokens scaled_mm, its weight scales padded to 4 K blocks and not; the
+    Triton kernel elsewhere, on each of dense_tiles' tiles: 16 x 32 (6 tokens), 64 x 32 (40),
+    64 x 64 (150)."""
     torch.manual_seed(0)
     scheme = get_scheme("fp8-block")
     qweight = scheme.quantize_weight(torch.randn(n, k, device=device))

@@ -32,9 +32,10 @@ def test_activation_quantizer_rounds_ties_away_from_zero_like_the_reference(devi
     assert not q[0].any()
 
 
-@pytest.mark.parametrize("m", [1, 5, 40, 150, 300])  # 16x32, 64x32, 64x64 tiles (dense_tiles)
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("m,dtype", [(m, d) for m in (1, 5, 40) for d in (
+    torch.bfloat16, torch.float32)] + [(150, torch.bfloat16), (300, torch.bfloat16)])
 def test_dense_gives_the_reference_bits(m, dtype, device):
+    """16 x 32, 64 x 32 and 64 x 64 tiles (dense_tiles: 64 x 64 from 129 and past 256)."""
     torch.manual_seed(0)
     scheme = get_scheme("int8")
     qweight = scheme.quantize_weight(torch.randn(72, 300, device=device))  # N, K: ragged tiles

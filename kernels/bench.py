@@ -699,7 +699,7 @@ def bench_dense(peak, check):
 
 def _fp8_dense_table(peak, check):
     """FP8 block dense calls at decode sizes: cuBLAS's blockwise scaled_mm (the op's choice on
-    SM90 past fp8_gemm.DENSE_SPLIT_ROWS tokens where the Triton kernel's decode tiles pass two
+    SM90 past split_k.NARROW_ROWS tokens where the Triton kernel's decode tiles pass two
     waves) and the Triton kernel (fp8_gemm.dense_tiles), each timed alone on quantized
     inputs."""
     scheme = get_scheme("fp8-block")

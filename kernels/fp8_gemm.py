@@ -24,8 +24,8 @@ from .gluon_hopper import is_hopper, sm_count
 from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 from .numerics import INTERPRETED, mma, to_bf16
 from .pdl import pdl_on, wait_for_previous_kernel
-from .split_k import (DECODE_MAX_ROWS, DECODE_WAVES, decode_programs, decode_tiles, split_buffers,
-                      split_for, split_sum)
+from .split_k import (DECODE_MAX_ROWS, DECODE_WAVES, NARROW_ROWS, decode_programs, decode_tiles,
+                      split_buffers, split_sum)
 
 _SCALED_MM_PAD = 4
 
@@ -238,13 +238,13 @@ def _routed_only(tokens_per_expert: torch.Tensor, routed_rows) -> dict:
     return dict(counts=tokens_per_expert, routed_rows=routed_rows)
 
 
-#: tokens up to which a dense call takes this file's kernel with 16 x 32 tiles and K split
-#: (split_k.py) over cuBLAS's blockwise scaled_mm: H100, attention's projections, 1-32 tokens:
+#: waves of split_k.decode_tiles' 16 x 32 tiles, which dense calls of up to split_k.NARROW_ROWS
+#: tokens take over cuBLAS's blockwise scaled_mm: H100, attention's projections, 1-32 tokens:
 #: 10.0-12.4 us against 12.1-18.7 (quantizer included; docs/kernel_rounds.md round 32). Past
-#: them to split_k.DECODE_MAX_ROWS the kernel takes split_k.decode_tiles' 64-row tiles while
-#: those fit split_k.DECODE_WAVES waves: H200, the GEMM alone at 64-256 tokens, 1.04-1.65x
-#: scaled_mm's speed where they do, 0.86-0.98x at qkv's 128-256 where they do not (round 56)
-DENSE_SPLIT_ROWS = 32
+#: them to split_k.DECODE_MAX_ROWS the kernel takes decode_tiles' 64-row tiles while those fit
+#: split_k.DECODE_WAVES waves: H200, the GEMM alone at 64-256 tokens, 1.04-1.65x scaled_mm's
+#: speed where they do, 0.86-0.98x at qkv's 128-256 where they do not (round 56)
+NARROW_WAVES = 5
 
 
 def scaled_mm_supports(x: torch.Tensor, qweight) -> bool:
@@ -254,34 +254,31 @@ def scaled_mm_supports(x: torch.Tensor, qweight) -> bool:
 
 
 def scaled_mm_applies(x: torch.Tensor, qweight) -> bool:
-    """cuBLAS where it can take the call past DENSE_SPLIT_ROWS tokens and the Triton kernel's
+    """cuBLAS where it can take the call past NARROW_ROWS tokens and the Triton kernel's
     decode tiles do not fit DECODE_WAVES waves; Triton otherwise."""
     rows = x.shape[0]
-    return (rows > DENSE_SPLIT_ROWS and scaled_mm_supports(x, qweight)
+    return (rows > NARROW_ROWS and scaled_mm_supports(x, qweight)
             and (rows > DECODE_MAX_ROWS or decode_programs(rows, qweight.out_features)
                  > DECODE_WAVES * sm_count(x.device)))
 
 
-def quantize_linear_input(x2: torch.Tensor, qweight):
+def quantize_linear_input(x2: torch.Tensor, qweight, scaled_mm: bool = None):
     """x [M, in] -> (codes, scales) as fp8_block_matmul takes them: for scaled_mm the rows
-    padded to 4 (padding rows are zeros)."""
-    pad = _SCALED_MM_PAD if scaled_mm_applies(x2, qweight) else 1
-    return fp8_quantize_activation(x2, pad_rows_to=pad)
+    padded to 4 (padding rows are zeros). scaled_mm: the call's choice where the caller made it
+    (None: scaled_mm_applies)."""
+    if scaled_mm is None:
+        scaled_mm = scaled_mm_applies(x2, qweight)
+    return fp8_quantize_activation(x2, pad_rows_to=_SCALED_MM_PAD if scaled_mm else 1)
 
 
 def dense_tiles(rows: int, n: int, k: int, device: torch.device) -> tuple:
     """The Triton kernel's (block_m, block_n, num_warps, num_stages, split_k) for a dense call:
-    up to DENSE_SPLIT_ROWS tokens 16 x 32 tiles, K split while five waves hold the programs
-    (H100 sweep, round 32: within 2% of the best tiles and split at every shape); then to
-    DECODE_MAX_ROWS split_k.decode_tiles."""
+    up to DECODE_MAX_ROWS tokens split_k.decode_tiles' (NARROW_WAVES), past them _tiles'."""
     if rows > DECODE_MAX_ROWS:
         return _tiles(rows, k) + (1,)
-    if rows > DENSE_SPLIT_ROWS:
-        block_m, block_n, split = decode_tiles(rows, n, triton.cdiv(k, BLOCK), device)
-        return block_m, block_n, 4, 4, split
-    programs = triton.cdiv(n, 32) * triton.cdiv(rows, 16)
-    return 16, 32, 4, 4, split_for(programs, triton.cdiv(k, BLOCK), device, waves=5,
-                                   min_steps=4)
+    block_m, block_n, split = decode_tiles(rows, n, triton.cdiv(k, BLOCK), device,
+                                           NARROW_WAVES)
+    return block_m, block_n, 4, 4, split
 
 
 def fp8_block_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, scaled_mm: bool = None,
@@ -308,5 +305,7 @@ def fp8_block_linear(x: torch.Tensor, qweight) -> torch.Tensor:
     """x [..., in] @ W^T for an FP8Block QuantizedWeight [out, in] -> [..., out] in bf16."""
     check_activation(x, qweight.in_features)
     x2 = x.reshape(-1, x.shape[-1])
-    y = fp8_block_matmul(*quantize_linear_input(x2, qweight), qweight)[:x2.shape[0]]
+    cublas = scaled_mm_applies(x2, qweight)  # once: the quantizer's row padding follows it
+    y = fp8_block_matmul(*quantize_linear_input(x2, qweight, cublas), qweight,
+                         scaled_mm=cublas)[:x2.shape[0]]
     return y.reshape(*x.shape[:-1], qweight.out_features).to(x.dtype)

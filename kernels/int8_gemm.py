@@ -104,16 +104,12 @@ WIDE_WAVES = 3
 def dense_tiles(rows: int, n: int, k: int, device: torch.device) -> tuple:
     """(block_m, block_n, num_warps, num_stages, split_k) of a dense call (attention's
     projections), which wants more, narrower programs than a grouped one at decode sizes, and
-    K split where those are still few: 16 x 32 tiles up to 32 tokens, K split while about four
-    waves hold them (H100 sweep, round 32); split_k.decode_tiles to DECODE_MAX_ROWS; 64 x 64
-    tiles to DENSE_WIDE_ROWS where they fit WIDE_WAVES waves; else 128 x 128 tiles, K split
-    while one wave holds them."""
+    K split where those are still few: split_k.decode_tiles' to DECODE_MAX_ROWS (16 x 32 tiles
+    over four waves, H100 sweep of round 32); 64 x 64 tiles to DENSE_WIDE_ROWS where they fit
+    WIDE_WAVES waves; else 128 x 128 tiles, K split while one wave holds them."""
     k_steps = triton.cdiv(k, _BLOCK_K)
-    if rows <= 32:
-        return 16, 32, 4, 4, split_for(triton.cdiv(n, 32) * triton.cdiv(rows, 16), k_steps,
-                                       device, waves=4, min_steps=4)
     if rows <= DECODE_MAX_ROWS:
-        block_m, block_n, split = decode_tiles(rows, n, k_steps, device)
+        block_m, block_n, split = decode_tiles(rows, n, k_steps, device, narrow_waves=4)
         return block_m, block_n, 4, 4, split
     if rows <= DENSE_WIDE_ROWS and (device.type != "cuda" or triton.cdiv(n, 64) * triton.cdiv(
             rows, 64) <= WIDE_WAVES * sm_count(device)):

@@ -78,29 +78,37 @@ def split_for(programs: int, k_steps: int, device: torch.device, waves: int = 2,
     return split
 
 
-#: the FP8 and INT8 dense kernels from 33 to DECODE_MAX_ROWS tokens: 64-row tiles, 32 columns
-#: wide up to WIDE_COLUMN_ROWS tokens and 64 past, K split while the programs fit DECODE_WAVES
-#: waves and each slice walks block_n / 4 K steps or more (a slice's partial tile, written and
-#: read back, grows with block_n). H200 sweep of 36 tiles x splits at attention's projections
-#: and their TP2 halves, 64-256 tokens (docs/kernel_rounds.md round 56): within 1.04x of each
-#: cell's best
+#: tokens up to which the FP8 and INT8 dense kernels take 16 x 32 tiles, K split while a given
+#: number of waves hold the programs (H100 sweep, docs/kernel_rounds.md round 32: five for FP8,
+#: four for INT8, each within 2% of the best tiles and split at every shape)
+NARROW_ROWS = 32
+#: past NARROW_ROWS to DECODE_MAX_ROWS tokens: 64-row tiles, 32 columns wide up to
+#: WIDE_COLUMN_ROWS tokens and 64 past, K split while the programs fit DECODE_WAVES waves and
+#: each slice walks block_n / 4 K steps or more (a slice's partial tile, written and read back,
+#: grows with block_n). H200 sweep of 36 tiles x splits at attention's projections and their
+#: TP2 halves, 64-256 tokens (round 56): within 1.04x of each cell's best
 DECODE_MAX_ROWS = 256
 WIDE_COLUMN_ROWS = 128
 DECODE_WAVES = 2
 
 
 def decode_columns(rows: int) -> int:
-    """block_n of decode_tiles (block_m is 64)."""
+    """block_n of decode_tiles' 64-row tiles."""
     return 32 if rows <= WIDE_COLUMN_ROWS else 64
 
 
 def decode_programs(rows: int, n: int) -> int:
-    """Output tiles of decode_tiles' shape for `rows` tokens and `n` outputs."""
+    """Output tiles of decode_tiles' 64-row shape for `rows` tokens and `n` outputs."""
     return triton.cdiv(n, decode_columns(rows)) * triton.cdiv(rows, 64)
 
 
-def decode_tiles(rows: int, n: int, k_steps: int, device: torch.device) -> Tuple[int, int, int]:
-    """(block_m, block_n, split_k) of a dense FP8 or INT8 call of 33-DECODE_MAX_ROWS tokens."""
+def decode_tiles(rows: int, n: int, k_steps: int, device: torch.device,
+                 narrow_waves: int) -> Tuple[int, int, int]:
+    """(block_m, block_n, split_k) of a dense FP8 or INT8 call of up to DECODE_MAX_ROWS tokens;
+    narrow_waves: the waves the 16 x 32 tiles' split fills."""
+    if rows <= NARROW_ROWS:
+        return 16, 32, split_for(triton.cdiv(n, 32) * triton.cdiv(rows, 16), k_steps, device,
+                                 waves=narrow_waves, min_steps=4)
     block_n = decode_columns(rows)
     return 64, block_n, split_for(decode_programs(rows, n), k_steps, device,
                                   waves=DECODE_WAVES, min_steps=block_n // 4)

@@ -106,8 +106,10 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
     tl.store(s_ptr + row * stride_sm, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)))
 
 
-#: the widest block of a row a program holds; longer rows take two passes
-ONE_PASS_K = 2048
+#: the widest block of a row a program holds; longer rows take two passes. o_proj's rows of
+#: 4096 in one pass, not two of 2048: the quantizer 1.12-1.68x faster at 1-4096 tokens, the
+#: INT8 op 1.03-1.11x (H200, docs/kernel_rounds.md round 57)
+ONE_PASS_K = 4096
 #: the widest block of a master's row (_row_program)
 MASTERS_BLOCK = 1024
 #: the narrowest block a master's row is split into to leave no lane masked

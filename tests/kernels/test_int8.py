@@ -10,13 +10,15 @@ from megatron_qarl.quant.int8 import (pack_activation_rows, packed_row_bytes, qu
                                       unpack_activation_rows)
 from megatron_qarl.quant.ops import reference_gated_activation
 from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear, int8_swiglu_experts
-from qarl_kernels.int8_quantize import (_row_program, int8_quantize, int8_quantize_activation,
-                                        int8_quantize_packed_rows, int8_quantize_swiglu)
+from qarl_kernels.int8_quantize import (ONE_PASS_K, _row_program, int8_quantize,
+                                        int8_quantize_activation, int8_quantize_packed_rows,
+                                        int8_quantize_swiglu)
 
 
-def test_activation_quantizer_rounds_ties_away_from_zero_like_the_reference(device):
+@pytest.mark.parametrize("k", [ONE_PASS_K, ONE_PASS_K + 452])  # one block, two passes
+def test_activation_quantizer_rounds_ties_away_from_zero_like_the_reference(k, device):
     torch.manual_seed(0)
-    x = (torch.randn(4, 2500) * torch.logspace(-6, 2, 2500)).bfloat16()  # K past one block
+    x = (torch.randn(4, k) * torch.logspace(-6, 2, k)).bfloat16()
     x[0] = 0.0  # all-zero token: the eps scale
     # 6 * fp32(127 / 12) = 63.4999981 rounds to the tie 63.5: a GPU kernel that fuses the
     # product into the fraction test (an FMA) sees 63.4999981 and rounds to 63, not 64
@@ -68,7 +70,7 @@ def test_exact_sums_where_fp32_accumulation_would_round(device):
     assert torch.equal(int8_linear(x, qweight), scheme.reference_matmul(x, qweight))
 
 
-@pytest.mark.parametrize("rows,ffn", [(1, 24), (17, 2048 + 40)])  # F past one block
+@pytest.mark.parametrize("rows,ffn", [(1, 24), (17, ONE_PASS_K + 40)])  # F past one block
 def test_swiglu_quantizer_equals_activation_then_quantizer(rows, ffn, device):
     """Bit for bit on the GPU, whose expf is torch's; under the interpreter numpy's exp may
     move an activation by one bf16 ulp, and so a code by one step."""

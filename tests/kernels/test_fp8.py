@@ -10,7 +10,8 @@ from megatron_qarl.quant import QuantizationError, get_scheme
 from megatron_qarl.quant.fp8_block import (pack_activation_rows, packed_row_bytes,
                                           quantize_activation, unpack_activation_rows)
 from qarl_kernels import fp8_quantize
-from qarl_kernels.fp8_gemm import _decode_tiles, fp8_block_grouped_linear, fp8_block_linear
+from qarl_kernels.fp8_gemm import (_decode_tiles, fp8_block_grouped_linear, fp8_block_linear,
+                                   scaled_mm_applies)
 from qarl_kernels.fp8_quantize import (ONE_ROW_PROGRAMS, fp8_block_quantize,
                                        fp8_quantize_activation, fp8_quantize_packed_rows)
 from sm90_ptx import facts_of_child, serve_facts
@@ -160,7 +161,14 @@ def test_dense_matches_reference(n, k, tokens, device, assert_gemm_close):
     scheme = get_scheme("fp8-block")
     qweight = scheme.quantize_weight(torch.randn(n, k, device=device))
     x = torch.randn(2, tokens // 2, k, device=device).bfloat16()
-    assert_gemm_close(fp8_block_linear(x, qweight), scheme.reference_matmul(x, qweight))
+    got, want = fp8_block_linear(x, qweight).float(), scheme.reference_matmul(x, qweight).float()
+    if scaled_mm_applies(x.reshape(-1, k), qweight):
+        # Hopper's FP8 tensor cores sum each 128-deep block in about 14 bits, not fp32's 24
+        # (DeepSeek-V3 technical report): the error follows the products' magnitude, not the
+        # element's (H200: 0.012-0.020 on elements under 1 where the largest is 88-105)
+        torch.testing.assert_close(got, want, rtol=2**-7, atol=2**-10 * want.abs().max().item())
+    else:
+        assert_gemm_close(got, want)
 
 
 def test_packed_rows_hold_the_quantizer_codes_and_scales(device):

@@ -46,7 +46,7 @@ from .expert_tiles import program_tile, row_tile_count, row_tile_grid, tile_boun
 from .gluon_hopper import sm_count
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
-from .split_k import split_buffers, split_for, split_ring, split_sum
+from .split_k import k_slice, split_buffers, split_for, split_ring, split_sum
 from .w4a16_gemv import w4a16_gemv
 from .w4a16_gluon import GROUP as GLUON_GROUP, applies as gluon_applies, w4a16_grouped_gluon
 from .w4a16_grouped_ws import applies as ws_applies, w4a16_grouped_ws
@@ -133,14 +133,10 @@ def _w4a16_tile(
     SOFTWARE: tl.constexpr,
 ):
     """One row tile of the program's columns and K slice."""
-    pid_k = tl.program_id(2)
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
         counts_ptr, num_experts, total_rows, N, tile, BLOCK_M, BLOCK_N, E_PAD, DENSE)
 
-    steps = tl.cdiv(K, BLOCK_K)
-    per_split = tl.cdiv(steps, SPLIT_K)
-    s_lo = pid_k * per_split
-    s_hi = tl.minimum(steps, s_lo + per_split)
+    s_lo, s_hi = k_slice(K, BLOCK_K, SPLIT_K)
     s_hi = tl.where(has_rows, s_hi, s_lo)  # tiles past the last expert do nothing
 
     w_rows = w_ptr + expert.to(tl.int64) * stride_we + offs_n[:, None] * stride_wn
@@ -179,7 +175,8 @@ def _w4a16_tile(
         tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
     else:
         last, acc = split_sum(acc, partials_ptr, counters_ptr,
-                              tile * tl.num_programs(0) + tl.program_id(0), pid_k, SPLIT_K)
+                              tile * tl.num_programs(0) + tl.program_id(0), tl.program_id(2),
+                              SPLIT_K)
         if last:
             tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
 

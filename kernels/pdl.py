@@ -37,11 +37,3 @@ def wait_for_previous_kernel(PDL: tl.constexpr):
     if PDL:
         gdc_launch_dependents()
         gdc_wait()
-
-
-@triton.jit
-def prefetch_to_l2(ptrs):
-    """Asks L2 for the lines holding ptrs: a hint (no value, no fault, nothing waits on it),
-    for data no earlier kernel writes, asked for before the wait above."""
-    tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l", [ptrs],
-                              dtype=tl.int32, is_pure=False, pack=1)

@@ -25,7 +25,7 @@ from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 from .numerics import INTERPRETED, mma, to_bf16
 from .pdl import pdl_on, wait_for_previous_kernel
 from .split_k import (DECODE_MAX_ROWS, DECODE_WAVES, NARROW_ROWS, decode_programs, decode_tiles,
-                      k_slice, prefetch_slice, split_buffers, split_sum)
+                      k_slice, split_buffers, split_sum)
 
 _SCALED_MM_PAD = 4
 
@@ -39,10 +39,7 @@ def _fp8_grouped_kernel(
     PDL: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """ROW_LOOP: as w4a16_gemm's kernel (programs walk the row tiles of a capped grid).
-    Axis 2: a slice of K (split_k.split_sum adds the slices). PDL: pdl.py; a dense call asks
-    L2 for its weights first (split_k.prefetch_slice)."""
-    if DENSE and PDL:
-        prefetch_slice(wq_ptr, N, K, stride_wn, BLOCK_N, BLOCK_K, SPLIT_K)
+    Axis 2: a slice of K (split_k.split_sum adds the slices). PDL: pdl.py."""
     wait_for_previous_kernel(PDL)
     if ROW_LOOP:
         tiles = row_tile_count(counts_ptr, num_experts, BLOCK_M, E_PAD)

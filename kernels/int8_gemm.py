@@ -19,8 +19,8 @@ from .gluon_hopper import sm_count
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
 from .numerics import INTERPRETED, to_bf16
 from .pdl import pdl_on, wait_for_previous_kernel
-from .split_k import (DECODE_MAX_ROWS, decode_tiles, k_slice, prefetch_slice, split_buffers,
-                      split_for, split_sum)
+from .split_k import (DECODE_MAX_ROWS, decode_tiles, k_slice, split_buffers, split_for,
+                      split_sum)
 
 #: under the interpreter a K block's sum is an fp32 dot, exact while BLOCK_K * 127^2 < 2^24
 _BLOCK_K = 128
@@ -37,10 +37,7 @@ def _int8_gemm_kernel(
 ):
     """Axis 0: BLOCK_N weight rows; axis 1: BLOCK_M token rows of one expert
     (expert_tiles.program_tile); axis 2: a slice of K (split_k.split_sum adds the slices).
-    Rows past the counts are left unwritten. PDL: pdl.py; a dense call asks L2 for its
-    weights first (split_k.prefetch_slice)."""
-    if DENSE and PDL:
-        prefetch_slice(wq_ptr, N, K, stride_wn, BLOCK_N, BLOCK_K, SPLIT_K)
+    Rows past the counts are left unwritten. PDL: pdl.py."""
     wait_for_previous_kernel(PDL)
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
         counts_ptr, num_experts, total_rows, N, tl.program_id(1), BLOCK_M, BLOCK_N, E_PAD,

@@ -24,7 +24,6 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from .gluon_hopper import cta_barrier, sm_count
-from .pdl import prefetch_to_l2
 
 #: counters per device (64 KiB); one call may split at most a quarter of them
 RING_TILES = 16384
@@ -121,27 +120,6 @@ def k_slice(K, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr):
     per_split = tl.cdiv(tl.cdiv(K, BLOCK_K), SPLIT_K)
     first = tl.program_id(2) * per_split
     return first, tl.minimum(first + per_split, tl.cdiv(K, BLOCK_K))
-
-
-#: K blocks a program asks L2 for at once in prefetch_slice: 32-column tiles then hold a line
-#: a thread of 4 warps
-PREFETCH_BLOCKS = tl.constexpr(4)
-
-
-@triton.jit
-def prefetch_slice(w_ptr, N, K, stride_wn, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                   SPLIT_K: tl.constexpr):
-    """Asks L2 for this program's one-byte weight rows (axis 0 of the grid) over its K slice.
-    A dense decode call launched with PDL does so before it waits for the previous kernel,
-    whose tail (and the activation quantizer's whole run) then hides the weights' latency."""
-    rows = tl.minimum(tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N), N - 1)
-    first, end = k_slice(K, BLOCK_K, SPLIT_K)
-    blocks = tl.arange(0, PREFETCH_BLOCKS)
-    row_ptrs = w_ptr + rows[:, None].to(tl.int64) * stride_wn
-    for kb in range(first, end, PREFETCH_BLOCKS):
-        columns = tl.minimum(kb + blocks, end - 1) * BLOCK_K  # past the slice: its last block
-        for line in tl.static_range(0, BLOCK_K, 128):
-            prefetch_to_l2(row_ptrs + (columns + line)[None, :])
 
 
 @triton.jit

@@ -22,10 +22,10 @@ from .fp8_grouped_ws import MIN_ROWS as ws_min_rows, MIN_ROWS_PER_EXPERT as \
     ws_min_rows_per_expert, applies as ws_applies, default_tiles as ws_tiles, fp8_grouped_ws
 from .gluon_hopper import is_hopper, sm_count
 from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
-from .numerics import INTERPRETED, mma, to_bf16
+from .numerics import INTERPRETED, mma
 from .pdl import pdl_on, wait_for_previous_kernel
 from .split_k import (DECODE_MAX_ROWS, DECODE_WAVES, NARROW_ROWS, decode_programs, decode_tiles,
-                      k_slice, split_buffers, split_sum)
+                      k_slice, split_buffers, store_split)
 
 _SCALED_MM_PAD = 4
 
@@ -107,14 +107,8 @@ def _fp8_tile(
 
     y_ptrs = y_ptr + rows[:, None].to(tl.int64) * stride_ym + offs_n[None, :]
     mask = row_mask[:, None] & n_mask[None, :]
-    if SPLIT_K == 1:
-        tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
-    else:
-        last, acc = split_sum(acc, partials_ptr, counters_ptr,
-                              tile * tl.num_programs(0) + tl.program_id(0), tl.program_id(2),
-                              SPLIT_K)
-        if last:
-            tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
+    store_split(acc, y_ptrs, mask, partials_ptr, counters_ptr,
+                tile * tl.num_programs(0) + tl.program_id(0), SPLIT_K, SOFTWARE)
 
 
 def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_warps,

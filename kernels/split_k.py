@@ -24,6 +24,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from .gluon_hopper import cta_barrier, sm_count
+from .numerics import to_bf16
 
 #: counters per device (64 KiB); one call may split at most a quarter of them
 RING_TILES = 16384
@@ -142,6 +143,19 @@ def split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: tl.constexp
             total += tl.load(base + s * (R * C) + index, cache_modifier=".cg")
         tl.atomic_xchg(counters_ptr + tile, 0, sem="relaxed", scope="gpu")
     return last, total
+
+
+@triton.jit
+def store_split(acc, y_ptrs, mask, partials_ptr, counters_ptr, tile, SPLIT_K: tl.constexpr,
+                SOFTWARE: tl.constexpr):
+    """Stores output tile `tile` in bf16 from this program's slice sum `acc`: at once without a
+    split, else by the last of the tile's SPLIT_K programs to arrive (split_sum)."""
+    if SPLIT_K == 1:
+        tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
+    else:
+        last, acc = split_sum(acc, partials_ptr, counters_ptr, tile, tl.program_id(2), SPLIT_K)
+        if last:
+            tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
 
 
 @gluon.constexpr_function

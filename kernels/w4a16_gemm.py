@@ -46,7 +46,7 @@ from .expert_tiles import program_tile, row_tile_count, row_tile_grid, tile_boun
 from .gluon_hopper import sm_count
 from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
-from .split_k import k_slice, split_buffers, split_for, split_ring, split_sum
+from .split_k import k_slice, split_buffers, split_for, split_ring, store_split
 from .w4a16_gemv import w4a16_gemv
 from .w4a16_gluon import GROUP as GLUON_GROUP, applies as gluon_applies, w4a16_grouped_gluon
 from .w4a16_grouped_ws import applies as ws_applies, w4a16_grouped_ws
@@ -171,14 +171,9 @@ def _w4a16_tile(
         tl.store(y_ptrs, to_bf16(swiglu(acc, acc_up, prob[None, :], HAS_PROBS, SOFTWARE),
                                  SOFTWARE),
                  mask=mask)
-    elif SPLIT_K == 1:
-        tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
     else:
-        last, acc = split_sum(acc, partials_ptr, counters_ptr,
-                              tile * tl.num_programs(0) + tl.program_id(0), tl.program_id(2),
-                              SPLIT_K)
-        if last:
-            tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
+        store_split(acc, y_ptrs, mask, partials_ptr, counters_ptr,
+                    tile * tl.num_programs(0) + tl.program_id(0), SPLIT_K, SOFTWARE)
 
 
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:

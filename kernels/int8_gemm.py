@@ -91,6 +91,12 @@ def int8_tiles(rows_per_expert: int) -> tuple:
     return 128, 128, 4, 3
 
 
+#: the most K slices of INT8's 16 x 32 dense tiles: wherever four waves would allow eight
+#: (o_proj's 64 column tiles at 1-16 tokens), four are faster: 1.01x on the H100 (round 32's
+#: sweep: 7.54-7.56 us against 7.66), 1.12-1.13x on the H200 at 1-8 tokens and 1.02x at 16
+#: (docs/kernel_rounds.md rounds 57-58); at no INT8 cell of either sweep did eight win
+NARROW_MAX_SPLIT = 4
+
 #: dense calls past split_k.DECODE_MAX_ROWS and up to DENSE_WIDE_ROWS tokens take 64 x 64 tiles
 #: of one K slice while those fit WIDE_WAVES waves. H200 sweep at 384 and 512 tokens, the GEMM
 #: alone (docs/kernel_rounds.md round 56): 1.24-1.68x the 128 x 128 tiles' speed at o_proj and
@@ -104,11 +110,13 @@ def dense_tiles(rows: int, n: int, k: int, device: torch.device) -> tuple:
     """(block_m, block_n, num_warps, num_stages, split_k) of a dense call (attention's
     projections), which wants more, narrower programs than a grouped one at decode sizes, and
     K split where those are still few: split_k.decode_tiles' to DECODE_MAX_ROWS (16 x 32 tiles
-    over four waves, H100 sweep of round 32); 64 x 64 tiles to DENSE_WIDE_ROWS where they fit
-    WIDE_WAVES waves; else 128 x 128 tiles, K split while one wave holds them."""
+    over four waves, H100 sweep of round 32, in at most NARROW_MAX_SPLIT slices); 64 x 64 tiles
+    to DENSE_WIDE_ROWS where they fit WIDE_WAVES waves; else 128 x 128 tiles, K split while one
+    wave holds them."""
     k_steps = triton.cdiv(k, _BLOCK_K)
     if rows <= DECODE_MAX_ROWS:
-        block_m, block_n, split = decode_tiles(rows, n, k_steps, device, narrow_waves=4)
+        block_m, block_n, split = decode_tiles(rows, n, k_steps, device, narrow_waves=4,
+                                               narrow_max_split=NARROW_MAX_SPLIT)
         return block_m, block_n, 4, 4, split
     if rows <= DENSE_WIDE_ROWS and (device.type != "cuda" or triton.cdiv(n, 64) * triton.cdiv(
             rows, 64) <= WIDE_WAVES * sm_count(device)):

@@ -104,12 +104,13 @@ def decode_programs(rows: int, n: int) -> int:
 
 
 def decode_tiles(rows: int, n: int, k_steps: int, device: torch.device,
-                 narrow_waves: int) -> Tuple[int, int, int]:
+                 narrow_waves: int, narrow_max_split: int = 8) -> Tuple[int, int, int]:
     """(block_m, block_n, split_k) of a dense FP8 or INT8 call of up to DECODE_MAX_ROWS tokens;
-    narrow_waves: the waves the 16 x 32 tiles' split fills."""
+    narrow_waves, narrow_max_split: the waves the 16 x 32 tiles' split fills, and its most
+    slices."""
     if rows <= NARROW_ROWS:
         return 16, 32, split_for(triton.cdiv(n, 32) * triton.cdiv(rows, 16), k_steps, device,
-                                 waves=narrow_waves, min_steps=4)
+                                 waves=narrow_waves, max_split=narrow_max_split, min_steps=4)
     block_n = decode_columns(rows)
     return 64, block_n, split_for(decode_programs(rows, n), k_steps, device,
                                   waves=DECODE_WAVES, min_steps=block_n // 4)

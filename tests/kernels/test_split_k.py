@@ -112,9 +112,8 @@ def test_dense_rules_split_decode_calls_only(monkeypatch):
     """Each scheme's dense rule on a GPU of 132 SMs: o_proj at 8 tokens splits K; W4A16 at 512
     tokens does not; FP8 from 33 to 256 tokens takes 64-row tiles, 32 columns wide to 128
     tokens, K split while they fit two waves and each slice walks block_n / 4 K steps
-    (decode_tiles), and past 256 one slice; INT8's 16 x 32 tiles in at most four slices where
-    four waves would allow eight (o_proj to 16 tokens), its split as FP8's elsewhere."""
-    from qarl_kernels import fp8_gemm, int8_gemm, w4a16_gemm
+    (decode_tiles), and past 256 one slice."""
+    from qarl_kernels import fp8_gemm, w4a16_gemm
     monkeypatch.setattr(split_k, "sm_count", lambda device: 132)
     cuda = torch.device("cuda")
     assert w4a16_gemm.dense_config(8, 2048, 4096, 128, cuda).split_k == 8
@@ -126,10 +125,6 @@ def test_dense_rules_split_decode_calls_only(monkeypatch):
     assert fp8_gemm.dense_tiles(256, 2048, 4096, cuda) == (64, 64, 4, 4, 2)  # 128 programs
     assert fp8_gemm.dense_tiles(256, 2048, 2048, cuda) == (64, 64, 4, 4, 1)  # 16-step slices
     assert fp8_gemm.dense_tiles(512, 2048, 4096, cuda)[-1] == 1
-    assert int8_gemm.dense_tiles(8, 2048, 4096, cuda) == (16, 32, 4, 4, 4)
-    assert int8_gemm.dense_tiles(32, 2048, 4096, cuda) == (16, 32, 4, 4, 4)  # 128 programs
-    assert int8_gemm.dense_tiles(8, 2560, 2048, cuda) == (16, 32, 4, 4, 4)  # 16 K steps
-    assert int8_gemm.dense_tiles(8, 5120, 2048, cuda) == (16, 32, 4, 4, 2)  # 160 programs
 
 
 @pytest.mark.parametrize("rows,n,cublas", [
@@ -148,14 +143,18 @@ def test_fp8_dense_takes_cublas_where_decode_tiles_pass_two_waves(rows, n, cubla
 
 
 def test_int8_dense_tiles(monkeypatch):
-    """INT8's dense rule on a GPU of 132 SMs: 16 x 32 tiles to 32 tokens, decode_tiles to 256,
-    64 x 64 tiles of one slice to 512 where they fit three waves (o_proj's 2048 outputs; not
-    qkv's 5120 at 384 tokens: 480 programs), else 128 x 128 tiles."""
+    """INT8's dense rule on a GPU of 132 SMs: 16 x 32 tiles to 32 tokens, K split while four
+    waves hold them in at most four slices (o_proj to 16 tokens: four waves would allow eight),
+    decode_tiles to 256, 64 x 64 tiles of one slice to 512 where they fit three waves (o_proj's
+    2048 outputs; not qkv's 5120 at 384 tokens: 480 programs), else 128 x 128 tiles."""
     from qarl_kernels import int8_gemm
     monkeypatch.setattr(split_k, "sm_count", lambda device: 132)
     monkeypatch.setattr(int8_gemm, "sm_count", lambda device: 132)
     cuda = torch.device("cuda")
-    assert int8_gemm.dense_tiles(8, 2048, 4096, cuda) == (16, 32, 4, 4, 8)
+    assert int8_gemm.dense_tiles(8, 2048, 4096, cuda) == (16, 32, 4, 4, 4)
+    assert int8_gemm.dense_tiles(32, 2048, 4096, cuda) == (16, 32, 4, 4, 4)  # 128 programs
+    assert int8_gemm.dense_tiles(8, 2560, 2048, cuda) == (16, 32, 4, 4, 4)  # 16 K steps
+    assert int8_gemm.dense_tiles(8, 5120, 2048, cuda) == (16, 32, 4, 4, 2)  # 160 programs
     assert int8_gemm.dense_tiles(64, 2048, 4096, cuda) == (64, 32, 4, 4, 4)
     assert int8_gemm.dense_tiles(200, 2048, 2048, cuda) == (64, 64, 4, 4, 1)
     assert int8_gemm.dense_tiles(512, 2048, 4096, cuda) == (64, 64, 4, 4, 1)  # 256 programs

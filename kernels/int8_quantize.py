@@ -57,10 +57,11 @@ def _store_codes(q_row, x, inv, offs, K, SOFTWARE: tl.constexpr):
 @triton.jit
 def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N, K, stride_xm,
                       stride_qm, stride_sm, BLOCK: tl.constexpr, ONE_PASS: tl.constexpr,
-                      SWIGLU: tl.constexpr, MASTERS: tl.constexpr, ALIGN: tl.constexpr,
-                      PDL: tl.constexpr, SOFTWARE: tl.constexpr):
-    """Row r of expert e (program (r, e)) to row e * N + r. ONE_PASS (K <= BLOCK): the row is
-    read once and quantized from registers; else twice, the second time from L1/L2. MASTERS: x
+                      TAIL: tl.constexpr, SWIGLU: tl.constexpr, MASTERS: tl.constexpr,
+                      ALIGN: tl.constexpr, PDL: tl.constexpr, SOFTWARE: tl.constexpr):
+    """Row r of expert e (program (r, e)) to row e * N + r. ONE_PASS (K <= BLOCK + TAIL): the
+    row is read once and quantized from registers, its last TAIL values (0: none) a block of
+    their own; else read twice, the second time from L1/L2. MASTERS: x
     is expert_masters' table, and the row's NaN/inf values are added to *nonfinite_ptr,
     counted in a second read only where the row's NaN-propagating amax says there are some
     (a count of every value cost the masters' path a quarter of its instructions; round 49).
@@ -78,7 +79,8 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
         prob = tl.load(p_ptr + row).to(tl.float32)
     amax = tl.zeros([BLOCK], dtype=tl.float32)
     x = tl.zeros([BLOCK], dtype=tl.float32)  # after the loop: its last block
-    for k0 in range(0, K, BLOCK):
+    body = K - TAIL
+    for k0 in range(0, body, BLOCK):
         x = _row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K, SWIGLU, SOFTWARE)
         if MASTERS:
             amax = max_keeping_nan(amax, tl.abs(x))
@@ -94,10 +96,15 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
             tl.atomic_add(nonfinite_ptr, tl.sum(bad, 0), sem="relaxed")
     else:
         amax = tl.max(amax, 0)
+    if TAIL:
+        tail = _row_values(x_row, prob, body + tl.arange(0, TAIL), K, SWIGLU, SOFTWARE)
+        amax = tl.maximum(amax, tl.max(tl.abs(tail), 0))
     amax = tl.maximum(amax, _EPS)
     inv = tl.div_rn(_QMAX + tl.zeros_like(amax), amax)
     if ONE_PASS:
         _store_codes(q_row, x, inv, tl.arange(0, BLOCK), K, SOFTWARE)
+        if TAIL:
+            _store_codes(q_row, tail, inv, body + tl.arange(0, TAIL), K, SOFTWARE)
     else:
         for k0 in range(0, K, BLOCK):
             offs = k0 + tl.arange(0, BLOCK)
@@ -117,7 +124,7 @@ MASTERS_EVEN_BLOCK = 256
 
 
 def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool, masters: bool = False) -> tuple:
-    """(columns a block, warps) for rows of k values: 64 bytes of a row a thread, the SwiGLU's
+    """(columns a block, tail, warps) for rows of k values: 64 bytes of a row a thread, the SwiGLU's
     8 values (its exp and division bind it). H200, rows of 2048 (768) values, session 46
     (docs/kernel_rounds.md, round 42): bf16 tokens 0.73x (0.71x) the time of the 8 (4) warps
     before, fp32 masters 0.89x (0.88x). A master's rows (a layer's experts: many programs to
@@ -125,13 +132,17 @@ def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool, masters: bool = Fal
     divides k: one Qwen3-30B-A3B layer's bf16 masters (H200, CUDA graphs, round 49) W13 (rows
     of 2048) 0.81x the time of one 2048-value block, W2 (768) three blocks of 256 0.82x one of
     1024 a quarter masked; fp32 W13 1.02x, W2 0.89x. Tokens keep one pass: at decode sizes
-    the second read is latency (8 x 2048: 3.6 us against 2.7)."""
+    the second read is latency (8 x 2048: 3.6 us against 2.7). A token's row of two powers of
+    two (the experts' 768 = 512 + 256) is one pass over a block of each, no lane masked."""
     block = min(triton.next_power_of_2(k), ONE_PASS_K)
+    tail = 0
     if masters:
         even = min(k & -k, MASTERS_BLOCK)
         block = even if even >= MASTERS_EVEN_BLOCK else block
+    elif k < block and (k - block // 2) & (k - block // 2 - 1) == 0:
+        block, tail = block // 2, k - block // 2
     per_thread = 8 if swiglu_rows else 64 // x.element_size()
-    return block, max(1, min(8, block // (32 * per_thread)))
+    return block, tail, max(1, min(8, block // (32 * per_thread)))
 
 
 def _quantize_rows(x: torch.Tensor, probs, k: int, out: tuple = None) -> tuple:
@@ -141,11 +152,12 @@ def _quantize_rows(x: torch.Tensor, probs, k: int, out: tuple = None) -> tuple:
                    torch.empty(m, 1, device=x.device, dtype=torch.float32))
     if m and k:
         x = unit_stride_rows(x)
-        block, warps = _row_program(x, k, probs is not None)
+        block, tail, warps = _row_program(x, k, probs is not None)
         pdl = pdl_on(x.device, m)
         _int8_rows_kernel[(m, 1)](x, x, x if probs is None else probs.contiguous(), q, s, s, m,
                                   k, x.stride(0), q.stride(0), s.stride(0), BLOCK=block,
-                                  ONE_PASS=k <= block, SWIGLU=probs is not None, MASTERS=False,
+                                  ONE_PASS=k <= block + tail, TAIL=tail,
+                                  SWIGLU=probs is not None, MASTERS=False,
                                   ALIGN=1, PDL=pdl, SOFTWARE=INTERPRETED, num_warps=warps,
                                   launch_pdl=pdl)
     return q, s
@@ -166,10 +178,10 @@ def int8_quantize(weight: Masters, scheme, name: str = "weight",
     q = torch.empty(shape, device=device, dtype=torch.int8)
     s = torch.empty(*shape[:-1], 1, device=device, dtype=torch.float32)
     if q.numel():
-        block, warps = _row_program(masters.base, k, False, masters=True)
+        block, _, warps = _row_program(masters.base, k, False, masters=True)
         _int8_rows_kernel[(n, masters.experts)](
             masters.base, masters.offsets, s, q, s, counter, n, k, k, k, 1, BLOCK=block,
-            ONE_PASS=k <= block, SWIGLU=False, MASTERS=True, ALIGN=masters.align, PDL=False,
+            ONE_PASS=k <= block, TAIL=0, SWIGLU=False, MASTERS=True, ALIGN=masters.align, PDL=False,
             SOFTWARE=INTERPRETED, num_warps=warps)
     if check_finite and nonfinite is None:
         raise_if_nonfinite(name, weight, counter)

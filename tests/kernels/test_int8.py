@@ -15,7 +15,8 @@ from qarl_kernels.int8_quantize import (ONE_PASS_K, _row_program, int8_quantize,
                                         int8_quantize_swiglu)
 
 
-@pytest.mark.parametrize("k", [ONE_PASS_K, ONE_PASS_K + 452])  # one block, two passes
+# one block; 512 + 256 (the largest values, at the end, in the second); two passes
+@pytest.mark.parametrize("k", [ONE_PASS_K, 768, ONE_PASS_K + 452])
 def test_activation_quantizer_rounds_ties_away_from_zero_like_the_reference(k, device):
     torch.manual_seed(0)
     x = (torch.randn(4, k) * torch.logspace(-6, 2, k)).bfloat16()
@@ -70,7 +71,8 @@ def test_exact_sums_where_fp32_accumulation_would_round(device):
     assert torch.equal(int8_linear(x, qweight), scheme.reference_matmul(x, qweight))
 
 
-@pytest.mark.parametrize("rows,ffn", [(1, 24), (17, ONE_PASS_K + 40)])  # F past one block
+# F of 16 + 8, the experts' 512 + 256, past one block
+@pytest.mark.parametrize("rows,ffn", [(1, 24), (5, 768), (17, ONE_PASS_K + 40)])
 def test_swiglu_quantizer_equals_activation_then_quantizer(rows, ffn, device):
     """Bit for bit on the GPU, whose expf is torch's; under the interpreter numpy's exp may
     move an activation by one bf16 ulp, and so a code by one step."""
@@ -86,6 +88,17 @@ def test_swiglu_quantizer_equals_activation_then_quantizer(rows, ffn, device):
     else:
         assert (q.int() - want_q.int()).abs().max() <= 1
         torch.testing.assert_close(scale, want_scale, rtol=2**-7, atol=0)
+
+
+def test_token_rows_of_two_powers_of_two_take_two_unmasked_blocks():
+    """(block, tail) of a token's row: 768 = 512 + 256 and 24 = 16 + 8 in one pass without a
+    masked lane; 1100 in one masked block; past ONE_PASS_K two passes of one block."""
+    x = torch.empty(1, 1, dtype=torch.bfloat16)
+    assert _row_program(x, 768, True)[:2] == (512, 256)
+    assert _row_program(x, 24, False)[:2] == (16, 8)
+    assert _row_program(x, 1100, False)[:2] == (2048, 0)
+    assert _row_program(x, 2048, False)[:2] == (2048, 0)
+    assert _row_program(x, ONE_PASS_K + 2048, False)[:2] == (ONE_PASS_K, 0)
 
 
 def test_swiglu_quantizer_names_the_bad_tensor(device):

@@ -86,12 +86,8 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
             amax = max_keeping_nan(amax, tl.abs(x))
         else:
             amax = tl.maximum(amax, tl.abs(x))
-    if TAIL:
-        tail = _row_values(x_row, prob, body + tl.arange(0, TAIL), K, SWIGLU, SOFTWARE)
     if MASTERS:
         amax = tl.reduce(amax, 0, max_keeping_nan)
-        if TAIL:
-            amax = max_keeping_nan(amax, tl.reduce(tl.abs(tail), 0, max_keeping_nan))
         if is_nonfinite(amax) != 0:
             bad = tl.zeros([BLOCK], dtype=tl.int32)
             for k0 in range(0, K, BLOCK):
@@ -100,8 +96,9 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
             tl.atomic_add(nonfinite_ptr, tl.sum(bad, 0), sem="relaxed")
     else:
         amax = tl.max(amax, 0)
-        if TAIL:
-            amax = tl.maximum(amax, tl.max(tl.abs(tail), 0))
+    if TAIL:
+        tail = _row_values(x_row, prob, body + tl.arange(0, TAIL), K, SWIGLU, SOFTWARE)
+        amax = tl.maximum(amax, tl.max(tl.abs(tail), 0))
     amax = tl.maximum(amax, _EPS)
     inv = tl.div_rn(_QMAX + tl.zeros_like(amax), amax)
     if ONE_PASS:
@@ -138,12 +135,12 @@ def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool, masters: bool = Fal
     the second read is latency (8 x 2048: 3.6 us against 2.7). A token's row of two powers of
     two (the experts' 768 = 512 + 256) is one pass over a block of each, no lane masked."""
     block = min(triton.next_power_of_2(k), ONE_PASS_K)
-    tail, rest = 0, k - block // 2
-    if k < block and rest & (rest - 1) == 0 and (not masters or block // 2 <= MASTERS_BLOCK):
-        block, tail = block // 2, rest
-    elif masters:
+    tail = 0
+    if masters:
         even = min(k & -k, MASTERS_BLOCK)
         block = even if even >= MASTERS_EVEN_BLOCK else block
+    elif k < block and (k - block // 2) & (k - block // 2 - 1) == 0:
+        block, tail = block // 2, k - block // 2
     per_thread = 8 if swiglu_rows else 64 // x.element_size()
     return block, tail, max(1, min(8, block // (32 * per_thread)))
 
@@ -181,10 +178,10 @@ def int8_quantize(weight: Masters, scheme, name: str = "weight",
     q = torch.empty(shape, device=device, dtype=torch.int8)
     s = torch.empty(*shape[:-1], 1, device=device, dtype=torch.float32)
     if q.numel():
-        block, tail, warps = _row_program(masters.base, k, False, masters=True)
+        block, _, warps = _row_program(masters.base, k, False, masters=True)
         _int8_rows_kernel[(n, masters.experts)](
             masters.base, masters.offsets, s, q, s, counter, n, k, k, k, 1, BLOCK=block,
-            ONE_PASS=k <= block + tail, TAIL=tail, SWIGLU=False, MASTERS=True, ALIGN=masters.align, PDL=False,
+            ONE_PASS=k <= block, TAIL=0, SWIGLU=False, MASTERS=True, ALIGN=masters.align, PDL=False,
             SOFTWARE=INTERPRETED, num_warps=warps)
     if check_finite and nonfinite is None:
         raise_if_nonfinite(name, weight, counter)

@@ -154,8 +154,8 @@ _KERNELS = {
             {"BLOCK": 128}, 8),
     "int8": (int8_module._int8_rows_kernel,
              ["*bf16", "*i64", "*fp32", "*i8", "*fp32", "*i32", "i32", "i32", "i32", "i32", "i32"],
-             {"BLOCK": 2048, "ONE_PASS": True, "SWIGLU": False, "MASTERS": True, "PDL": False,
-              "SOFTWARE": False}, 2),
+             {"BLOCK": 2048, "ONE_PASS": True, "TAIL": 0, "SWIGLU": False, "MASTERS": True,
+              "PDL": False, "SOFTWARE": False}, 2),
     "none": (bf16_module._bf16_weight_kernel, ["*bf16", "*i64", "*bf16", "*i32", "i32"],
              {"BLOCK": 4096, "COPY": True, "SOFTWARE": False}, 8),
 }

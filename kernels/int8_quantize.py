@@ -178,11 +178,11 @@ def int8_quantize(weight: Masters, scheme, name: str = "weight",
     q = torch.empty(shape, device=device, dtype=torch.int8)
     s = torch.empty(*shape[:-1], 1, device=device, dtype=torch.float32)
     if q.numel():
-        block, _, warps = _row_program(masters.base, k, False, masters=True)
+        block, tail, warps = _row_program(masters.base, k, False, masters=True)
         _int8_rows_kernel[(n, masters.experts)](
             masters.base, masters.offsets, s, q, s, counter, n, k, k, k, 1, BLOCK=block,
-            ONE_PASS=k <= block, TAIL=0, SWIGLU=False, MASTERS=True, ALIGN=masters.align, PDL=False,
-            SOFTWARE=INTERPRETED, num_warps=warps)
+            ONE_PASS=k <= block + tail, TAIL=tail, SWIGLU=False, MASTERS=True,
+            ALIGN=masters.align, PDL=False, SOFTWARE=INTERPRETED, num_warps=warps)
     if check_finite and nonfinite is None:
         raise_if_nonfinite(name, weight, counter)
     return QuantizedWeight(q, s, tuple(shape), scheme)

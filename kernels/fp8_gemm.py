@@ -88,7 +88,12 @@ def _fp8_tile(
     else:
         sb_rows = ws_ptr + e * stride_wse + (offs_n // BLOCK_K) * stride_wsn
         sb_next = tl.load(sb_rows + first, mask=n_mask, other=0.0)
-    if not QUANTIZE:
+    x_rows = xq_ptr + rows[:, None].to(tl.int64) * stride_xm
+    if QUANTIZE:  # x too is read a block ahead: the loads that feed the quantizer wait
+        ks = first * BLOCK_K + offs_k
+        x_next = tl.load(x_rows + ks[None, :], mask=row_mask[:, None] & (ks[None, :] < K),
+                         other=0.0)
+    else:
         sa_next = tl.load(sa_rows + first * stride_xsk, mask=row_mask, other=0.0)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for kb in range(k_lo, k_hi):
@@ -99,12 +104,15 @@ def _fp8_tile(
         else:
             sb_next = tl.load(sb_rows + ahead, mask=n_mask, other=0.0)
         ks = kb * BLOCK_K + offs_k
-        a = tl.load(xq_ptr + rows[:, None].to(tl.int64) * stride_xm + ks[None, :],
-                    mask=row_mask[:, None] & (ks[None, :] < K), other=0.0)
         if QUANTIZE:
-            a, sa = activation_codes(a.to(tl.float32), 1,
-                                     xq_ptr.dtype.element_ty == tl.bfloat16)
+            x = x_next
+            ks_next = ahead * BLOCK_K + offs_k
+            x_next = tl.load(x_rows + ks_next[None, :],
+                             mask=row_mask[:, None] & (ks_next[None, :] < K), other=0.0)
+            a, sa = activation_codes(x.to(tl.float32), 1, xq_ptr.dtype.element_ty == tl.bfloat16)
         else:
+            a = tl.load(x_rows + ks[None, :], mask=row_mask[:, None] & (ks[None, :] < K),
+                        other=0.0)
             sa = sa_next
             sa_next = tl.load(sa_rows + ahead * stride_xsk, mask=row_mask, other=0.0)
         b = tl.load(wq_ptr + e * stride_we + offs_n[None, :] * stride_wn + ks[:, None],

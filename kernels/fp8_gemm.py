@@ -16,13 +16,12 @@ import triton.language as tl
 
 from megatron_qarl.quant.fp8_block import BLOCK, unpack_activation_rows
 
-from .checks import (check_activation, check_tokens_per_expert, counts_on, tile_rows,
-                     unit_stride_rows)
+from .checks import check_activation, check_tokens_per_expert, counts_on, tile_rows
 from .expert_tiles import program_tile, row_tile_count, row_tile_grid
 from .fp8_grouped_ws import MIN_ROWS as ws_min_rows, MIN_ROWS_PER_EXPERT as \
     ws_min_rows_per_expert, applies as ws_applies, default_tiles as ws_tiles, fp8_grouped_ws
 from .gluon_hopper import is_hopper, sm_count
-from .fp8_quantize import activation_codes, fp8_quantize_activation, fp8_quantize_swiglu
+from .fp8_quantize import fp8_quantize_activation, fp8_quantize_swiglu
 from .numerics import INTERPRETED, mma
 from .pdl import pdl_on, wait_for_previous_kernel
 from .split_k import (DECODE_MAX_ROWS, DECODE_WAVES, NARROW_ROWS, decode_programs, decode_tiles,
@@ -37,12 +36,10 @@ def _fp8_grouped_kernel(
     total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse,
     stride_wsn, stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     SPLIT_K: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr, ROW_LOOP: tl.constexpr,
-    QUANTIZE: tl.constexpr, PDL: tl.constexpr, SOFTWARE: tl.constexpr,
+    PDL: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """ROW_LOOP: as w4a16_gemm's kernel (programs walk the row tiles of a capped grid).
-    Axis 2: a slice of K (split_k.split_sum adds the slices). QUANTIZE: xq_ptr holds the
-    unquantized activations (a dense call), which each program quantizes over its own K blocks
-    as fp8_quantize_activation would (xs_ptr unread). PDL: pdl.py."""
+    Axis 2: a slice of K (split_k.split_sum adds the slices). PDL: pdl.py."""
     wait_for_previous_kernel(PDL)
     if ROW_LOOP:
         tiles = row_tile_count(counts_ptr, num_experts, BLOCK_M, E_PAD)
@@ -50,13 +47,12 @@ def _fp8_grouped_kernel(
             _fp8_tile(tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, partials_ptr,
                       counters_ptr, num_experts, total_rows, N, K, stride_xm, stride_xsm,
                       stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn, stride_ym,
-                      BLOCK_M, BLOCK_N, BLOCK_K, SPLIT_K, E_PAD, DENSE, QUANTIZE, SOFTWARE)
+                      BLOCK_M, BLOCK_N, BLOCK_K, SPLIT_K, E_PAD, DENSE, SOFTWARE)
     else:
         _fp8_tile(tl.program_id(1), xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr,
                   partials_ptr, counters_ptr, num_experts, total_rows, N, K, stride_xm,
                   stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn,
-                  stride_ym, BLOCK_M, BLOCK_N, BLOCK_K, SPLIT_K, E_PAD, DENSE, QUANTIZE,
-                  SOFTWARE)
+                  stride_ym, BLOCK_M, BLOCK_N, BLOCK_K, SPLIT_K, E_PAD, DENSE, SOFTWARE)
 
 
 @triton.jit
@@ -65,7 +61,7 @@ def _fp8_tile(
     num_experts, total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn,
     stride_wse, stride_wsn, stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr,
-    QUANTIZE: tl.constexpr, SOFTWARE: tl.constexpr,
+    SOFTWARE: tl.constexpr,
 ):
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
         counts_ptr, num_experts, total_rows, N, tile, BLOCK_M, BLOCK_N, E_PAD, DENSE)
@@ -88,33 +84,19 @@ def _fp8_tile(
     else:
         sb_rows = ws_ptr + e * stride_wse + (offs_n // BLOCK_K) * stride_wsn
         sb_next = tl.load(sb_rows + first, mask=n_mask, other=0.0)
-    x_rows = xq_ptr + rows[:, None].to(tl.int64) * stride_xm
-    if QUANTIZE:  # x too is read a block ahead: the loads that feed the quantizer wait
-        ks = first * BLOCK_K + offs_k
-        x_next = tl.load(x_rows + ks[None, :], mask=row_mask[:, None] & (ks[None, :] < K),
-                         other=0.0)
-    else:
-        sa_next = tl.load(sa_rows + first * stride_xsk, mask=row_mask, other=0.0)
+    sa_next = tl.load(sa_rows + first * stride_xsk, mask=row_mask, other=0.0)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for kb in range(k_lo, k_hi):
-        sb = sb_next
+        sa, sb = sa_next, sb_next
         ahead = tl.minimum(kb + 1, k_hi - 1)  # the last block re-reads its own (unused)
+        sa_next = tl.load(sa_rows + ahead * stride_xsk, mask=row_mask, other=0.0)
         if ONE_WEIGHT_BLOCK:
             sb_next = tl.load(sb_rows + ahead)
         else:
             sb_next = tl.load(sb_rows + ahead, mask=n_mask, other=0.0)
         ks = kb * BLOCK_K + offs_k
-        if QUANTIZE:
-            x = x_next
-            ks_next = ahead * BLOCK_K + offs_k
-            x_next = tl.load(x_rows + ks_next[None, :],
-                             mask=row_mask[:, None] & (ks_next[None, :] < K), other=0.0)
-            a, sa = activation_codes(x.to(tl.float32), 1, xq_ptr.dtype.element_ty == tl.bfloat16)
-        else:
-            a = tl.load(x_rows + ks[None, :], mask=row_mask[:, None] & (ks[None, :] < K),
-                        other=0.0)
-            sa = sa_next
-            sa_next = tl.load(sa_rows + ahead * stride_xsk, mask=row_mask, other=0.0)
+        a = tl.load(xq_ptr + rows[:, None].to(tl.int64) * stride_xm + ks[None, :],
+                    mask=row_mask[:, None] & (ks[None, :] < K), other=0.0)
         b = tl.load(wq_ptr + e * stride_we + offs_n[None, :] * stride_wn + ks[:, None],
                     mask=n_mask[None, :] & (ks[:, None] < K), other=0.0)
         partial = mma(a, b, tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32), SOFTWARE)
@@ -132,8 +114,7 @@ def _fp8_tile(
 def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_warps,
             num_stages, split_k=1, routed_rows=None):
     """routed_rows: the rows the grid is sized for (expert_tiles.row_tile_grid); split_k:
-    slices of K for a dense call (split_k.py). xs None: xq holds the unquantized activations
-    of a dense call, quantized in the kernel."""
+    slices of K for a dense call (split_k.py)."""
     wq, ws = qweight.data, qweight.scale
     if wq.dim() == 2:
         wq, ws = wq.unsqueeze(0), ws.unsqueeze(0)
@@ -151,12 +132,12 @@ def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_w
                                                 block_m * block_n, torch.float32, y)
     pdl = pdl_on(y.device, rows)
     _fp8_grouped_kernel[(col_tiles, tiles, split_k)](
-        xq, xq if xs is None else xs, wq, ws, y, counts, partials, counters, num_experts, rows,
-        n, k, xq.stride(0), 0 if xs is None else xs.stride(0), 0 if xs is None else xs.stride(1),
-        wq.stride(0), wq.stride(1), ws.stride(0), ws.stride(1), y.stride(0),
+        xq, xs, wq, ws, y, counts, partials, counters, num_experts, rows, n, k,
+        xq.stride(0), xs.stride(0), xs.stride(1), wq.stride(0), wq.stride(1),
+        ws.stride(0), ws.stride(1), y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=BLOCK, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, ROW_LOOP=row_loop,
-        QUANTIZE=xs is None, PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
+        PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
         launch_pdl=pdl)
     return y
 
@@ -313,21 +294,11 @@ def fp8_block_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, scaled_mm: boo
         xq.shape[0], qweight.out_features, qweight.in_features, xq.device))
 
 
-#: tokens up to which a dense call's Triton kernel quantizes its own K blocks of x instead of
-#: reading fp8_quantize_activation's output: one kernel a call, not two
-FUSED_QUANTIZER_ROWS = 256
-
-
 def fp8_block_linear(x: torch.Tensor, qweight) -> torch.Tensor:
     """x [..., in] @ W^T for an FP8Block QuantizedWeight [out, in] -> [..., out] in bf16."""
     check_activation(x, qweight.in_features)
     x2 = x.reshape(-1, x.shape[-1])
-    rows = x2.shape[0]
     cublas = scaled_mm_applies(x2, qweight)  # once: the quantizer's row padding follows it
-    if not cublas and rows <= FUSED_QUANTIZER_ROWS:
-        y = _launch(unit_stride_rows(x2), None, qweight, x2, 1, True, *dense_tiles(
-            rows, qweight.out_features, qweight.in_features, x2.device))
-    else:
-        y = fp8_block_matmul(*quantize_linear_input(x2, qweight, cublas), qweight,
-                             scaled_mm=cublas)[:rows]
+    y = fp8_block_matmul(*quantize_linear_input(x2, qweight, cublas), qweight,
+                         scaled_mm=cublas)[:x2.shape[0]]
     return y.reshape(*x.shape[:-1], qweight.out_features).to(x.dtype)

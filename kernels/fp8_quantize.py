@@ -79,15 +79,6 @@ def _fp8_weight_kernel(w_ptr, offsets_ptr, q_ptr, s_ptr, N, K, stride_se, stride
 
 
 @triton.jit
-def activation_codes(x, AXIS: tl.constexpr, BF16_VALUES: tl.constexpr):
-    """(e4m3 codes, scales) of fp32 x whose 128-input blocks lie along AXIS (one scale each,
-    AXIS reduced): the activation quantizer's arithmetic, which fp8_gemm's dense kernel also
-    runs on its own K blocks of x (BF16_VALUES: x holds bf16 values)."""
-    scale = _scale_of(tl.max(tl.abs(x), AXIS))
-    return _e4m3(x, tl.expand_dims(scale, AXIS), BF16_VALUES), scale
-
-
-@triton.jit
 def _block_columns(offs_b, BLOCK: tl.constexpr):
     """The columns [1, blocks, BLOCK] of 128-input blocks offs_b."""
     return offs_b[None, :, None] * BLOCK + tl.arange(0, BLOCK)[None, None, :]
@@ -99,11 +90,11 @@ def _store_activation_blocks(q_ptr, s_ptr, x, offs_r, offs_b, rows_out, K, strid
     """Token rows' 128-input blocks x [rows, blocks, 128] (fp32; BF16_VALUES: bf16 values) to
     e4m3 codes and a scale a row and block; rows in [rows, rows_out) pad for scaled_mm: zeros
     with the eps scale."""
-    codes, scale = activation_codes(x, 2, BF16_VALUES)
+    scale = _scale_of(tl.max(tl.abs(x), 2))
     offs_k = _block_columns(offs_b, BLOCK)
     out = offs_r < rows_out
-    tl.store(q_ptr + offs_r[:, None, None].to(tl.int64) * stride_qm + offs_k, codes,
-             mask=out[:, None, None] & (offs_k < K))
+    tl.store(q_ptr + offs_r[:, None, None].to(tl.int64) * stride_qm + offs_k,
+             _e4m3(x, scale[:, :, None], BF16_VALUES), mask=out[:, None, None] & (offs_k < K))
     tl.store(s_ptr + offs_r[:, None] * stride_sm + offs_b[None, :] * stride_sk, scale,
              mask=out[:, None] & (offs_b[None, :] * BLOCK < K))
 

@@ -9,7 +9,7 @@ from triton.compiler import ASTSource
 from megatron_qarl.quant import QuantizationError, get_scheme
 from megatron_qarl.quant.fp8_block import (pack_activation_rows, packed_row_bytes,
                                           quantize_activation, unpack_activation_rows)
-from qarl_kernels import fp8_gemm, fp8_quantize
+from qarl_kernels import fp8_quantize
 from qarl_kernels.fp8_gemm import (_decode_tiles, fp8_block_grouped_linear, fp8_block_linear,
                                    scaled_mm_applies)
 from qarl_kernels.fp8_quantize import (ONE_ROW_PROGRAMS, fp8_block_quantize,
@@ -169,28 +169,6 @@ def test_dense_matches_reference(n, k, tokens, device, assert_gemm_close):
         torch.testing.assert_close(got, want, rtol=2**-7, atol=2**-10 * want.abs().max().item())
     else:
         assert_gemm_close(got, want)
-
-
-# M = 1; 16 x 32 tiles in two K slices; a K of one partial block; fp32 activations (IEEE
-# divisions); 64-row tiles over a ragged last block
-@pytest.mark.parametrize("rows,k,dtype,tiles", [
-    (1, 256, torch.bfloat16, (16, 32, 4, 4, 1)), (5, 512, torch.bfloat16, (16, 32, 4, 4, 2)),
-    (3, 100, torch.bfloat16, (16, 32, 4, 4, 1)), (7, 384, torch.float32, (16, 32, 4, 4, 1)),
-    (40, 200, torch.bfloat16, (64, 64, 4, 4, 1))])
-def test_dense_kernel_quantizing_x_equals_the_quantizers_output(rows, k, dtype, tiles, device):
-    """Where the dense kernel quantizes its own K blocks of x (fp8_block_linear up to
-    FUSED_QUANTIZER_ROWS tokens), the product is the one it computes from
-    fp8_quantize_activation's codes and scales, bit for bit; the largest values sit in the
-    second block of the first row, the rows past M are masked."""
-    torch.manual_seed(0)
-    qweight = get_scheme("fp8-block").quantize_weight(torch.randn(96, k, device=device))
-    x = torch.randn(rows, k, device=device).to(dtype)
-    x[0, 128:256] *= 1000
-    fused = fp8_gemm._launch(x, None, qweight, x, 1, True, *tiles)
-    assert torch.equal(fused, fp8_gemm._launch(*fp8_quantize_activation(x), qweight, x, 1, True,
-                                               *tiles))
-    if rows <= fp8_gemm.FUSED_QUANTIZER_ROWS and device.type == "cpu":
-        assert torch.equal(fp8_block_linear(x, qweight).float(), fused.float())
 
 
 def test_packed_rows_hold_the_quantizer_codes_and_scales(device):

@@ -20,8 +20,8 @@ from qarl_kernels.fp8_gemm import fp8_block_linear, fp8_block_matmul, quantize_l
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 SHAPES = [("1536x2048", 4096, 1536, 2048), ("1536x2048", 16384, 1536, 2048),
           ("qkv", 4096, 5120, 2048), ("o_proj", 4096, 2048, 4096), ("o_proj", 16384, 2048, 4096)]
-RECIPE_A = F._enum_list_as_int_list([F.ScalingType.BlockWise1x128])
-RECIPE_B = F._enum_list_as_int_list([F.ScalingType.BlockWise128x128])
+RECIPE_A = [F.ScalingType.BlockWise1x128.value]  # as F.scaled_mm passes them
+RECIPE_B = [F.ScalingType.BlockWise128x128.value]
 side = torch.cuda.Stream()
 
 

@@ -82,6 +82,9 @@ class Qwen3MoEPreset:
             params_dtype=params_dtype,
             bf16=params_dtype == torch.bfloat16,
             use_cpu_initialization=use_cpu_initialization,
+            # the whole layer, what 0.16.1 turns its own default ("full") into after warning at
+            # every build that "full" is deprecated
+            cuda_graph_scope=[],
         )
         kwargs = disable_unavailable_fusions(kwargs)
         kwargs.update(overrides)

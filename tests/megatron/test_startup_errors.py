@@ -1,5 +1,7 @@
 """Start-up errors name the flag and a fix: groups straddling shards, experts vs EP, schemes a
-module cannot take."""
+module cannot take. And a start-up warns of nothing Megatron deprecates."""
+import warnings
+
 import pytest
 
 from megatron_qarl.layers import parse_targets
@@ -56,3 +58,13 @@ def test_quantized_linear_refuses_scheme_none(single_process):
 def test_unknown_target_names_the_flag():
     with pytest.raises(ValueError, match="--quant-targets"):
         parse_targets("experts+router")
+
+
+def test_a_preset_config_takes_no_deprecated_megatron_default():
+    """megatron-core 0.16.1's TransformerConfig warns at every build that its own default
+    cuda_graph_scope ("full") is deprecated; the presets pass what it stands for."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        config = QWEN3_30B_A3B.transformer_config(tp=1, ep=1)
+    assert [str(w.message) for w in caught if "deprecated" in str(w.message)] == []
+    assert config.cuda_graph_scope == []

@@ -67,8 +67,7 @@ def _fp8_tile(
         counts_ptr, num_experts, total_rows, N, tile, BLOCK_M, BLOCK_N, E_PAD, DENSE)
     offs_k = tl.arange(0, BLOCK_K)
     e = expert.to(tl.int64)
-    k_lo, k_hi = k_slice(K, BLOCK_K, SPLIT_K)
-    k_hi = tl.where(has_rows, k_hi, k_lo)
+    k_lo, k_hi = k_slice(K, has_rows, BLOCK_K, SPLIT_K)
     first = tl.maximum(tl.minimum(k_lo, k_hi - 1), 0)  # an empty slice reads a block in range
 
     # the per-block scales are read one K block ahead: Triton's pipeline copies only the

@@ -45,8 +45,8 @@ def _int8_gemm_kernel(
     e = expert.to(tl.int64)
     offs_k = tl.arange(0, BLOCK_K)
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.int32)
-    k_lo, k_hi = k_slice(K, BLOCK_K, SPLIT_K)
-    for kb in range(k_lo, tl.where(has_rows, k_hi, k_lo)):
+    k_lo, k_hi = k_slice(K, has_rows, BLOCK_K, SPLIT_K)
+    for kb in range(k_lo, k_hi):
         ks = kb * BLOCK_K + offs_k
         a = tl.load(xq_ptr + rows[:, None].to(tl.int64) * stride_xm + ks[None, :],
                     mask=row_mask[:, None] & (ks[None, :] < K), other=0)

@@ -117,11 +117,12 @@ def decode_tiles(rows: int, n: int, k_steps: int, device: torch.device,
 
 
 @triton.jit
-def k_slice(K, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr):
-    """[first, end) of the K blocks in this program's slice (axis 2 of the grid)."""
+def k_slice(K, has_rows, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr):
+    """[first, end) of the K blocks in this program's slice (axis 2 of the grid); empty where
+    the program's tile has no rows (tiles past the last expert do nothing)."""
     per_split = tl.cdiv(tl.cdiv(K, BLOCK_K), SPLIT_K)
     first = tl.program_id(2) * per_split
-    return first, tl.minimum(first + per_split, tl.cdiv(K, BLOCK_K))
+    return first, tl.where(has_rows, tl.minimum(first + per_split, tl.cdiv(K, BLOCK_K)), first)
 
 
 @triton.jit

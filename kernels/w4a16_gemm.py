@@ -136,8 +136,7 @@ def _w4a16_tile(
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
         counts_ptr, num_experts, total_rows, N, tile, BLOCK_M, BLOCK_N, E_PAD, DENSE)
 
-    s_lo, s_hi = k_slice(K, BLOCK_K, SPLIT_K)
-    s_hi = tl.where(has_rows, s_hi, s_lo)  # tiles past the last expert do nothing
+    s_lo, s_hi = k_slice(K, has_rows, BLOCK_K, SPLIT_K)
 
     w_rows = w_ptr + expert.to(tl.int64) * stride_we + offs_n[:, None] * stride_wn
     s_rows = s_ptr + expert.to(tl.int64) * stride_se + offs_n[:, None] * stride_sn

@@ -45,10 +45,10 @@ from .stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from .swiglu import gated_silu, swiglu_forward
 from .token_logprobs import inverse_temperature, sample_with_logprobs, token_logprobs_forward
 from .w4a16_dequantize import w4a16_dequantize
-from .w4a16_gemm import (DENSE_GLUON_MAX_ROWS, DEQUANT_ROWS_PER_EXPERT,
-                         KEPT_OPERAND_ROWS_PER_EXPERT, WS_ROWS_PER_EXPERT, dense_config,
-                         w4a16_dense_gluon, w4a16_grouped_matmul, w4a16_grouped_swiglu,
-                         w4a16_linear)
+from .w4a16_gemm import (DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT,
+                         WS_ROWS_PER_EXPERT, dense_config, w4a16_dense_gluon,
+                         w4a16_grouped_matmul, w4a16_grouped_swiglu, w4a16_linear)
+from .w4a16_gluon_rules import DENSE_GLUON_MAX_ROWS
 from .w4a16_lanes import to_lane_order
 from .w4a16_operand import w4a16_operand
 from .w4a16_quantize import w4a16_quantize

@@ -1,6 +1,6 @@
 """`python -m qarl_kernels.tune`: time tile configs of the W4A16, FP8 and INT8 kernels on the
 GPU and print the winner per (shape, tokens) bucket, to hard-code in `default_config`,
-`w4a16_gemm.gluon_tiles` / `gluon_swiglu_tiles`, `fp8_gemm._tiles`,
+`w4a16_gluon_rules.gluon_tiles` / `gluon_swiglu_tiles`, `fp8_gemm._tiles`,
 `fp8_grouped_ws.default_tiles`, `int8_gemm.int8_tiles` and the dense rules
 (`fp8_gemm.dense_tiles`, `int8_gemm.dense_tiles`, `split_k.decode_tiles`; `--only dense`).
 Nothing autotunes at run time, so CI and graphs see fixed tiles.
@@ -25,9 +25,9 @@ from .fp8_grouped_ws import fp8_grouped_ws
 from .fp8_quantize import fp8_block_quantize, fp8_quantize_activation
 from .int8_gemm import dense_tiles as int8_dense_tiles, int8_grouped_linear, int8_matmul
 from .int8_quantize import int8_quantize_activation
-from .w4a16_gemm import W4A16Config, default_config, gluon_launch, gluon_refill_first, \
-    w4a16_grouped_matmul
+from .w4a16_gemm import W4A16Config, default_config, w4a16_grouped_matmul
 from .w4a16_gluon import w4a16_grouped_gluon
+from .w4a16_gluon_rules import gluon_launch, gluon_refill_first
 from .w4a16_quantize import w4a16_quantize
 
 TOP_K = 8
@@ -77,7 +77,7 @@ W4A16_CASES = [
     ("W2 EP8", 16, 2048, 768, 256, [MID]),
 ]
 #: (block_m, block_n, stages, register cap) of the Gluon W4A16 kernel, and the cases of
-#: w4a16_gemm.gluon_tiles
+#: w4a16_gluon_rules.gluon_tiles
 GLUON_TILES = [(bm, bn, st, None) for bm in (8, 16, 32, 64, 128) for bn in (64, 128)
                for st in (2, 3, 4) if st < 4 or bm <= 16] + [  # register caps: one more CTA
     (bm, 128, st, r) for bm in (8, 16, 32) for st in (2, 3) for r in (96, 128)]  # per SM
@@ -204,10 +204,10 @@ def _gluon_sweep(cases):
     """The Gluon W4A16 kernel's tiles in CUDA graphs, against the Triton kernel's default tiles;
     the three best GEMM tiles again as persistent grids of 2-4 CTAs per SM; for fc1 (W13) also
     the fused SwiGLU epilogue's (64-row gate and up halves), its three best persistent too. The three best of each again with
-    x by cp.async of the tiles' own rows ("xa": w4a16_gemm.gluon_x_async), with a tail of 16
-    rows in an expert's last row tile ("t16": w4a16_gemm.gluon_tail), and with stages of 2 and 4
-    scale groups in rings of 2 and 3 ("g2", "g4": w4a16_gemm.gluon_groups). Each launch as the op
-    makes it: PDL, release, early words and refills first where w4a16_gemm's rules give them
+    x by cp.async of the tiles' own rows ("xa": gluon_x_async), with a tail of 16
+    rows in an expert's last row tile ("t16": gluon_tail), and with stages of 2 and 4
+    scale groups in rings of 2 and 3 ("g2", "g4": gluon_groups). Each launch as the op
+    makes it: PDL, release, early words and refills first where w4a16_gluon_rules gives them
     for those tiles and groups.
     One uniform routing here: check a pick under skewed routing too before a rule takes it."""
     for label, e, n, k, m in cases:

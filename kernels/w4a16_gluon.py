@@ -1,8 +1,8 @@
 """W4A16 grouped GEMM for Hopper in Gluon: the int4 weights unpack straight into the A registers
 of an asynchronous wgmma, so the unpack of one half K block runs while the tensor core works
 on the previous one, and both operands arrive by TMA. The decode path, up to 128 tokens per
-expert (w4a16_gemm.gluon_tiles), and of dense calls in CUDA graphs up to 512 tokens: one
-expert, K split over the grid (w4a16_gemm.gluon_dense_tiles, round 34).
+expert (w4a16_gluon_rules.gluon_tiles), and of dense calls in CUDA graphs up to 512 tokens: one
+expert, K split over the grid (w4a16_gluon_rules.gluon_dense_tiles, round 34).
 
 Swap AB, as in w4a16_gemm: weight rows are the MMA's M side, tokens its N side. The A registers
 of a wgmma hold pairs of neighbouring inputs (2q, 2q + 1) in lane q of each quad, for rows
@@ -25,21 +25,21 @@ E128 and the few-row grids of decode). Tiles of 8 tokens (wgmma n = 8) halve the
 K block where a batch has at most a few tokens per expert. Per block: read the words;
 per half block: unpack, issue the wgmma, retire the previous half's; after the first half the
 previous block's stage is refilled (with stages of several groups, whose wgmmas retire within
-them, before the block's wait instead: w4a16_gemm.gluon_refill_first, round 20). For MoE fc1
+them, before the block's wait instead: gluon_refill_first, round 20). For MoE fc1
 the SwiGLU and router prob can run in the epilogue, as in w4a16_gemm: a program then unpacks
 and issues the gate and the up rows of its columns together.
 Decode calls are launched with programmatic dependent launch: the launch overlaps the previous
 kernel's drain, and the CTAs wait for that kernel before their first read (round 15). At EP8
 and in TP2's few-row grids a program also lets the next kernel in once it has issued its last
-load, so that kernel's CTAs come in over this one's drain (w4a16_gemm.gluon_release, rounds
+load, so that kernel's CTAs come in over this one's drain (gluon_release, rounds
 19 and 22), and W13's programs at EP8 ask for their first words before they wait: the weights
-are no kernel's output (w4a16_gemm.gluon_early_words).
+are no kernel's output (gluon_early_words).
 W13 at EP8 near 64 rows per expert, and from 13 to 24, an expert's last row tile may take a
 tail of up to 16 rows past the token tile, multiplied by a narrow wgmma on the same unpacked A
 registers: an expert a few rows over the tile no longer costs a second tile that unpacks its
-weights again (rounds 16 and 20, w4a16_gemm.gluon_tail). Tiles with a tail and without run
+weights again (rounds 16 and 20, gluon_tail). Tiles with a tail and without run
 separate copies of the K loop, so the plain one keeps the plain kernel's code.
-A stage may hold 2 or 4 scale groups (w4a16_gemm.gluon_groups): its words come as one box, x
+A stage may hold 2 or 4 scale groups (gluon_groups): its words come as one box, x
 as one box of all its 64-input halves ([halves, rows, 64] of x viewed 3-D), the scales as one
 word per group pair. Each barrier wait, refill and copy issue (Triton puts a CTA barrier before
 every one) then serves 256 or 512 inputs, where at few tokens per expert they had filled the
@@ -618,24 +618,24 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     short-K shapes of many experts trade for the occupancy (round 11). ctas_per_sm: a
     persistent grid of that many programs per SM, each walking tiles with its ring running
     across them; None: one program per tile (bound). x_async: x by cp.async of the tile's own
-    token rows instead of TMA boxes (w4a16_gemm.gluon_x_async): the same bits. pdl: launch with
-    programmatic dependent launch (w4a16_gemm.gluon_pdl), so the launch overlaps the previous
+    token rows instead of TMA boxes (gluon_x_async): the same bits. pdl: launch with
+    programmatic dependent launch (gluon_pdl), so the launch overlaps the previous
     kernel's drain; the kernel waits for that kernel before its first read either way. Its
     CTAs let the next kernel in as they exit, or with release once each has issued its last
-    load (w4a16_gemm.gluon_release); releasing it at their start let its waiting CTAs slow
+    load (gluon_release); releasing it at their start let its waiting CTAs slow
     this one by up to 1.33x (round 15). tail: token rows a tile holds past block_m
-    (w4a16_gemm.gluon_tail), multiplied by a narrower wgmma on the same unpacked weights where
+    (gluon_tail), multiplied by a narrower wgmma on the same unpacked weights where
     a tile has them; x by TMA only. groups: scale groups per ring stage, 1, 2 or 4
-    (w4a16_gemm.gluon_groups; the same bits). early_words: before it waits for the previous
+    (gluon_groups; the same bits). early_words: before it waits for the previous
     kernel, a program of a grid of one tile a program asks for the first stages' words of the
     tile it would take if every expert had one row tile, and asks again where that guess was
-    wrong (w4a16_gemm.gluon_early_words): the kernel launched just before must not write
+    wrong (gluon_early_words): the kernel launched just before must not write
     qweight. refill_first: each K step refills the previous step's stage before it waits for
-    its own, not after its first half (w4a16_gemm.gluon_refill_first; the same bits): stages
+    its own, not after its first half (gluon_refill_first; the same bits): stages
     of 2 or 4 groups, one tile a program. max_programs: a cap on the grid of one tile a
-    program, whose programs then walk the tiles as a persistent grid's (w4a16_gemm.gluon_walk:
+    program, whose programs then walk the tiles as a persistent grid's (gluon_walk:
     x padded past the rows routing fills). split_k: slices of K over grid axis 1, added in
-    slice order (split_k.py; w4a16_gemm.gluon_dense_tiles, gluon_split): one tile a program,
+    slice order (split_k.py; gluon_dense_tiles, gluon_split): one tile a program,
     without tail or early words."""
     data, scale = qweight.data, qweight.scale
     num_experts = data.shape[0] if data.dim() == 3 else 1

@@ -19,9 +19,10 @@ from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.w4a16_lanes import has_lane_codes
 from qarl_kernels.expert_tiles import tile_bound
 from qarl_kernels.gluon_hopper import table_size
-from qarl_kernels.w4a16_gemm import gluon_early_words, gluon_groups, gluon_launch, gluon_pdl, \
-    gluon_refill_first, gluon_release, gluon_swiglu_tiles, gluon_tail, gluon_tiles, gluon_walk, \
-    gluon_x_async, w4a16_grouped_matmul
+from qarl_kernels.w4a16_gemm import w4a16_grouped_matmul
+from qarl_kernels.w4a16_gluon_rules import gluon_early_words, gluon_groups, gluon_launch, \
+    gluon_pdl, gluon_refill_first, gluon_release, gluon_swiglu_tiles, gluon_tail, gluon_tiles, \
+    gluon_walk, gluon_x_async
 from sm90_ptx import facts_of_child, ptx_counts, sass, serve_facts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
@@ -153,7 +154,7 @@ def test_tail_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
                          [(64, 64, 3, 1, 0, 0), (32, 64, 3, 2, 0, 0), (8, 64, 3, 2, 1, 0),
                           (8, 64, 2, 4, 0, 1), (32, 64, 3, 2, 0, 1)])
 def test_split_k_compiles_for_sm90(block_m, block_n, stages, groups, x_async, swiglu):
-    """Slices of K (dense calls, w4a16_gemm.gluon_dense_tiles; the fused fc1 at few rows,
+    """Slices of K (dense calls, gluon_dense_tiles; the fused fc1 at few rows,
     gluon_split_k): the same pipelined K loop and loads as the whole-K kernel, plus the slice
     sum's two atomics (the arrival, the reset), one for the gate and the up sums together."""
     whole, split = (facts_of_child(__file__, block_m, block_n, stages, 0, swiglu, x_async, 1, 0, groups,

@@ -8,8 +8,8 @@ import torch
 
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import split_k, w4a16_gluon as wg
-from qarl_kernels.w4a16_gemm import DENSE_GLUON_MAX_ROWS, DENSE_KEPT_GLUON_MAX_ROWS, \
-    gluon_dense_tiles, w4a16_dense_gluon, w4a16_linear
+from qarl_kernels.w4a16_gemm import DENSE_KEPT_GLUON_MAX_ROWS, w4a16_dense_gluon, w4a16_linear
+from qarl_kernels.w4a16_gluon_rules import DENSE_GLUON_MAX_ROWS, gluon_dense_tiles
 from qarl_kernels.w4a16_lanes import has_lane_codes
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)

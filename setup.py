@@ -12,7 +12,7 @@ setup(
     description="Quantization-aligned RL (QaRL, TBPO) for Megatron-Core MoE models",
     python_requires=">=3.10",
     packages=find_packages(include=["megatron_qarl", "megatron_qarl.*"])
-    + ["qarl_kernels"],
+    + ["qarl_kernels", "qarl_kernels.bench"],
     package_dir={"qarl_kernels": "kernels"},
     install_requires=[
         # 2.13.0 is the CPU wheel on the dev/CI disk; the GPU image brings its own torch.

@@ -12,8 +12,8 @@ import torch
 
 from megatron_qarl.quant import get_scheme
 
-from .bench import GROUPED_SHAPES, TOP_K
-from .bench_setup import route
+from .bench.cases import GROUPED_SHAPES, TOP_K
+from .bench.measure import route
 from .w4a16_gemm import w4a16_grouped_linear
 from .w4a16_quantize import w4a16_quantize
 

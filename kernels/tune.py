@@ -16,8 +16,8 @@ import torch
 
 from megatron_qarl.quant import get_scheme
 
-from .bench import DENSE_SHAPES
-from .bench_setup import DECODE_MAX_TOKENS, STEP_CALLS, copies_for, graph_us, median_us, route
+from .bench.cases import DENSE_SHAPES
+from .bench.measure import DECODE_MAX_TOKENS, STEP_CALLS, copies_for, graph_us, median_us, route
 from .fp8_gemm import (dense_tiles as fp8_dense_tiles, fp8_block_grouped_linear,
                        fp8_block_matmul, quantize_linear_input, scaled_mm_applies,
                        scaled_mm_supports)
@@ -107,7 +107,7 @@ INT8_CASES = [(label, e, n, k, m) for label, e, n, k in (
     ("W2 EP8", 16, 2048, 768)) for m in (8, 64, 256, 1024, 4096, 16384)]
 
 #: (block_m, block_n, num_warps, num_stages) of the FP8 and INT8 dense kernels, each timed with
-#: K split 1-8 (DENSE_SPLITS), at DENSE_TOKENS tokens of bench.DENSE_SHAPES
+#: K split 1-8 (DENSE_SPLITS), at DENSE_TOKENS tokens of bench.cases.DENSE_SHAPES
 DENSE_TILES = [(bm, bn, 4, 4) for bm in (16, 32, 64) for bn in (32, 64, 128)]
 DENSE_SPLITS = (1, 2, 4, 8)
 DENSE_TOKENS = (1, 8, 16, 32, 64, 128, 256, 384, 512)

@@ -1,7 +1,7 @@
-"""The benchmark's routing (bench_setup.route): uniform as before, skewed as documented."""
+"""The benchmark's routing (bench.measure.route): uniform as before, skewed as documented."""
 import torch
 
-from qarl_kernels.bench_setup import route
+from qarl_kernels.bench.measure import route
 
 
 def test_uniform_routing_is_the_plain_top_k_of_the_same_draw():

@@ -1,4 +1,5 @@
-"""Inputs for the kernel benchmarks: MoE routing, rotated weight copies, ceilings, timers.
+"""How the benchmark and the tile sweep (tune.py) measure: MoE routing, weight copies rotated
+past L2, medians of do_bench, CUDA graphs of a decode step, the ceilings and the launch floor.
 
 Weights are rotated over enough copies (> 2x L2) that no timed call reads them from cache.
 """
@@ -87,3 +88,9 @@ def ceilings() -> dict:
     m = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     mm_us = median_us([lambda: m @ m])
     return {"copy_GBps": 2 * 2**30 / copy_us / 1e3, "bf16_TFLOPs": 2 * 8192**3 / mm_us / 1e6}
+
+
+def launch_floor():
+    """Time per call of one tiny kernel: one per graph, and STEP_CALLS per graph."""
+    z = torch.zeros(1, device="cuda")
+    return graph_us([lambda: z.add_(1)]), graph_us([lambda: z.add_(1)], calls=STEP_CALLS)

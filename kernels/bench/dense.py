@@ -1,0 +1,101 @@
+"""Dense GEMMs of attention's projections at decode sizes: W4A16, INT8 and FP8 against bf16."""
+import dataclasses
+
+import torch
+
+from megatron_qarl.quant import get_scheme
+
+from ..fp8_gemm import fp8_block_linear, fp8_block_matmul, quantize_linear_input
+from ..fp8_quantize import fp8_quantize_activation
+from ..gluon_hopper import is_hopper
+from ..int8_gemm import dense_tiles as int8_dense_tiles, int8_linear, int8_matmul
+from ..int8_quantize import int8_quantize_activation
+from ..w4a16_gemm import dense_config, w4a16_dense_gluon, w4a16_linear
+from ..w4a16_gluon_rules import DENSE_GLUON_MAX_ROWS
+from ..w4a16_quantize import w4a16_quantize
+from .cases import DENSE_SHAPES
+from .measure import STEP_CALLS, copies_for, graph_us
+from .report import Table, fmt, pct_copy
+
+
+def bench_dense(peak, check):
+    """Dense GEMMs of one weight, W4A16 and INT8 against bf16, in CUDA graphs of STEP_CALLS
+    calls with the weights rotated past L2. W4A16: the op (one token: w4a16_gemv; in graphs on
+    Hopper the Gluon kernel up to DENSE_GLUON_MAX_ROWS tokens), the Triton kernel with its
+    tiles and K split (dense_config: eager calls' kernel past one token), and
+    --quant-keep-operand's weights (bf16 GEMM from DENSE_KEPT_OPERAND_ROWS tokens). INT8 'one
+    slice': the int8 kernel with the same tiles and no K split (split_k.py), which decode sizes
+    take by default. FP8 block weights: _fp8_dense_table."""
+    w4a16, int8 = get_scheme("w4a16-g128"), get_scheme("int8")
+    table = Table(f"Dense GEMMs (attention projections) vs bf16, CUDA graphs of {STEP_CALLS} "
+                  f"calls",
+                  ["shape", "M tokens", "bf16 us", "bf16 %BW", "W4A16 us", "%BW",
+                   "W4A16 Triton kernel us", "W4A16 operand kept us", "W4A16 / bf16",
+                   "INT8 us (act quant included)", "INT8 GEMM us", "INT8 GEMM one slice us",
+                   "INT8 / bf16"])
+    for label, n, k in DENSE_SHAPES:
+        master = torch.randn(n, k, device="cuda")
+        q4 = [w4a16_quantize(master + i, w4a16) for i in range(copies_for(n * k // 2))]
+        q8 = [int8.quantize_weight(master + i) for i in range(copies_for(n * k))]
+        wb = [(master + i).bfloat16() for i in range(copies_for(2 * n * k))]
+        kept = [dataclasses.replace(q, keep_operand=True) for q in q4]  # as many: past L2
+        for m in (1, 8, 64, 256, 512, 4096):
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            xq, xs = int8_quantize_activation(x)
+            triton_tiles = dense_config(m, n, k, 128, x.device)
+            tiles8 = int8_dense_tiles(m, n, k, x.device)[:4] + (1,)
+            check.close(f"w4a16 dense {label} M={m}", w4a16_linear(x, q4[0]),
+                        w4a16.reference_matmul(x, q4[0]))
+            if is_hopper(x.device) and m <= DENSE_GLUON_MAX_ROWS:  # what graphs take
+                check.close(f"w4a16 dense gluon {label} M={m}", w4a16_dense_gluon(x, q4[0]),
+                            w4a16.reference_matmul(x, q4[0]))
+            check.equal(f"int8 dense {label} M={m}", int8_linear(x, q8[0]),
+                        int8.reference_matmul(x, q8[0]))
+            tb, t4, t4triton, t4kept, t8, t8g, t8one = (
+                graph_us([lambda w=w: fn(w) for w in weights], calls=STEP_CALLS)
+                for fn, weights in (
+                    (lambda w: x @ w.t(), wb), (lambda q: w4a16_linear(x, q), q4),
+                    (lambda q: w4a16_linear(x, q, triton_tiles), q4),
+                    (lambda q: w4a16_linear(x, q), kept),
+                    (lambda q: int8_linear(x, q), q8), (lambda q: int8_matmul(xq, xs, q), q8),
+                    (lambda q: int8_matmul(xq, xs, q, tiles=tiles8), q8)))
+            io = m * (k + n) * 2
+            table.add(f"{label} {n}x{k}", str(m), tb, pct_copy(2 * n * k + io, tb, peak), t4,
+                      pct_copy(n * k // 2 + n * k // 64 + io, t4, peak), t4triton, t4kept,
+                      fmt(tb / t4, ".2f"), t8, t8g, t8one, fmt(tb / t8, ".2f"))
+        del q4, q8, wb, kept
+    return [table, _fp8_dense_table(peak, check)]
+
+
+def _fp8_dense_table(peak, check):
+    """FP8 block dense calls at decode sizes: cuBLAS's blockwise scaled_mm (the op's choice on
+    SM90 past split_k.NARROW_ROWS tokens where the Triton kernel's decode tiles pass two
+    waves) and the Triton kernel (fp8_gemm.dense_tiles), each timed alone on quantized
+    inputs."""
+    scheme = get_scheme("fp8-block")
+    table = Table(f"FP8 block dense GEMMs (attention projections) vs bf16, CUDA graphs of "
+                  f"{STEP_CALLS} calls",
+                  ["shape", "M tokens", "bf16 us", "FP8 us (act quant included)", "%BW",
+                   "act quant us", "scaled_mm alone us", "Triton GEMM alone us", "FP8 / bf16"])
+    for label, n, k in DENSE_SHAPES:
+        master = torch.randn(n, k, device="cuda")
+        qws = [scheme.quantize_weight(master + i) for i in range(copies_for(n * k))]
+        wb = [(master + i).bfloat16() for i in range(copies_for(2 * n * k))]
+        for m in (1, 8, 32, 64, 128, 256):
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            check.close_norm(f"fp8 dense {label} M={m}", fp8_block_linear(x, qws[0]),
+                             scheme.reference_matmul(x, qws[0]))
+            xq, xs = fp8_quantize_activation(x, pad_rows_to=4)  # scaled_mm's rows
+            tq = fp8_quantize_activation(x)
+            tb, t8, tquant, tmm, ttriton = (
+                graph_us([lambda w=w: fn(w) for w in weights], calls=STEP_CALLS)
+                for fn, weights in (
+                    (lambda w: x @ w.t(), wb), (lambda q: fp8_block_linear(x, q), qws),
+                    (lambda q: quantize_linear_input(x, q), qws[:1]),
+                    (lambda q: fp8_block_matmul(xq, xs, q, scaled_mm=True), qws),
+                    (lambda q: fp8_block_matmul(*tq, q, scaled_mm=False), qws)))
+            table.add(f"{label} {n}x{k}", str(m), tb, t8,
+                      pct_copy(n * k + n * k // 16384 * 4 + m * (k + n) * 2, t8, peak), tquant,
+                      tmm, ttriton, fmt(tb / t8, ".2f"))
+        del qws, wb
+    return table

@@ -1,0 +1,120 @@
+"""W4A16 grouped GEMMs at every size (the forward's routes, the WS kernel, the kept operand)
+and the backward's grad_input.
+"""
+import dataclasses
+
+import torch
+
+from megatron_qarl.quant import get_scheme
+
+from ..moe_backward import grad_input_takes_ws, w4a16_grouped_grad_input
+from ..w4a16_dequantize import w4a16_dequantize
+from ..w4a16_gemm import w4a16_grouped_matmul
+from ..w4a16_grouped_ws import (w4a16_grouped_ws, w4a16_grouped_ws_grad_input,
+                                applies as w4a16_ws_applies,
+                                applies_grad_input as w4a16_ws_grad_applies)
+from ..w4a16_operand import w4a16_operand
+from .cases import GROUPED_SHAPES, TOKENS, expert_bytes, routed_batch, w4a16_weights
+from .measure import DECODE_MAX_TOKENS, STEP_CALLS, graph_us, median_us
+from .report import Table, fmt, pct_copy
+
+
+def bench_w4a16_grouped(peak, check):
+    scheme = get_scheme("w4a16")
+    table = Table("W4A16 grouped GEMM (MoE experts, top-8 uniform routing)",
+                  ["shape", "M tokens", "experts touched", "bf16 grouped_mm us",
+                   "bf16 %BW", "W4A16 kernel us", "%BW", "TFLOP/s", "% bf16 peak",
+                   "WS kernel us", "WS TFLOP/s", "dequant+grouped_mm us",
+                   "best W4A16 / bf16 speedup",
+                   "operand kept: grouped_mm us", "kept / bf16 speedup",
+                   "graph us", "graph %BW", "bf16 graph us", "graph speedup"])
+    for label, e, n, k in GROUPED_SHAPES:
+        qws, bf16_t = w4a16_weights(scheme, e, n, k)
+        # the large-M path under --quant-keep-operand: operand made at first use, then reused
+        kept = [dataclasses.replace(q, keep_operand=True) for q in qws[:len(bf16_t)]]
+        for m in TOKENS:
+            counts, rows, touched, x, offs = routed_batch(m, e, k)
+            y = w4a16_grouped_matmul(x, qws[0], counts)
+            if rows <= 2048:
+                check.close(f"w4a16 grouped {label} M={m}", y,
+                            scheme.reference_grouped_matmul(x, qws[0], counts.cpu()))
+            else:
+                ref_w = scheme.dequantize(qws[0]).bfloat16().transpose(1, 2)
+                check.close(f"w4a16 grouped {label} M={m}", y,
+                            torch._grouped_mm(x, ref_w, offs=offs))
+                del ref_w
+            t_bf16 = median_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
+                                for w in bf16_t])
+            t_k = median_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
+            t_ws = t_dq = t_kept = None
+            if rows >= 64 * e and w4a16_ws_applies(x, qws[0]):  # the training-size kernel
+                check.close(f"w4a16 grouped WS {label} M={m}",
+                            w4a16_grouped_ws(x, qws[0], counts), y)
+                t_ws = median_us([lambda q=q: w4a16_grouped_ws(x, q, counts) for q in qws])
+            if rows >= 4 * e:
+                t_dq = median_us([lambda q=q: torch._grouped_mm(
+                    x, w4a16_dequantize(q, counts).transpose(1, 2), offs=offs) for q in qws])
+                t_kept = median_us([lambda q=q: torch._grouped_mm(
+                    x, w4a16_operand(q, counts).transpose(1, 2), offs=offs) for q in kept])
+                check.equal(f"w4a16 kept operand {label} M={m}", kept[0].operand,
+                            bf16_t[0].transpose(1, 2))
+            g_k = g_bf = g_bw = None
+            if m <= DECODE_MAX_TOKENS:  # decode runs in CUDA graphs: no host launch cost
+                g_k = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws],
+                               calls=STEP_CALLS)
+                g_bf = graph_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
+                                 for w in bf16_t], calls=STEP_CALLS)
+                g_bw = pct_copy(expert_bytes(touched, n, k, 128, rows, True), g_k, peak)
+            flops = 2 * rows * n * k / t_k / 1e6
+            best = min(t_k, t_ws or t_k, t_dq or t_k)
+            table.add(label, str(m), str(touched), t_bf16,
+                      pct_copy(expert_bytes(touched, n, k, 128, rows, False), t_bf16, peak),
+                      t_k, pct_copy(expert_bytes(touched, n, k, 128, rows, True), t_k, peak),
+                      flops, 100 * flops / peak["bf16_TFLOPs"], t_ws,
+                      None if t_ws is None else 2 * rows * n * k / t_ws / 1e6, t_dq,
+                      fmt(t_bf16 / best, ".2f"),
+                      t_kept, fmt(None if t_kept is None else t_bf16 / t_kept, ".2f"), g_k, g_bw,
+                      g_bf, fmt(None if g_k is None else g_bf / g_k, ".2f"))
+        del qws, bf16_t, kept
+    return [table]
+
+
+#: tokens of the grad_input table: training micro-batches, 32 to 1024 rows an expert at E128
+GRAD_TOKENS = [512, 1024, 4096, 16384]
+
+
+def bench_w4a16_grad_input(check):
+    """The backward's grad_input (grad_out @ dequant(W)) through the op's path
+    (moe_backward.w4a16_grouped_grad_input), the WS kernel and dequantize + torch._grouped_mm
+    against bf16 torch._grouped_mm on the bf16 weight (the bf16 learner's grad_input). Eager
+    calls, as a learner makes them: where a call's GPU time is short, do_bench times the host."""
+    scheme = get_scheme("w4a16")
+    table = Table("W4A16 grouped grad_input (backward, top-8 uniform routing)",
+                  ["shape", "M tokens", "rows per expert", "bf16 grouped_mm us", "WS kernel us",
+                   "WS TFLOP/s", "dequant+grouped_mm us", "the op's path", "op us",
+                   "op / bf16 time"])
+    for label, e, n, k in GROUPED_SHAPES:
+        qws, bf16_t = w4a16_weights(scheme, e, n, k)
+        ref_w = scheme.dequantize(qws[0]).bfloat16()
+        for m in GRAD_TOKENS:
+            counts, rows, _, g, offs = routed_batch(m, e, n)
+            op = w4a16_grouped_grad_input(g, qws[0], counts)
+            check.close(f"w4a16 grad_input {label} M={m}", op,
+                        torch._grouped_mm(g, ref_w, offs=offs))
+            t_bf16 = median_us([lambda w=w: torch._grouped_mm(g, w.transpose(1, 2), offs=offs)
+                                for w in bf16_t])
+            t_ws = None
+            if w4a16_ws_grad_applies(g, qws[0]):
+                check.close(f"w4a16 grad_input WS {label} M={m}",
+                            w4a16_grouped_ws_grad_input(g, qws[0], counts), op)
+                t_ws = median_us([lambda q=q: w4a16_grouped_ws_grad_input(g, q, counts)
+                                  for q in qws])
+            t_dq = median_us([lambda q=q: torch._grouped_mm(g, w4a16_dequantize(q, counts),
+                                                            offs=offs) for q in qws])
+            t_op = median_us([lambda q=q: w4a16_grouped_grad_input(g, q, counts) for q in qws])
+            path = "WS kernel" if grad_input_takes_ws(g, qws[0]) else "dequant+grouped_mm"
+            table.add(label, str(m), f"{rows / e:.0f}", t_bf16, t_ws,
+                      None if t_ws is None else 2 * rows * n * k / t_ws / 1e6, t_dq, path, t_op,
+                      fmt(t_op / t_bf16, ".2f"))
+        del qws, bf16_t, ref_w
+    return [table]

@@ -50,18 +50,22 @@ def init_distributed(args) -> torch.device:
         patch_megatron_for_cpu()
     apply_megatron_fixes()
     backend = "nccl" if args.device == "cuda" else "gloo"
+    bound = {}
     if args.device == "cuda":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        # bound as Megatron-LM binds it, so NCCL's barriers know their device (torch warns at
+        # each checkpoint save otherwise)
+        bound["device_id"] = torch.device("cuda", torch.cuda.current_device())
         if args.quant_kernels == "auto" and importlib.util.find_spec("triton") is not None:
             from qarl_kernels.register import register_cuda_kernels
 
             register_cuda_kernels()
     if not dist.is_initialized():
         if "RANK" in os.environ:
-            dist.init_process_group(backend)
+            dist.init_process_group(backend, **bound)
         else:
             dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{_free_port()}",
-                                    rank=0, world_size=1)
+                                    rank=0, world_size=1, **bound)
     parallel_state.initialize_model_parallel(
         tensor_model_parallel_size=args.tensor_model_parallel_size,
         pipeline_model_parallel_size=1,

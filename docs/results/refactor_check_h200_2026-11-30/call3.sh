@@ -5,6 +5,6 @@ pip install -q --no-deps --target /tmp/site .whl/*.whl .whl/rewards/*.whl .whl/t
 mkdir -p /tmp/pp && ln -sfn $PWD/kernels /tmp/pp/qarl_kernels
 nvidia-smi --query-gpu=name --format=csv,noheader
 start=$(date +%s)
-timeout 480 python -m pytest -v tests/trainer -k "nccl or two_gpu" -p no:xdist \
+timeout 480 python -m pytest -v tests/trainer -k "nccl or two_gpu or under_parallelism" -p no:xdist \
   > $OUT/call3_pytest.txt 2>&1; echo "rc=$? $(( $(date +%s) - start )) s"
 grep -E "PASSED|FAILED|ERROR|SKIPPED" $OUT/call3_pytest.txt | cut -c1-150; tail -1 $OUT/call3_pytest.txt

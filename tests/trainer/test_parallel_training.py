@@ -61,7 +61,11 @@ def test_layer_wise_distributed_muon_updates_like_muon_and_resumes(tmp_path, dev
             assert torch.equal(sharded[key], muon[key]), key
     a = checkpoint_tensors(str(full / "iter_0000002"), tmp_path / "a")
     b = checkpoint_tensors(str(cut / "iter_0000002"), tmp_path / "b")
-    assert all(not torch.equal(sharded[k], a[k]) for k in weights)  # both halves updated
+    # both halves updated: each weight's fp32 main copy on GPUs (a bf16 norm weight of 1.0
+    # stays 1.0 under Adam's 1e-3 steps), the fp32 weight itself on the CPU
+    main = {k.split(".fp32_param.", 1)[1]: k for k in a if ".fp32_param." in k}
+    assert set(weights) <= set(main) if device else not main
+    assert all(not torch.equal(sharded[main.get(k, k)], a[main.get(k, k)]) for k in weights)
     assert a.keys() == b.keys() and any("momentum_buffer" in k for k in a)
     for key in a:
         assert torch.equal(a[key], b[key]), key

@@ -1,0 +1,3 @@
+# Call 4 (nvidia-h200-x2, as run inline): call 3's one failure, the layer-wise distributed Muon
+# test under NCCL, at the code before the device binding (bind.patch reversed): it fails there too.
+export PYTHONPATH=/tmp/pp:$PWD:/tmp/site PYTHONUNBUFFERED=1; pip install -q --no-deps --target /tmp/site .whl/*.whl .whl/rewards/*.whl .whl/test/*.whl >/dev/null 2>&1; mkdir -p /tmp/pp && ln -sfn $PWD/kernels /tmp/pp/qarl_kernels; patch -s -p1 -R < .whl/bind.patch; start=$(date +%s); timeout 300 python -m pytest -q tests/trainer/test_parallel_training.py -k "layer_wise and nccl" -p no:xdist > $OUT/call4_unbound.txt 2>&1; echo "rc=$? $(( $(date +%s) - start )) s"; grep -n "^E \|passed\|failed" $OUT/call4_unbound.txt | head

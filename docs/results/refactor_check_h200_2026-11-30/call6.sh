@@ -1,0 +1,2 @@
+# Call 6 (nvidia-h200-x2, as run inline): the test comparing each weight's fp32 main copy on GPUs.
+export PYTHONPATH=/tmp/pp:$PWD:/tmp/site PYTHONUNBUFFERED=1; pip install -q --no-deps --target /tmp/site .whl/*.whl .whl/rewards/*.whl .whl/test/*.whl >/dev/null 2>&1; mkdir -p /tmp/pp && ln -sfn $PWD/kernels /tmp/pp/qarl_kernels; timeout 180 python -m pytest -q tests/trainer/test_parallel_training.py -k "layer_wise and nccl" -p no:xdist > $OUT/call6_pytest.txt 2>&1; echo rc=$?; grep -n "^E " $OUT/call6_pytest.txt | head -5; tail -1 $OUT/call6_pytest.txt

@@ -14,7 +14,8 @@ from .measure import DECODE_MAX_TOKENS, STEP_CALLS
 
 
 class Checker:
-    """Counts kernels checked against the reference; stops the run on a mismatch."""
+    """The cases checked against the reference before timing, and the mismatches the run
+    reports (printed as they happen, listed under the tables)."""
 
     def __init__(self):
         self.checked, self.failed = [], []

@@ -30,8 +30,8 @@
 # 64; here 64 prompts in mini-batches of 8), evaluation at temperature 0.6, the TBPO band from
 # the objective's defaults); OPTIMIZER=adam takes Adam with the distributed optimizer instead.
 # With Muon, --use-distributed-optimizer (an extra flag) shards its state by whole weights over
-# the data-parallel ranks (Megatron's layer-wise optimizer; not yet run under NCCL, see
-# docs/training.md, "Muon").
+# the data-parallel ranks (Megatron's layer-wise optimizer; its test passes on 2 GPUs under
+# NCCL, it has not run at this layout: docs/training.md, "Muon").
 # DATA rows: {"prompt": ..., "answer": ...}.
 set -euo pipefail
 VARIANT=${1:?variant}; DATA=${2:?prompt data (.jsonl/.parquet)}; TOKENIZER=${3:?tokenizer dir}

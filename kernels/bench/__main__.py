@@ -6,6 +6,7 @@ EP8 (16 local experts) and TP2 (N halved), uniform top-8 routing of M tokens; th
 also time EP8 beside TP attention (EP8_TP_ATTENTION).
 """
 import argparse
+import sys
 
 import torch
 
@@ -23,8 +24,20 @@ from .w4a16 import bench_w4a16_grad_input, bench_w4a16_grouped
 from .w4a16_decode import DECODE_SKEW, bench_swiglu, bench_w4a16_decode
 
 
-PARTS = ["w4a16", "dense", "quantize", "fp8", "int8", "experts", "training", "combine",
-         "sampler"]
+#: each --only part's tables, in the order a full run writes them
+PARTS = {
+    "w4a16": lambda peak, check, args: (bench_w4a16_grouped(peak, check)
+                                        + bench_w4a16_grad_input(check)),
+    "dense": lambda peak, check, args: bench_dense(peak, check),
+    "quantize": lambda peak, check, args: bench_quantize(peak, check, args.sweep),
+    "fp8": lambda peak, check, args: (bench_fp8(peak, check) + bench_fp8_swiglu(check)
+                                      + bench_fp8_dispatch(check)),
+    "int8": lambda peak, check, args: bench_int8(peak, check),
+    "experts": lambda peak, check, args: bench_experts(peak, check),
+    "training": lambda peak, check, args: bench_training_swiglu(peak, check),
+    "combine": lambda peak, check, args: bench_combine(peak, check),
+    "sampler": lambda peak, check, args: bench_sampler(peak, check),
+}
 
 
 def main(argv=None):
@@ -33,7 +46,7 @@ def main(argv=None):
     p.add_argument("--doc", default="docs/benchmarks.md", help="markdown file to update")
     p.add_argument("--sweep", action="store_true",
                    help="also time quantize block sizes (GEMM tiles: python -m qarl_kernels.tune)")
-    p.add_argument("--only", choices=PARTS, action="append")
+    p.add_argument("--only", choices=list(PARTS), action="append")
     p.add_argument("--decode-only", action="store_true",
                    help="only the W4A16 decode tables (M=1..256: the GEMMs, fc1 + SwiGLU "
                         "fused, the GEMMs under skewed routing), into their own doc section")
@@ -47,30 +60,14 @@ def main(argv=None):
     check = Checker()
     peak = ceilings()
     floor_us = launch_floor()
-    parts = [] if args.decode_only else args.only or PARTS
-    tables = (bench_w4a16_decode(peak, check, args.compare) + bench_swiglu(check)
-              + bench_w4a16_decode(peak, check, args.compare, DECODE_SKEW)
-              if args.decode_only else [])
-    if "w4a16" in parts:
-        tables += bench_w4a16_grouped(peak, check) + bench_w4a16_grad_input(check)
-    if "dense" in parts:
-        tables += bench_dense(peak, check)
-    if "quantize" in parts:
-        tables += bench_quantize(peak, check, args.sweep)
-    if "fp8" in parts:
-        tables += bench_fp8(peak, check) + bench_fp8_swiglu(check) + bench_fp8_dispatch(check)
-    if "int8" in parts:
-        tables += bench_int8(peak, check)
-    if "experts" in parts:
-        tables += bench_experts(peak, check)
-    if "training" in parts:
-        tables += bench_training_swiglu(peak, check)
-    if "combine" in parts:
-        tables += bench_combine(peak, check)
-    if "sampler" in parts:
-        tables += bench_sampler(peak, check)
+    if args.decode_only:
+        tables = (bench_w4a16_decode(peak, check, args.compare) + bench_swiglu(check)
+                  + bench_w4a16_decode(peak, check, args.compare, DECODE_SKEW))
+    else:
+        tables = [table for part, run in PARTS.items() if part in (args.only or PARTS)
+                  for table in run(peak, check, args)]
     command = "python -m qarl_kernels.bench" + "".join(
-        f" {a}" for a in (argv if argv is not None else __import__("sys").argv[1:]))
+        f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     body = run_header(peak, floor_us, command) + "\n" + "\n".join(t.markdown() for t in tables)
     body += f"\nChecked against the reference before timing: {len(check.checked)} cases passed"
     body += "".join(f"\n- MISMATCH {f}" for f in check.failed) + "\n"

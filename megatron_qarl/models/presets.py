@@ -8,6 +8,7 @@ over the k chosen (`moe_router_pre_softmax=False`) equals softmax -> top-k -> re
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -88,7 +89,13 @@ class Qwen3MoEPreset:
         )
         kwargs = disable_unavailable_fusions(kwargs)
         kwargs.update(overrides)
-        return TransformerConfig(**kwargs)
+        with warnings.catch_warnings():
+            # moe_router_dtype stays unset: the gate GEMM runs in the params dtype, as in
+            # SGLang's and HF's Qwen3-MoE, so the learner routes from the logits the rollout
+            # routes from. Megatron warns at every build of >= 32 experts that it is unset.
+            warnings.filterwarnings("ignore", "Using a large number of experts",
+                                    UserWarning)
+            return TransformerConfig(**kwargs)
 
     def model_kwargs(self) -> dict:
         """The GPTModel arguments outside TransformerConfig (for `build_model`)."""

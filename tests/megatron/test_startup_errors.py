@@ -68,3 +68,20 @@ def test_a_preset_config_takes_no_deprecated_megatron_default():
         config = QWEN3_30B_A3B.transformer_config(tp=1, ep=1)
     assert [str(w.message) for w in caught if "deprecated" in str(w.message)] == []
     assert config.cuda_graph_scope == []
+
+
+def test_the_30b_router_computes_its_logits_as_sglang_does_without_megatrons_warning():
+    """128 experts with moe_router_dtype unset make megatron-core warn at every build; the
+    preset keeps the gate GEMM in the params dtype on purpose (SGLang and HF run it in bf16)
+    and silences only that warning, which a config asking for fp32 routing never raises."""
+    for router_dtype in (None, "fp32"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            config = QWEN3_30B_A3B.transformer_config(tp=1, ep=1, moe_router_dtype=router_dtype)
+        assert [str(w.message) for w in caught if "experts" in str(w.message)] == []
+        assert config.moe_router_dtype == router_dtype
+    with warnings.catch_warnings(record=True) as caught:  # the filter ends with the build
+        warnings.simplefilter("always")
+        QWEN3_30B_A3B.transformer_config(tp=1, ep=1)
+        warnings.warn("Using a large number of experts (e.g. >=32) without fp32 routing.")
+    assert len(caught) == 1

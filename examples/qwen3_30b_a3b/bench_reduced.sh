@@ -19,6 +19,8 @@
 # QUANT=0 skips the quantize-and-pack timing; VARIANTS picks the runs (also fp8-qarl-tbpo,
 # int8-qarl-tbpo, w4a16-rollout-gspo, and bf16-grouped-grpo / bf16-grouped-gspo: the bf16
 # baselines with --moe-grouped-gemm; the paper's MoE baselines are the GSPO ones).
+# w4a16-rollout-* trains a bf16 learner through Megatron's SequentialMLP unless
+# --moe-grouped-gemm is passed (quantized experts are always grouped).
 set -uo pipefail
 OUT=${1:?usage: $0 OUT_DIR [extra trainer flags]}; shift
 LAYERS=${LAYERS:-3}; NEW_TOKENS=${NEW_TOKENS:-512}; STEPS=${STEPS:-3}

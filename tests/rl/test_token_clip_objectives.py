@@ -82,19 +82,21 @@ def test_token_tis_by_hand(mode):
     assert metrics["tis_clipfrac"].item() == pytest.approx((1 if mode == "tis" else 2) / 3)
 
 
-def test_mis_masks_sequences_outside_band_by_hand():
-    # sequence weights (geometric means): seq0 sqrt(3 * 1) ~ 1.73 inside [0.5, 2];
-    # seq1 sqrt(3 * 3) = 3 outside -> masked out of the update
+def test_mis_masks_sequences_outside_band_and_weights_the_rest_by_hand():
+    # sequence weights (geometric means): seq0 sqrt(3 * 1) ~ 1.73 inside [0.5, 2], kept and
+    # weighted by it; seq1 sqrt(3 * 3) = 3 outside -> masked out of the update
     lp, old, mask = logprobs_from_ratios([[1.1, 0.9], [1.1, 0.9]])
     sampler = sampler_from_weights(old, mask, [[3.0, 1.0], [3.0, 3.0]])
     adv = torch.tensor([1.0, 1.0])
     cfg = PolicyLossConfig(loss="dual_clip", mismatch_correction="mis")
     loss, metrics = compute_policy_loss(cfg, lp, old, adv, mask, sampler)
-    # kept seq0 is unweighted; the normaliser still counts all 4 tokens
-    assert loss.item() == pytest.approx((-1.1 - 0.9) / 4, abs=1e-6)
+    w = math.sqrt(3.0)  # the normaliser still counts all 4 tokens
+    assert loss.item() == pytest.approx(w * (-1.1 - 0.9) / 4, abs=1e-6)
     loss.backward()
-    torch.testing.assert_close(lp.grad, torch.tensor([[-1.1, -0.9], [0.0, 0.0]]) / 4, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(lp.grad, w * torch.tensor([[-1.1, -0.9], [0.0, 0.0]]) / 4,
+                               atol=1e-6, rtol=1e-5)
     assert metrics["masked_seq_frac"].item() == pytest.approx(0.5)
+    assert metrics["mis_weight_mean"].item() == pytest.approx(w, rel=1e-5)
 
 
 def test_dapo_flag_default_is_clip_higher():

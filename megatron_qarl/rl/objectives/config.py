@@ -207,7 +207,8 @@ _FLAG_HELP = {
     "neg_seq_clip_ratio_high": "TBPO delta_h: A < 0 band upper side 1 + delta_h",
     "seq_tis_imp_ratio_cap": "TBPO cap c: sequence mismatch weight clipped to [1/c, c]",
     "tis_imp_ratio_cap": "TIS cap C (tis: min(w, C); tis2: clip(w, 1/C, C))",
-    "mis_ratio_low": "MIS: mask sequences whose mismatch weight is below this",
+    "mis_ratio_low": "MIS: mask sequences whose mismatch weight is below this (the kept "
+                     "ones are weighted by it)",
     "mis_ratio_high": "MIS: mask sequences whose mismatch weight is above this",
 }
 _FLAG_DESTS = ("loss", "mismatch_correction", "loss_agg_mode", *_FLAG_HELP)

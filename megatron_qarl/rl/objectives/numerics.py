@@ -8,8 +8,10 @@ log-ratios are clamped before exp.
 import torch
 from torch import Tensor
 
-# exp(20) ~ 4.9e8: a ratio this large is clipped or masked by every objective, and it stays
-# finite in fp32 even when multiplied by an advantage and summed over 16k tokens.
+# exp(20) ~ 4.9e8 stays finite in fp32 even when multiplied by an advantage and summed over
+# 16k tokens. Where an objective leaves the ratio unbounded (grpo, dapo and gspo when A < 0)
+# this clamp is the bound: past it the loss is constant and the gradient zero, an implicit
+# dual clip at exp(20).
 LOG_RATIO_LIMIT = 20.0
 # No softmax over a real vocabulary gives a log-probability this low; flooring here keeps
 # differences of two "-inf" entries finite instead of NaN.

@@ -20,7 +20,7 @@ from .config import PolicyLossConfig
 from .diagnostics import entropy_stats, mismatch_stats, ratio_stats
 from .gspo import gspo_loss
 from .interface import LossInputs, ObjectiveOutput
-from .mis import mis_keep_mask
+from .mis import mis_weight
 from .numerics import masked_mean
 from .ppo import token_clip_loss
 from .tbpo import tbpo_loss
@@ -69,21 +69,23 @@ def _apply_mismatch_correction(output: ObjectiveOutput, inputs: LossInputs, cfg:
     mask, old, sampler = inputs.mask, inputs.old_logprobs, inputs.sampler_logprobs
     has_tokens = mask.any(dim=-1)
     if mode == "mis":
-        keep = mis_keep_mask(sequence_log_mismatch(old, sampler, mask),
-                             cfg.mismatch.mis_ratio_low, cfg.mismatch.mis_ratio_high)
+        weight, keep = mis_weight(sequence_log_mismatch(old, sampler, mask),
+                                  cfg.mismatch.mis_ratio_low, cfg.mismatch.mis_ratio_high)
         output.metrics["masked_seq_frac"] = masked_mean((~keep).float(), has_tokens)
-        return ObjectiveOutput(torch.where(keep[:, None], output.token_loss, 0.0), output.metrics)
-    two_sided = mode == "tis2"
-    if weight_level == "token":
-        weight, truncated = truncated_weight(token_log_mismatch(old, sampler, mask),
-                                             cfg.mismatch.tis_imp_ratio_cap, two_sided)
-        output.metrics["tis_clipfrac"] = masked_mean(truncated.float(), mask)
-    else:
-        weight, truncated = truncated_weight(sequence_log_mismatch(old, sampler, mask),
-                                             cfg.mismatch.tis_imp_ratio_cap, two_sided)
-        output.metrics["tis_clipfrac"] = masked_mean(truncated.float(), has_tokens)
+        output.metrics["mis_weight_mean"] = masked_mean(weight, keep & has_tokens)
         weight = weight[:, None].expand_as(mask)
-    output.metrics["tis_weight_mean"] = masked_mean(weight, mask)
+    else:
+        two_sided = mode == "tis2"
+        if weight_level == "token":
+            weight, truncated = truncated_weight(token_log_mismatch(old, sampler, mask),
+                                                 cfg.mismatch.tis_imp_ratio_cap, two_sided)
+            output.metrics["tis_clipfrac"] = masked_mean(truncated.float(), mask)
+        else:
+            weight, truncated = truncated_weight(sequence_log_mismatch(old, sampler, mask),
+                                                 cfg.mismatch.tis_imp_ratio_cap, two_sided)
+            output.metrics["tis_clipfrac"] = masked_mean(truncated.float(), has_tokens)
+            weight = weight[:, None].expand_as(mask)
+        output.metrics["tis_weight_mean"] = masked_mean(weight, mask)
     return ObjectiveOutput(torch.where(mask, output.token_loss * weight, 0.0), output.metrics)
 
 

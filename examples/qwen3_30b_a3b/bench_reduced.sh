@@ -52,11 +52,13 @@ for variant in $VARIANTS; do
     w4a16-qarl-tbpo)    RL=(--rollout-quant w4a16 --aligned-learner --loss tbpo) ;;
     fp8-qarl-tbpo)      RL=(--rollout-quant fp8-block --aligned-learner --loss tbpo) ;;
     int8-qarl-tbpo)     RL=(--rollout-quant int8 --aligned-learner --loss tbpo) ;;
-    bf16-grpo)          RL=(--rollout-quant none --loss grpo) ;;
+    bf16-grpo)          RL=(--rollout-quant none --loss grpo --mismatch-correction tis) ;;
     bf16-grouped-grpo|bf16-grouped-gspo)
-                        RL=(--rollout-quant none --loss "${variant#bf16-grouped-}" --moe-grouped-gemm) ;;
+                        RL=(--rollout-quant none --loss "${variant#bf16-grouped-}"
+                            --mismatch-correction tis --moe-grouped-gemm) ;;
     w4a16-rollout-grpo|w4a16-rollout-gspo)
-                        RL=(--rollout-quant w4a16 --no-aligned-learner --loss "${variant#w4a16-rollout-}") ;;
+                        RL=(--rollout-quant w4a16 --no-aligned-learner
+                            --loss "${variant#w4a16-rollout-}" --mismatch-correction tis) ;;
     *) echo "unknown variant $variant" >&2; exit 2 ;;
   esac
   SMI=

@@ -17,6 +17,8 @@
 #   w4a16-rollout-gspo W4A16 rollouts, bf16 learner, GSPO             (its quantized-rollout one)
 #   bf16-grpo          bf16 rollouts and learner, GRPO                (the dense models' baseline)
 #   w4a16-rollout-grpo W4A16 rollouts, bf16 learner, GRPO
+# The baselines take truncated importance sampling (--mismatch-correction tis: per token for
+# GRPO, on the sequence weight for GSPO), as the paper's section 4 sets its baselines up.
 #
 # Layout: experts over 8 GPUs (EP=8, expert-TP 1), attention TP=2 with sequence parallelism
 # (data parallel 4). W4A16 groups of 128 fit every shard: 768-wide experts are not split
@@ -42,10 +44,12 @@ ENGINE_DEFAULT=sglang
 case "$VARIANT" in
   w4a16-qarl-tbpo)    RL=(--rollout-quant w4a16 --aligned-learner --loss tbpo) ;;
   fp8-qarl-tbpo)      RL=(--rollout-quant fp8-block --aligned-learner --loss tbpo) ;;
-  bf16-grpo|bf16-gspo) RL=(--rollout-quant none --loss "${VARIANT#bf16-}" --moe-grouped-gemm) ;;
+  bf16-grpo|bf16-gspo) RL=(--rollout-quant none --loss "${VARIANT#bf16-}" --mismatch-correction tis
+                          --moe-grouped-gemm) ;;
   w4a16-rollout-grpo|w4a16-rollout-gspo)
                       RL=(--rollout-quant w4a16 --no-aligned-learner
-                          --loss "${VARIANT#w4a16-rollout-}" --moe-grouped-gemm)
+                          --loss "${VARIANT#w4a16-rollout-}" --mismatch-correction tis
+                          --moe-grouped-gemm)
                       ENGINE_DEFAULT=embedded ;;
   *) echo "unknown variant $VARIANT" >&2; exit 2 ;;
 esac

@@ -23,7 +23,8 @@ from megatron_qarl.rollout.publish import ParallelGroups, plan_buckets  # noqa: 
 from megatron_qarl.rollout.sglang import PublishError, SGLangConfig, SGLangRolloutEngine  # noqa: E402
 from megatron_qarl.rollout.sglang.payload import (distributed_update_body,  # noqa: E402
                                                   tensor_update_body)
-from megatron_qarl.rollout.sglang.pool import STALE, UP  # noqa: E402
+from megatron_qarl.rollout.sglang.errors import EngineUnavailable  # noqa: E402
+from megatron_qarl.rollout.sglang.pool import DOWN, STALE, UP  # noqa: E402
 
 MIXED = [("a.weight_packed", torch.randint(-2**31, 2**31 - 1, (5, 3), dtype=torch.int32)),
          ("a.weight_scale", torch.randn(5, 3).to(torch.bfloat16)),  # 30 bytes: odd words
@@ -141,8 +142,35 @@ def publish_timeout_then_total_failure():
     assert engine.weight_version == 0
 
 
+def publish_skips_unreachable_engine_until_the_next():
+    """An engine down and unreachable during a publish keeps the old weights: a later health
+    check must not bring it back (it would sample with them), the next publish updates it."""
+    servers = [FakeSGLangServer(decode_payload=server_decode) for _ in range(2)]
+    engine, _ = _engine(servers)
+    engine.publish_weights(model=None, version=1)
+    engine.pool.mark(engine.pool.slots[1], DOWN, "a generate call failed")
+    servers[1].reject.add("/health")
+    engine.publish_weights(model=None, version=2)
+    servers[1].reject.discard("/health")  # answers again, still on version 1
+    assert [s.state for s in engine.pool.slots] == [UP, STALE]
+    assert "unreachable during publish of v2" in engine.pool.slots[1].reason
+    servers[0].reject.add("/health")
+    engine.pool.mark(engine.pool.slots[0], DOWN, "a generate call failed")
+    try:
+        engine.generate([[1]], SamplingParams())
+    except EngineUnavailable as e:
+        assert "no SGLang engine in rotation" in str(e) and "stale" in str(e), e
+    else:
+        raise AssertionError("the stale engine was brought back")
+    servers[0].reject.discard("/health")
+    engine.publish_weights(model=None, version=3)
+    assert [s.state for s in engine.pool.slots] == [UP, UP]
+    assert [s.weight_version for s in servers] == ["3", "3"]
+
+
 SCENARIOS = [payload_round_trip, publish_session_order_and_content, publish_engine_dies_midway,
-             publish_rejected_end_keeps_engine_paused, publish_timeout_then_total_failure]
+             publish_rejected_end_keeps_engine_paused, publish_timeout_then_total_failure,
+             publish_skips_unreachable_engine_until_the_next]
 
 if __name__ == "__main__":
     results = {}

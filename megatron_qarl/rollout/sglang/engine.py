@@ -22,7 +22,7 @@ from .errors import EngineRequestError, EngineUnavailable, SGLangError
 from .generation import generate_request, parse_generate_response
 from .http_client import EngineClient, RetryPolicy
 from .launcher import ServerProcess
-from .pool import DOWN, UP, EnginePool, EngineSlot, for_each_engine
+from .pool import DOWN, STALE, UP, EnginePool, EngineSlot, for_each_engine
 from .session import UpdateSession
 from .transfer import make_transport
 from .version import check_server_version
@@ -175,8 +175,8 @@ class SGLangRolloutEngine(RolloutEngine):
         session = UpdateSession(candidates, self.transport, version, self.config.pause_mode,
                                 self.config.control_timeout_s)
         for s in self.pool.slots:
-            if s not in candidates:
-                s.reason = f"unreachable during publish of v{version}"
+            if s not in candidates:  # stale, not down: a health check must not re-admit it
+                self.pool.mark(s, STALE, f"unreachable during publish of v{version}")
         session.run(buckets)
         self.weight_version, self._published, self._weights_valid = version, True, True
 

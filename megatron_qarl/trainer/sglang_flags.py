@@ -8,7 +8,9 @@ import os
 from typing import Optional
 
 from ..checkpoint.hf_config import Qwen3MoeDims
+from ..models import get_preset
 from ..rollout.sglang import LaunchSpec, SGLangConfig
+from ..rollout.sglang.config import check_expert_split
 from ..rollout.sglang.session import PAUSE_MODES
 from ..rollout.sglang.transfer import IPC, NCCL
 
@@ -105,3 +107,10 @@ def check_sglang_flags(args) -> None:
         raise ValueError("--rollout-engine sglang serves W4A16 on routed experts only (dense "
                          "layers stay bf16): use --quant-targets experts")
     sglang_config(args, dims=None)
+    if args.sglang_model_path is not None:
+        check_expert_split(
+            args.rollout_quant, get_preset(args.model).moe_intermediate_size,
+            args.sglang_tp_size, args.sglang_ep_size,
+            f"--sglang-tp-size {args.sglang_tp_size} --sglang-ep-size {args.sglang_ep_size}",
+            "raise --sglang-ep-size (up to the TP size: whole experts per rank) or lower "
+            "--sglang-tp-size")

@@ -20,8 +20,8 @@ import numpy as np
 class FakeSGLangServer:
     def __init__(self, version: str = "0.5.23", tp_size: int = 1, num_layers: int = 2,
                  top_k: int = 2, num_experts: int = 4,
-                 decode_payload: Optional[Callable] = None):
-        self.version, self.tp_size = version, tp_size
+                 decode_payload: Optional[Callable] = None, ep_size: Optional[int] = None):
+        self.version, self.tp_size, self.ep_size = version, tp_size, ep_size  # None: unreported
         self.num_layers, self.top_k, self.num_experts = num_layers, top_k, num_experts
         self.decode_payload = decode_payload  # payload -> [(name, tensor)] (SGLang's classes)
         self.calls: List[str] = []
@@ -62,7 +62,8 @@ class FakeSGLangServer:
         return 200, None
 
     def _server_info(self, _):
-        return 200, {"version": self.version, "tp_size": self.tp_size, "dp_size": 1}
+        info = {"version": self.version, "tp_size": self.tp_size, "dp_size": 1}
+        return 200, info if self.ep_size is None else {**info, "ep_size": self.ep_size}
 
     def _generate(self, body):
         sp = body["sampling_params"]

@@ -103,6 +103,18 @@ def test_w4a16_refused_on_old_sglang():
         old.kill()
 
 
+def test_a_server_splitting_experts_across_w4a16_groups_is_refused():
+    """DIMS.ffn 64 over TP 4 / EP 1 leaves 16 columns a rank, half a 32-wide group."""
+    bad, good = FakeSGLangServer(tp_size=4, ep_size=1), FakeSGLangServer(tp_size=4, ep_size=4)
+    try:
+        with pytest.raises(ValueError, match=rf"{bad.url}: .* 16 each.*larger --ep-size"):
+            _engine([good, bad])
+        assert _engine([good]).pool.slots[0].tp_size == 4
+    finally:
+        bad.kill()
+        good.kill()
+
+
 def test_generate_refused_while_weights_released(servers):
     engine = _engine(servers, colocated=True)
     engine.release_memory()

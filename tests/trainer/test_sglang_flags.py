@@ -36,6 +36,25 @@ def test_bad_sglang_flags_name_the_flag(argv, message):
         _check(*argv)
 
 
+@pytest.mark.parametrize("quant, tp, ep, message", [
+    ("w4a16", 4, 1, r"--sglang-tp-size 4 --sglang-ep-size 1: .*768 .* 192 each.*128-wide"
+                    r".*raise --sglang-ep-size.*w4a16-g64"),
+    ("fp8-block", 8, 1, r"96 each, not a multiple of fp8-block's 128-wide"),
+    ("w4a16", 4, 4, None), ("w4a16-g64", 4, 1, None), ("fp8-block", 8, 4, None),
+    ("int8", 8, 1, None),
+])
+def test_launched_servers_split_experts_on_whole_groups(quant, tp, ep, message):
+    """Qwen3-30B-A3B's 768-wide experts over SGLang's TP / EP (formats.md: reject a layout
+    whose per-rank slice is not a multiple of the group)."""
+    argv = SGLANG + ["--model", "qwen3-30b-a3b", "--sglang-model-path", "/m", "--rollout-quant",
+                     quant, "--sglang-tp-size", str(tp), "--sglang-ep-size", str(ep)]
+    if message is None:
+        _check(*argv)
+    else:
+        with pytest.raises(ValueError, match=message):
+            _check(*argv)
+
+
 def test_flags_reach_the_config():
     args = build_parser().parse_args(SGLANG + [
         "--sglang-urls", "http://a:1, http://b:2", "--rollout-weight-transfer", "nccl",

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from ...checkpoint.hf_config import Qwen3MoeDims
+from ...quant import FP8Block, W4A16, get_scheme
+from ...quant.fp8_block import BLOCK as FP8_BLOCK
 from .launcher import LaunchSpec
 from .session import PAUSE_MODES
 from .transfer import IPC, NCCL, TRANSFER_FLAG
@@ -58,3 +60,23 @@ class SGLangConfig:
     @property
     def bucket_bytes(self) -> int:
         return max(1, int(self.bucket_mb * (1 << 20)))
+
+
+def check_expert_split(scheme_name: str, expert_ffn: int, tp_size: int, ep_size: int,
+                       where: str, fix: str) -> None:
+    """SGLang splits each expert's intermediate dim over tp/ep ranks; every rank's slice must
+    hold whole quantization groups (W4A16: its group; FP8: 128-wide blocks) of the tensors the
+    learner publishes. Raises ValueError naming `where` and `fix`."""
+    scheme = get_scheme(scheme_name)
+    unit = (scheme.group_size if isinstance(scheme, W4A16)
+            else FP8_BLOCK if isinstance(scheme, FP8Block) else 1)
+    split = tp_size // ep_size
+    if expert_ffn % split == 0 and (expert_ffn // split) % unit == 0:
+        return
+    raise ValueError(
+        f"{where}: SGLang splits each expert's {expert_ffn} intermediate columns over TP / EP "
+        f"= {tp_size} / {ep_size} = {split} ranks, {expert_ffn / split:g} each, not a multiple "
+        f"of {scheme_name}'s {unit}-wide groups, so a group of the published weights would "
+        f"straddle two ranks. Fix: {fix}"
+        + (", or a smaller W4A16 group (--rollout-quant w4a16-g64 or w4a16-g32)"
+           if isinstance(scheme, W4A16) else ""))

@@ -17,7 +17,7 @@ import torch.distributed as dist
 from ...quant import QuantizedWeight
 from ..base import RolloutEngine, Sample, SamplingParams
 from ..publish import ParallelGroups, ShardedParam, hf_stream, model_params, plan_buckets
-from .config import SGLangConfig
+from .config import SGLangConfig, check_expert_split
 from .errors import EngineRequestError, EngineUnavailable, SGLangError
 from .generation import generate_request, parse_generate_response
 from .http_client import EngineClient, RetryPolicy
@@ -95,6 +95,11 @@ class SGLangRolloutEngine(RolloutEngine):
                 raise EngineRequestError(
                     f"{url}: dp_size {info['dp_size']}; SGLang weight updates need "
                     f"dp_size 1: start one server per data-parallel replica instead")
+            if not self.servers and "ep_size" in info:  # launched ones: checked by the flags
+                check_expert_split(cfg.scheme_name, cfg.dims.ffn, int(info.get("tp_size", 1)),
+                                   int(info["ep_size"]), url,
+                                   "restart the server with a larger --ep-size (up to its "
+                                   "--tp-size) or a smaller --tp-size")
             slots.append(EngineSlot(client, tp_size=int(info.get("tp_size", 1)), info=info))
         return slots
 

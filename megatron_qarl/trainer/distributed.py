@@ -6,8 +6,10 @@ On a CPU the compat CPU support module patches the few torch.cuda entry points m
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import socket
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -24,6 +26,14 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def collective_timeout_minutes(args) -> float:
+    """--distributed-timeout-minutes, or its default: torch's and Megatron-LM's 10 minutes, and
+    120 under the SGLang engine, whose rollout keeps every rank but 0 in one collective."""
+    if args.distributed_timeout_minutes is not None:
+        return args.distributed_timeout_minutes
+    return 120.0 if args.rollout_engine == "sglang" else 10.0
 
 
 def use_deterministic_algorithms() -> None:
@@ -50,27 +60,29 @@ def init_distributed(args) -> torch.device:
         patch_megatron_for_cpu()
     apply_megatron_fixes()
     backend = "nccl" if args.device == "cuda" else "gloo"
-    bound = {}
+    minutes = collective_timeout_minutes(args)
+    group_options = {"timeout": timedelta(minutes=minutes)}
     if args.device == "cuda":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-        # bound as Megatron-LM binds it, so NCCL's barriers know their device (torch warns at
-        # each checkpoint save otherwise)
-        bound["device_id"] = torch.device("cuda", torch.cuda.current_device())
+        # the GPU bound as Megatron-LM binds it, so NCCL's barriers know their device (torch
+        # warns at each checkpoint save otherwise)
+        group_options["device_id"] = torch.device("cuda", torch.cuda.current_device())
         if args.quant_kernels == "auto" and importlib.util.find_spec("triton") is not None:
             from qarl_kernels.register import register_cuda_kernels
 
             register_cuda_kernels()
     if not dist.is_initialized():
         if "RANK" in os.environ:
-            dist.init_process_group(backend, **bound)
+            dist.init_process_group(backend, **group_options)
         else:
             dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{_free_port()}",
-                                    rank=0, world_size=1, **bound)
+                                    rank=0, world_size=1, **group_options)
     parallel_state.initialize_model_parallel(
         tensor_model_parallel_size=args.tensor_model_parallel_size,
         pipeline_model_parallel_size=1,
         expert_model_parallel_size=args.expert_model_parallel_size,
         expert_tensor_parallel_size=args.expert_tensor_parallel_size,
+        distributed_timeout_minutes=math.ceil(minutes),
     )
     tensor_parallel.model_parallel_cuda_manual_seed(args.seed)
     torch.manual_seed(args.seed)

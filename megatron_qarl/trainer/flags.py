@@ -67,6 +67,11 @@ def _parallel(p):
                    help="shard optimizer state over data-parallel ranks: Adam's in slices "
                         "(Megatron's distributed optimizer; CUDA only), Muon's by whole weights "
                         "(Megatron's layer-wise one)")
+    g.add_argument("--distributed-timeout-minutes", type=float, default=None,
+                   help="how long a collective may wait before the process group fails "
+                        "(torch's and Megatron's groups). Default 10, as torch and Megatron-LM "
+                        "set it; 120 with --rollout-engine sglang, where every rank but 0 waits "
+                        "in one collective while rank 0 drives the servers through the rollout")
     g.add_argument("--device", choices=DEVICES, default="auto",
                    help="cpu runs Megatron through the CPU support module (slow; tiny runs)")
 

@@ -106,6 +106,9 @@ def _numbers(args):
     for name in ("lr", "sft_lr", "adam_eps"):
         if not getattr(args, name) > 0:
             raise FlagError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+    if args.distributed_timeout_minutes is not None and not args.distributed_timeout_minutes > 0:
+        raise FlagError(f"--distributed-timeout-minutes must be > 0, got "
+                        f"{args.distributed_timeout_minutes}")
     if args.eval_temperature < 0:
         raise FlagError(f"--eval-temperature must be >= 0 (0: greedy), got {args.eval_temperature}")
     if not 0 < args.eval_top_p <= 1:

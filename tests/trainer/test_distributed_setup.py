@@ -1,0 +1,40 @@
+"""The trainer's process groups: how long a collective may wait before the group fails."""
+from datetime import timedelta
+
+import pytest
+import torch.distributed as dist
+from megatron.core import parallel_state
+
+from megatron_qarl.trainer import distributed
+from megatron_qarl.trainer.flags import build_parser
+from megatron_qarl.trainer.validation import FlagError, validate
+
+
+def _args(*argv):
+    return build_parser().parse_args(["--device", "cpu", *argv])
+
+
+@pytest.mark.parametrize("argv, minutes", [
+    ((), 10.0),  # torch's and Megatron-LM's default
+    (("--rollout-engine", "sglang", "--sglang-urls", "http://a:1"), 120.0),
+    (("--rollout-engine", "sglang", "--sglang-urls", "http://a:1",
+      "--distributed-timeout-minutes", "45"), 45.0),
+])
+def test_the_timeout_reaches_torchs_and_megatrons_groups(monkeypatch, argv, minutes):
+    """Under SGLang every rank but 0 waits in one collective through the whole rollout, which
+    torch's 10 minutes would cut; the groups get the flag's value (or the engine's default)."""
+    seen = {}
+    monkeypatch.setattr(dist, "is_initialized", lambda: False)
+    monkeypatch.setattr(dist, "init_process_group",
+                        lambda backend, **kw: seen.update(torch=kw["timeout"]))
+    monkeypatch.setattr(parallel_state, "initialize_model_parallel",
+                        lambda **kw: seen.update(megatron=kw["distributed_timeout_minutes"]))
+    monkeypatch.setattr(distributed.tensor_parallel, "model_parallel_cuda_manual_seed",
+                        lambda seed: None)
+    distributed.init_distributed(_args(*argv))
+    assert seen == {"torch": timedelta(minutes=minutes), "megatron": int(minutes)}
+
+
+def test_a_timeout_that_is_not_positive_names_the_flag():
+    with pytest.raises(FlagError, match="--distributed-timeout-minutes must be > 0, got 0"):
+        validate(_args("--distributed-timeout-minutes", "0"), world_size=1)

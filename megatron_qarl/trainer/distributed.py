@@ -10,6 +10,7 @@ import math
 import os
 import socket
 from datetime import timedelta
+from typing import Optional
 
 import torch
 import torch.distributed as dist
@@ -28,12 +29,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def collective_timeout_minutes(args) -> float:
-    """--distributed-timeout-minutes, or its default: torch's and Megatron-LM's 10 minutes, and
-    120 under the SGLang engine, whose rollout keeps every rank but 0 in one collective."""
+def collective_timeout_minutes(args) -> Optional[float]:
+    """--distributed-timeout-minutes, or its default: 120 under the SGLang engine, whose
+    rollout keeps every rank but 0 in one collective; otherwise None, torch's and Megatron's
+    own (NCCL 10 minutes, gloo 30, Megatron's subgroups 30)."""
     if args.distributed_timeout_minutes is not None:
         return args.distributed_timeout_minutes
-    return 120.0 if args.rollout_engine == "sglang" else 10.0
+    return 120.0 if args.rollout_engine == "sglang" else None
 
 
 def use_deterministic_algorithms() -> None:
@@ -61,7 +63,7 @@ def init_distributed(args) -> torch.device:
     apply_megatron_fixes()
     backend = "nccl" if args.device == "cuda" else "gloo"
     minutes = collective_timeout_minutes(args)
-    group_options = {"timeout": timedelta(minutes=minutes)}
+    group_options = {} if minutes is None else {"timeout": timedelta(minutes=minutes)}
     if args.device == "cuda":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
         # the GPU bound as Megatron-LM binds it, so NCCL's barriers know their device (torch
@@ -82,7 +84,7 @@ def init_distributed(args) -> torch.device:
         pipeline_model_parallel_size=1,
         expert_model_parallel_size=args.expert_model_parallel_size,
         expert_tensor_parallel_size=args.expert_tensor_parallel_size,
-        distributed_timeout_minutes=math.ceil(minutes),
+        **({} if minutes is None else {"distributed_timeout_minutes": math.ceil(minutes)}),
     )
     tensor_parallel.model_parallel_cuda_manual_seed(args.seed)
     torch.manual_seed(args.seed)

@@ -69,9 +69,9 @@ def _parallel(p):
                         "(Megatron's layer-wise one)")
     g.add_argument("--distributed-timeout-minutes", type=float, default=None,
                    help="how long a collective may wait before the process group fails "
-                        "(torch's and Megatron's groups). Default 10, as torch and Megatron-LM "
-                        "set it; 120 with --rollout-engine sglang, where every rank but 0 waits "
-                        "in one collective while rank 0 drives the servers through the rollout")
+                        "(torch's and Megatron's groups). Default: theirs (NCCL 10, gloo 30); "
+                        "120 with --rollout-engine sglang, where every rank but 0 waits in one "
+                        "collective while rank 0 drives the servers through the rollout")
     g.add_argument("--device", choices=DEVICES, default="auto",
                    help="cpu runs Megatron through the CPU support module (slow; tiny runs)")
 

@@ -15,7 +15,8 @@ def _args(*argv):
 
 
 @pytest.mark.parametrize("argv, minutes", [
-    ((), 10.0),  # torch's and Megatron-LM's default
+    ((), None),  # torch's and Megatron's own
+    (("--distributed-timeout-minutes", "20"), 20.0),
     (("--rollout-engine", "sglang", "--sglang-urls", "http://a:1"), 120.0),
     (("--rollout-engine", "sglang", "--sglang-urls", "http://a:1",
       "--distributed-timeout-minutes", "45"), 45.0),
@@ -26,13 +27,16 @@ def test_the_timeout_reaches_torchs_and_megatrons_groups(monkeypatch, argv, minu
     seen = {}
     monkeypatch.setattr(dist, "is_initialized", lambda: False)
     monkeypatch.setattr(dist, "init_process_group",
-                        lambda backend, **kw: seen.update(torch=kw["timeout"]))
+                        lambda backend, **kw: seen.update(torch=kw.get("timeout")))
     monkeypatch.setattr(parallel_state, "initialize_model_parallel",
-                        lambda **kw: seen.update(megatron=kw["distributed_timeout_minutes"]))
+                        lambda **kw: seen.update(megatron=kw.get("distributed_timeout_minutes")))
     monkeypatch.setattr(distributed.tensor_parallel, "model_parallel_cuda_manual_seed",
                         lambda seed: None)
     distributed.init_distributed(_args(*argv))
-    assert seen == {"torch": timedelta(minutes=minutes), "megatron": int(minutes)}
+    if minutes is None:
+        assert seen == {"torch": None, "megatron": None}
+    else:
+        assert seen == {"torch": timedelta(minutes=minutes), "megatron": int(minutes)}
 
 
 def test_a_timeout_that_is_not_positive_names_the_flag():

@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit with status 1 if any difference exceeds this")
     c.add_argument("--all", action="store_true", help="print every tensor, not only "
                                                       "those that differ")
+    c.add_argument("--hf-config", help="directory with config.json, for a Megatron checkpoint "
+                                       "without hf_assets/ (one written by training)")
     return p
 
 
@@ -107,7 +109,7 @@ def run(args) -> int:
         return 0
     else:
         worst, differing, count = 0.0, 0, 0
-        for name, dtype_a, dtype_b, diff in checkpoint.compare(args.a, args.b):
+        for name, dtype_a, dtype_b, diff in checkpoint.compare(args.a, args.b, args.hf_config):
             count += 1
             differing += diff > 0
             worst = max(worst, diff)

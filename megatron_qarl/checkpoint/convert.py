@@ -19,6 +19,7 @@ from .errors import CheckpointError
 from .hf_config import CONFIG_FILE, dims_from_config, read_config, validate_layout
 from .megatron_checkpoint import HF_ASSETS, MegatronCheckpoint, copy_hf_assets
 from .megatron_layout import all_chunks, chunk_from_hf, extra_states, hf_from_chunk
+from .paths import require_new_output
 from .safetensors_io import DEFAULT_SHARD_BYTES, SafetensorsCheckpoint, ShardedSafetensorsWriter
 
 
@@ -38,6 +39,7 @@ def hf_to_megatron(hf_dir: str, out_dir: str, tensor_parallel: int = 1,
 
     The checkpoint loads at any TP/EP; `tensor_parallel`/`expert_parallel` only check up
     front that the layout you plan to train with can load this model."""
+    require_new_output(out_dir)
     config = read_config(hf_dir)
     dims = dims_from_config(config, os.path.join(hf_dir, CONFIG_FILE))
     validate_layout(dims, tensor_parallel, expert_parallel)
@@ -74,6 +76,7 @@ def megatron_to_hf(ckpt_dir: str, out_dir: str, hf_config_dir: Optional[str] = N
                    progress: bool = True) -> ConversionReport:
     """Write `out_dir` as an HF safetensors checkpoint (the checkpoint's dtype, bf16 when it
     came from HF) with config.json and the other HF files."""
+    require_new_output(out_dir)
     ckpt = MegatronCheckpoint(ckpt_dir, hf_config_dir)
     writer = ShardedSafetensorsWriter(out_dir, max_shard_bytes)
     start = time.perf_counter()

@@ -9,6 +9,7 @@ from typing import Dict, Tuple
 
 from .errors import CheckpointError
 from .hf_names import hf_names, hf_to_megatron
+from .paths import require_folder
 
 CONFIG_FILE = "config.json"
 MODEL_TYPE = "qwen3_moe"
@@ -100,6 +101,7 @@ def dims_from_config(config: dict, path: str = CONFIG_FILE) -> Qwen3MoeDims:
 
 
 def read_config(directory: str, filename: str = CONFIG_FILE) -> dict:
+    require_folder(directory)
     path = os.path.join(directory, filename)
     if not os.path.isfile(path):
         raise CheckpointError(

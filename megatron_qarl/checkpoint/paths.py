@@ -7,6 +7,8 @@ import os
 import re
 from typing import List
 
+from .errors import CheckpointError
+
 TRACKER = "latest_checkpointed_iteration.txt"
 _STEP_DIR = re.compile(r"^iter_(\d{7})$")
 
@@ -42,3 +44,23 @@ def resolve(path: str) -> str:
     if os.path.isfile(os.path.join(path, "metadata.json")) or not available_steps(path):
         return path
     return step_dir(path, latest_step(path))
+
+
+def require_new_output(out_dir: str) -> None:
+    """The converters write config.json, the index and the shards by name: into a folder that
+    holds a checkpoint they would leave a mix that loads as neither (an HF model's index
+    pointing at the export's shards). Refused before anything is read or written."""
+    if os.path.exists(out_dir) and (not os.path.isdir(out_dir) or os.listdir(out_dir)):
+        raise CheckpointError(
+            f"{out_dir}: the output folder exists and is not empty; writing there would mix "
+            f"this checkpoint's files with what it holds. Fix: pass a new folder (or empty "
+            f"this one)")
+
+
+def require_folder(path: str) -> None:
+    """A checkpoint is a folder: say so when the path is missing or names a file."""
+    if not os.path.exists(path):
+        raise CheckpointError(f"{path}: no such folder")
+    if not os.path.isdir(path):
+        raise CheckpointError(f"{path}: a file, not a checkpoint folder; pass the folder "
+                              f"that holds it")

@@ -17,12 +17,14 @@ from typing import Dict, Optional
 from tqdm import tqdm
 
 from ..quant.rows import ReshardError, split_grouped_qkv, split_rows
-from ..quant import FP8Block, QuantizedWeight, W4A16, get_scheme, quantization_config, to_serving
+from ..quant import (FP8Block, QuantizationError, QuantizedWeight, W4A16, get_scheme,
+                     quantization_config, to_serving)
 from .convert import ConversionReport
 from .errors import CheckpointError
 from .hf_config import CONFIG_FILE, Qwen3MoeDims
 from .megatron_checkpoint import MegatronCheckpoint, copy_hf_assets
 from .megatron_layout import EXPERTS, Chunk, hf_from_chunk
+from .paths import require_new_output
 from .safetensors_io import DEFAULT_SHARD_BYTES, ShardedSafetensorsWriter
 
 ATTENTION_KEYS = ("decoder.layers.self_attention.linear_qkv.weight",
@@ -61,7 +63,10 @@ def export_quantized(ckpt_dir: str, out_dir: str, scheme: str = "w4a16",
     `scheme` ('w4a16', 'w4a16-g64', 'w4a16-g32' or 'fp8-block'), with config.json's
     quantization_config. W4A16 keeps attention in bf16 unless quantize_attention (what
     SGLang can update in place); FP8 block always quantizes attention (its config says so)."""
-    quant = get_scheme(scheme)
+    try:
+        quant = get_scheme(scheme)
+    except QuantizationError:
+        quant = None
     if not isinstance(quant, (W4A16, FP8Block)):
         raise CheckpointError(f"--scheme {scheme}: export supports w4a16[-g64|-g32] and "
                               f"fp8-block; for a bf16 checkpoint use megatron-to-hf")
@@ -72,6 +77,7 @@ def export_quantized(ckpt_dir: str, out_dir: str, scheme: str = "w4a16",
                                   "--no-quantize-attention")
         quantize_attention = True
     quantize_attention = bool(quantize_attention)
+    require_new_output(out_dir)
     ckpt = MegatronCheckpoint(ckpt_dir, hf_config_dir)
     writer = ShardedSafetensorsWriter(out_dir, max_shard_bytes)
     start = time.perf_counter()

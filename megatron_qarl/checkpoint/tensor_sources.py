@@ -4,7 +4,7 @@ time: HF bf16, HF quantized (dequantized through the scheme that wrote it) and M
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import torch
 
@@ -73,8 +73,8 @@ class HFSource:
 
 
 class MegatronSource:
-    def __init__(self, directory: str):
-        self.ckpt = MegatronCheckpoint(directory)
+    def __init__(self, directory: str, hf_config_dir: Optional[str] = None):
+        self.ckpt = MegatronCheckpoint(directory, hf_config_dir)
         self.dims: Qwen3MoeDims = self.ckpt.dims
 
     def groups(self) -> Iterator[Group]:
@@ -85,8 +85,9 @@ class MegatronSource:
             yield label, tensors
 
 
-def open_source(path: str):
-    return MegatronSource(path) if is_megatron(path) else HFSource(path)
+def open_source(path: str, hf_config_dir: Optional[str] = None):
+    """hf_config_dir: the config.json of a Megatron checkpoint without hf_assets/."""
+    return MegatronSource(path, hf_config_dir) if is_megatron(path) else HFSource(path)
 
 
 def inspect_rows(path: str) -> Tuple[str, List[Tuple[str, str, Tuple[int, ...]]]]:
@@ -104,10 +105,11 @@ def inspect_rows(path: str) -> Tuple[str, List[Tuple[str, str, Tuple[int, ...]]]
     return fmt, rows
 
 
-def compare(path_a: str, path_b: str) -> Iterator[Tuple[str, str, str, float]]:
+def compare(path_a: str, path_b: str,
+            hf_config_dir: Optional[str] = None) -> Iterator[Tuple[str, str, str, float]]:
     """(HF name, dtype in a, dtype in b, max |a - b|) per tensor, quantized checkpoints
     dequantized; raises if the two are different models."""
-    a, b = open_source(path_a), open_source(path_b)
+    a, b = open_source(path_a, hf_config_dir), open_source(path_b, hf_config_dir)
     if a.dims != b.dims:
         raise CheckpointError(f"{path_a} and {path_b} are different models: {a.dims} vs "
                               f"{b.dims}")

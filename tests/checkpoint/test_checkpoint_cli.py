@@ -1,6 +1,7 @@
 """tools/checkpoint.py end to end: convert, export, inspect, compare, and the error exit."""
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -72,3 +73,46 @@ def test_help_prints_no_megatron_import_warnings():
                          timeout=300)
     assert run.returncode == 0 and "hf-to-megatron" in run.stdout
     assert "Transformer Engine" not in run.stderr and "Apex" not in run.stderr, run.stderr
+
+
+def test_an_output_folder_that_holds_files_is_refused_and_left_as_it_was(hf_dir, megatron_dir,
+                                                                         tmp_path, capsys):
+    """An export into a copy of the HF model would replace its config.json and index and
+    leave its bf16 shards unreferenced: every converter refuses a folder with files in it."""
+    out = tmp_path / "hf_copy"
+    shutil.copytree(hf_dir, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for argv in (["export", megatron_dir, str(out)], ["megatron-to-hf", megatron_dir, str(out)],
+                 ["hf-to-megatron", hf_dir, str(out)]):
+        assert cli.main(argv) == 2
+        assert "the output folder exists and is not empty" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+@pytest.mark.parametrize("make_argv, message", [
+    (lambda hf, tmp: ["export", str(tmp / "missing"), str(tmp / "out")],
+     r"missing: no such folder"),
+    (lambda hf, tmp: ["hf-to-megatron", str(tmp / "missing"), str(tmp / "out")],
+     r"missing: no such folder"),
+    (lambda hf, tmp: ["export", hf, str(tmp / "out")],
+     r"not a Megatron distributed checkpoint .*an HF checkpoint .*hf-to-megatron"),
+    (lambda hf, tmp: ["inspect", os.path.join(hf, "config.json")],
+     r"a file, not a checkpoint folder"),
+])
+def test_a_path_that_is_not_the_checkpoint_asked_for_says_what_it_is(hf_dir, tmp_path, capsys,
+                                                                      make_argv, message):
+    assert cli.main(make_argv(hf_dir, tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_compare_takes_the_hf_config_of_a_training_checkpoint(hf_dir, megatron_dir, tmp_path,
+                                                              capsys):
+    """A training save has no hf_assets/: compare names --hf-config, and takes it."""
+    save = tmp_path / "iter_0000001"
+    shutil.copytree(megatron_dir, save, ignore=shutil.ignore_patterns("hf_assets"))
+    assert cli.main(["compare", str(save), hf_dir]) == 2
+    assert "--hf-config" in capsys.readouterr().err
+    assert cli.main(["compare", str(save), hf_dir, "--hf-config", hf_dir, "--atol", "0"]) == 0
+    assert "45 tensors, 0 differ" in capsys.readouterr().out

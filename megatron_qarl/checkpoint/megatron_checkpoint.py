@@ -78,7 +78,10 @@ class MegatronCheckpoint:
         return {k: dtype for k, (dtype, _) in self.tensors.items()}
 
     def nbytes(self) -> int:
-        return sum(torch.Size(s).numel() * d.itemsize for d, s in self.tensors.values())
+        """The model's bytes (a training checkpoint also holds the optimizer's state)."""
+        keys = {c.key for c in top_chunks(self.dims) + layer_chunks(self.dims, 0)}
+        return sum(torch.Size(s).numel() * d.itemsize
+                   for k, (d, s) in self.tensors.items() if k in keys)
 
     def groups(self) -> Iterator[Tuple[str, List[Tuple[Chunk, torch.Tensor]]]]:
         """(label, [(chunk, data)]) for the embedding, each layer, then norm and lm_head:

@@ -10,6 +10,7 @@ sampler's generator) as a sharded object, so a resumed run draws the same next b
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -24,6 +25,8 @@ from torch.distributed.checkpoint.api import (
     CheckpointException as DCPCheckpointException,
 )
 
+from ..checkpoint.hf_config import CONFIG_FILE
+from ..checkpoint.megatron_checkpoint import HF_ASSETS, copy_hf_assets
 from ..checkpoint.paths import TRACKER, available_steps, latest_step, step_dir
 
 
@@ -72,8 +75,28 @@ def _sharded_state(model, optimizer, rl_state: Optional[dict], rng: Optional[dic
     return state
 
 
-def save_checkpoint(root: str, step: int, model, optimizer, rl_state: dict, rng: dict) -> str:
-    """model: the unwrapped GPTModel; returns the checkpoint folder."""
+def write_hf_assets(folder: str, hf_config: dict, tokenizer_dir: Optional[str]) -> None:
+    """<folder>/hf_assets/: the HF config.json of the model saved (and an HF tokenizer's
+    files), as tools/checkpoint.py hf-to-megatron leaves them, so exporting or converting a
+    training checkpoint needs no other input. A tokenizer folder's own config.json keeps its
+    other fields; the model's dimensions and vocabulary rows are the saved model's."""
+    assets = os.path.join(folder, HF_ASSETS)
+    os.makedirs(assets, exist_ok=True)
+    if tokenizer_dir:
+        copy_hf_assets(tokenizer_dir, assets)
+    path = os.path.join(assets, CONFIG_FILE)
+    known = {}
+    if os.path.isfile(path):
+        with open(path) as f:
+            known = json.load(f)
+    with open(path, "w") as f:
+        json.dump({**known, **hf_config}, f, indent=2)
+
+
+def save_checkpoint(root: str, step: int, model, optimizer, rl_state: dict, rng: dict,
+                    hf_config: dict, tokenizer_dir: Optional[str] = None) -> str:
+    """model: the unwrapped GPTModel; hf_config: its HF config.json (write_hf_assets);
+    returns the checkpoint folder."""
     final, tmp = step_dir(root, step), step_dir(root, step) + ".tmp"
     if _rank() == 0:
         os.makedirs(root, exist_ok=True)
@@ -83,6 +106,7 @@ def save_checkpoint(root: str, step: int, model, optimizer, rl_state: dict, rng:
     dist_checkpointing.save(_sharded_state(model, optimizer, rl_state, rng, False), tmp)
     _barrier()
     if _rank() == 0:
+        write_hf_assets(tmp, hf_config, tokenizer_dir)
         if os.path.exists(final):  # re-running a step after a resume: replace it whole
             shutil.move(final, final + ".old")
         os.rename(tmp, final)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from megatron.core.transformer.module import Float16Module
 
+from ..checkpoint.model_preset import hf_config_from_preset
 from ..layers import parse_targets, validate_model
 from ..models import build_model, get_preset
 from ..quant import get_scheme
@@ -52,6 +53,13 @@ def model_config(args, *, use_cpu_initialization: bool):
         moe_enable_routing_replay=args.rollout_routing_replay,
     )
     return preset, config
+
+
+def model_hf_config(args, vocab: int) -> dict:
+    """The HF config.json of the model these flags build (with its vocabulary rows): what the
+    SGLang engine serves and what a checkpoint's hf_assets/ holds for the export tools."""
+    preset, _ = model_config(args, use_cpu_initialization=True)
+    return {**hf_config_from_preset(preset), "vocab_size": vocab}
 
 
 def check_model_flags(args) -> None:

@@ -5,14 +5,13 @@ from __future__ import annotations
 from megatron.core import parallel_state
 
 from ..checkpoint.hf_config import dims_from_config
-from ..checkpoint.model_preset import hf_config_from_preset
 from ..layers import invalidate_quantized_weights
 from ..rollout.base import RolloutEngine
 from ..rollout.embedded import EmbeddedEngine
 from ..rollout.sglang import SGLangRolloutEngine
 from ..rollout.sglang.driver_generation import DriverGeneration
 from .distributed import dp_rank_and_size
-from .models import build_policy, model_config
+from .models import build_policy, model_hf_config
 from .sglang_flags import sglang_config
 
 
@@ -41,7 +40,6 @@ def build_rollout_engine(args, model, tokenizer, vocab: int, device,
 def _sglang(args, vocab: int, dp_rank: int) -> RolloutEngine:
     """The served model has the learner's shapes and vocabulary rows (serve an export of
     this learner's checkpoint); publishing sends exactly those tensors."""
-    preset, _ = model_config(args, use_cpu_initialization=True)
-    dims = dims_from_config({**hf_config_from_preset(preset), "vocab_size": vocab})
-    cfg = sglang_config(args, dims, top_k=preset.num_experts_per_tok)
+    config = model_hf_config(args, vocab)
+    cfg = sglang_config(args, dims_from_config(config), top_k=config["num_experts_per_tok"])
     return DriverGeneration(SGLangRolloutEngine(cfg), dp_rank)

@@ -41,7 +41,7 @@ from .checkpointing import (
 from .distributed import all_reduce_mean, dp_rank_and_size, init_distributed
 from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
-from .models import build_policy, model_vocab_rows
+from .models import build_policy, model_hf_config, model_vocab_rows
 from .optimizer import build_optimizer, shards_adam_buffers, wrap_ddp
 from .rollout_engine import build_rollout_engine
 from .updates import optimizer_step
@@ -69,6 +69,7 @@ class RLTrainer:
             args.rollout_max_new_tokens, (self.tokenizer.eos_id,), args.n_samples_per_prompt)
 
         vocab = model_vocab_rows(args, self.tokenizer.vocab_size)
+        self.hf_config = model_hf_config(args, vocab)
         policy, self.config = build_policy(args, args.learner_quant, vocab, self.device,
                                            keep_operand=args.quant_keep_operand)
         self.model = wrap_ddp(policy, self.config, shards_adam_buffers(args))
@@ -268,7 +269,8 @@ class RLTrainer:
         rng = rng_state({"engine": self.engine.state_dict()})
         optimizer = self.optimizer if self.step > 0 else None
         save_checkpoint(self.args.save, self.step, unwrap_model(self.model), optimizer,
-                        rl_state, rng)
+                        rl_state, rng, self.hf_config,
+                        self.args.tokenizer_model if self.args.tokenizer_type == "hf" else None)
 
     def _resume(self) -> None:
         step = self.args.ckpt_step

@@ -34,6 +34,14 @@ def test_smoke_run_trains_and_writes_metrics(tmp_path):
                and not torch.equal(v, final[k])]
     assert len(changed) >= 8, changed
     assert any("experts" in k for k in changed)  # the W4A16 experts' masters trained by STE
+    # the save carries its HF config: the export tools read it with no --hf-config
+    with open(save / "iter_0000002" / "hf_assets" / "config.json") as f:
+        assert json.load(f)["vocab_size"] == final["embedding.word_embeddings.weight"].shape[0]
+    tool = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "checkpoint.py")
+    export = subprocess.run([sys.executable, tool, "export", str(save), str(tmp_path / "w4"),
+                             "--scheme", "w4a16"], capture_output=True, text=True, timeout=120)
+    assert export.returncode == 0, export.stderr[-2000:]
+    assert f"reading {save / 'iter_0000002'}" in export.stderr
 
 
 EP2 = ["--expert-model-parallel-size", "2"]

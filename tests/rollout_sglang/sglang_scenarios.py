@@ -22,7 +22,7 @@ from megatron_qarl.rollout import SamplingParams  # noqa: E402
 from megatron_qarl.rollout.publish import ParallelGroups, plan_buckets  # noqa: E402
 from megatron_qarl.rollout.sglang import PublishError, SGLangConfig, SGLangRolloutEngine  # noqa: E402
 from megatron_qarl.rollout.sglang.payload import (distributed_update_body,  # noqa: E402
-                                                  tensor_update_body)
+                                                  sglang_bucket, tensor_update_body)
 from megatron_qarl.rollout.sglang.errors import EngineUnavailable  # noqa: E402
 from megatron_qarl.rollout.sglang.pool import DOWN, STALE, UP  # noqa: E402
 
@@ -47,7 +47,7 @@ def payload_round_trip():
     assert len(buckets) > 1
     got = {}
     for bucket in buckets:
-        body = tensor_update_body(bucket, tp_size=2)
+        body = tensor_update_body(sglang_bucket(bucket), tp_size=2)
         assert body["load_format"] == "flattened_bucket" and body["flush_cache"] is False
         per_rank = [dict(server_decode(p, "flattened_bucket"))
                     for p in body["serialized_named_tensors"]]
@@ -168,9 +168,26 @@ def publish_skips_unreachable_engine_until_the_next():
     assert [s.weight_version for s in servers] == ["3", "3"]
 
 
+def ipc_flattens_each_bucket_once_for_all_engines():
+    """Every engine's payload shares one GPU buffer a bucket (not a copy each)."""
+    from megatron_qarl.rollout.publish.buckets import Bucket
+    servers = [FakeSGLangServer(tp_size=2, decode_payload=server_decode) for _ in range(3)]
+    engine, _ = _engine(servers)
+    flatten, made = Bucket.flatten, []
+    Bucket.flatten = lambda self: made.append(flatten(self)) or made[-1]
+    try:
+        engine.publish_weights(model=None, version=1)
+    finally:
+        Bucket.flatten = flatten
+    sent = servers[0].calls.count("/update_weights_from_tensor")
+    assert sent >= 2 and len(made) == sent, (len(made), sent)
+    assert all(s.calls.count("/update_weights_from_tensor") == sent for s in servers)
+
+
 SCENARIOS = [payload_round_trip, publish_session_order_and_content, publish_engine_dies_midway,
              publish_rejected_end_keeps_engine_paused, publish_timeout_then_total_failure,
-             publish_skips_unreachable_engine_until_the_next]
+             publish_skips_unreachable_engine_until_the_next,
+             ipc_flattens_each_bucket_once_for_all_engines]
 
 if __name__ == "__main__":
     results = {}

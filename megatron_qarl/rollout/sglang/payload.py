@@ -35,13 +35,13 @@ def sglang_bucket(bucket: Bucket):
     return FlattenedTensorBucket(flattened_tensor=bucket.flatten(), metadata=metadata)
 
 
-def tensor_update_body(bucket: Bucket, tp_size: int) -> dict:
-    """/update_weights_from_tensor: one base64 payload per engine TP rank (rank r loads
-    entry r). Each is serialized separately, as SGLang's own Engine does, so each rank's
-    CUDA-IPC references are released independently. The caller keeps `bucket` alive until the
-    call returns."""
+def tensor_update_body(flat, tp_size: int) -> dict:
+    """/update_weights_from_tensor of one `sglang_bucket` (made once for every engine): one
+    base64 payload per engine TP rank (rank r loads entry r). Each is serialized separately,
+    as SGLang's own Engine does, so each rank's CUDA-IPC references are released
+    independently. The payloads share `flat`'s GPU buffer: the caller keeps `flat` alive
+    until every engine's call has returned."""
     serializer, _, _ = _sglang_classes()
-    flat = sglang_bucket(bucket)
     obj = {"flattened_tensor": flat.get_flattened_tensor(), "metadata": flat.get_metadata()}
     return {"serialized_named_tensors": [serializer.serialize(obj, output_str=True)
                                          for _ in range(tp_size)],

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import List
 
 from ..publish.buckets import Bucket
-from .payload import distributed_update_body, tensor_update_body
+from .payload import distributed_update_body, sglang_bucket, tensor_update_body
 from .pool import EngineSlot, for_each_engine
 
 IPC, NCCL = "ipc", "nccl"
@@ -33,10 +33,12 @@ class IpcTransport:
         """Nothing to set up: each payload carries its own handles."""
 
     def send(self, bucket: Bucket, slots: List[EngineSlot], on_error) -> None:
+        flat = sglang_bucket(bucket)  # one GPU copy, alive until every engine has returned
+
         def one(slot):
             try:
                 slot.client.post("/update_weights_from_tensor",
-                                 tensor_update_body(bucket, slot.tp_size),
+                                 tensor_update_body(flat, slot.tp_size),
                                  timeout_s=self.timeout_s, retries=0)
             except Exception as e:  # noqa: BLE001 - reported per engine by the session
                 on_error(slot, e)

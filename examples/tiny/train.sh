@@ -24,8 +24,11 @@ case "$DEVICE" in
   *) echo "usage: $0 cpu|gpu [flags...]" >&2; exit 2 ;;
 esac
 
+# one process runs the trainer directly: its flag errors then end the script with the
+# trainer's own one-line message and status 2, not inside torchrun's traceback
+LAUNCH=(python3); [ "$NPROC" -gt 1 ] && LAUNCH=(torchrun --standalone --nproc-per-node "$NPROC")
 train() {
-  torchrun --standalone --nproc-per-node "$NPROC" -m megatron_qarl.train \
+  "${LAUNCH[@]}" -m megatron_qarl.train \
     "${DEVICE_FLAGS[@]}" \
     --model qwen3-moe-tiny --seed 1234 \
     --prompt-data synthetic:arithmetic --synthetic-digits 2 --synthetic-num-prompts 4000 \

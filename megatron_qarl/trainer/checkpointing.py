@@ -121,10 +121,50 @@ def save_checkpoint(root: str, step: int, model, optimizer, rl_state: dict, rng:
     return final
 
 
-def load_checkpoint(root: str, step: Optional[int], model, optimizer):
-    """Load into model/optimizer in place; returns (step, rl_state, this rank's rng state)."""
+# the HF config fields that shape the model, and the flags that set them
+_SHAPE_FLAGS = {"num_hidden_layers": "--num-layers", "hidden_size": "--hidden-size",
+                "num_experts": "--num-experts", "num_attention_heads": "--model",
+                "num_key_value_heads": "--model", "head_dim": "--model",
+                "moe_intermediate_size": "--model",
+                "vocab_size": "--tokenizer-type / --tokenizer-model / "
+                              "--make-vocab-size-divisible-by"}
+
+
+def _check_saved_model(folder: str, hf_config: dict) -> None:
+    """A checkpoint that says which model it holds (hf_assets/, written since 2026-12-01) is
+    compared with the model these flags build before any tensor is read."""
+    path = os.path.join(folder, HF_ASSETS, CONFIG_FILE)
+    if not os.path.isfile(path):
+        return
+    with open(path) as f:
+        saved = json.load(f)
+    differ = [f"{key} {saved[key]} there, {hf_config[key]} here ({flag})"
+              for key, flag in _SHAPE_FLAGS.items()
+              if key in saved and saved[key] != hf_config.get(key)]
+    if differ:
+        raise CheckpointError(
+            f"checkpoint {folder} holds another model than this run builds: "
+            f"{'; '.join(differ)}. Run with the flags it was saved with, or start a new "
+            f"--save folder; the checkpoint was left untouched")
+
+
+def _failure(err: BaseException) -> str:
+    """The first rank's own exception inside torch DCP's CheckpointException."""
+    failures = getattr(err, "failures", None)
+    if failures:
+        err = next(iter(failures.values()))[0]
+    text = str(err).splitlines()[0] if str(err) else ""
+    return f"{type(err).__name__}: {text}"
+
+
+def load_checkpoint(root: str, step: Optional[int], model, optimizer,
+                    hf_config: Optional[dict] = None):
+    """Load into model/optimizer in place; returns (step, rl_state, this rank's rng state).
+    hf_config: the HF config.json of the model built, checked against the saved one."""
     step = latest_step(root) if step is None else step
     folder = step_dir(root, step)
+    if hf_config is not None:
+        _check_saved_model(folder, hf_config)
     template = _sharded_state(model, optimizer, None, None, True)
     try:
         loaded = dist_checkpointing.load(template, folder)
@@ -134,12 +174,14 @@ def load_checkpoint(root: str, step: Optional[int], model, optimizer):
     # torch's DCP raises CheckpointException, a BaseException, for unreadable shards.
     except (Exception, DCPCheckpointException) as err:  # noqa: BLE001 - the folder is unusable
         others = [s for s in available_steps(root) if s != step]
-        hint = (f"resume from an earlier one with --ckpt-step {others[-1]} (available: "
-                f"{', '.join(map(str, others))})" if others else "no other checkpoint exists")
+        hint = (f"if it is damaged, resume from an earlier one with --ckpt-step {others[-1]} "
+                f"(available: {', '.join(map(str, others))})" if others
+                else "no other checkpoint exists")
         raise CheckpointError(
-            f"checkpoint {folder} cannot be loaded ({type(err).__name__}: "
-            f"{str(err).splitlines()[0] if str(err) else ''}); it is corrupt, incomplete or "
-            f"from another model/parallel layout. It was left untouched; {hint}"
+            f"checkpoint {folder} cannot be loaded ({_failure(err)}); it is corrupt, "
+            f"incomplete or from another model/parallel layout. It was left untouched. If the "
+            f"model flags changed since it was saved, run with the ones it was saved with; "
+            f"{hint}"
         ) from err
     rl_state = loaded["rl_state"]
     if not isinstance(rl_state, dict) or rl_state.get("step") != step:

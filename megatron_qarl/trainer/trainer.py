@@ -277,7 +277,8 @@ class RLTrainer:
         step = latest_step(self.args.load) if step is None else step
         optimizer = self._rl_optimizer() if step > 0 else None
         step, rl_state, rng = load_checkpoint(self.args.load, step,
-                                              unwrap_model(self.model), optimizer)
+                                              unwrap_model(self.model), optimizer,
+                                              self.hf_config)
         invalidate_quantized_weights(self.model)
         self.step, self.sft_done = step, rl_state["sft_done"]
         self.reward_before = rl_state["reward_before"]

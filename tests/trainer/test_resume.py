@@ -16,8 +16,10 @@ from megatron_qarl.checkpoint.paths import TRACKER
 
 def _digest(folder):
     h = hashlib.sha1()
-    for name in sorted(os.listdir(folder)):
-        h.update(name.encode() + open(os.path.join(folder, name), "rb").read())
+    for root, dirs, files in sorted(os.walk(folder)):
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            h.update(os.path.relpath(path, folder).encode() + open(path, "rb").read())
     return h.hexdigest()
 
 
@@ -114,6 +116,20 @@ def test_corrupted_checkpoint_is_reported_and_nothing_saved_is_lost(tmp_path, ki
     assert {d: _digest(save / d) for d in before} == before
     train("--save", str(save), "--load", str(save), "--ckpt-step", "1", "--train-iters", "2")
     assert records(save / "metrics.jsonl")[-1]["step"] == 2
+
+
+def test_a_checkpoint_of_another_model_is_named_before_any_tensor_is_read(tmp_path, killed_run):
+    """Its hf_assets/config.json says which model it holds: a resume with other model flags
+    names the field and the flag, and changes nothing saved."""
+    save = tmp_path / "run"
+    shutil.copytree(killed_run, save)
+    before = _digest(save)
+    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3",
+                 "--num-layers", "3", check=False)
+    assert proc.returncode == 1
+    assert "holds another model than this run builds: num_hidden_layers 2 there, 3 here " \
+           "(--num-layers)" in proc.stderr, proc.stderr[-2000:]
+    assert _digest(save) == before
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")

@@ -8,7 +8,6 @@ import os
 from typing import Optional
 
 from ..checkpoint.hf_config import Qwen3MoeDims
-from ..models import get_preset
 from ..rollout.sglang import LaunchSpec, SGLangConfig
 from ..rollout.sglang.config import check_expert_split
 from ..rollout.sglang.session import PAUSE_MODES
@@ -108,6 +107,8 @@ def check_sglang_flags(args) -> None:
                          "layers stay bf16): use --quant-targets experts")
     sglang_config(args, dims=None)
     if args.sglang_model_path is not None:
+        from ..models import get_preset  # megatron-core: not imported for --help
+
         check_expert_split(
             args.rollout_quant, get_preset(args.model).moe_intermediate_size,
             args.sglang_tp_size, args.sglang_ep_size,

@@ -128,7 +128,8 @@ def test_megatron_checkpoint_without_its_config(megatron_dir, tmp_path):
 
 
 def test_not_a_megatron_checkpoint(hf_dir, tmp_path):
-    with pytest.raises(CheckpointError, match="metadata.json: not found; not a Megatron"):
+    with pytest.raises(CheckpointError, match=r"not a Megatron distributed checkpoint \(no "
+                                              r"metadata.json\); it holds an HF checkpoint"):
         megatron_to_hf(hf_dir, str(tmp_path / "out"), hf_config_dir=hf_dir, progress=False)
 
 

@@ -13,17 +13,22 @@ from torch.distributed.checkpoint import FileSystemReader
 
 from .errors import CheckpointError
 from .megatron_layout import Chunk
+from .paths import METADATA, require_folder
 from .process_group import single_process_group
 
 
 def checkpoint_tensors(directory: str) -> Dict[str, Tuple[torch.dtype, Tuple[int, ...]]]:
     """{key: (dtype, global shape)} of every tensor in a torch_dist checkpoint (reads only
     the .metadata file)."""
-    if not os.path.isfile(os.path.join(directory, "metadata.json")):
-        raise CheckpointError(
-            f"{directory}/metadata.json: not found; not a Megatron distributed checkpoint "
-            f"(convert an HF checkpoint with `tools/checkpoint.py hf-to-megatron`)"
-        )
+    require_folder(directory)
+    if not os.path.isfile(os.path.join(directory, METADATA)):
+        hint = ("it holds an HF checkpoint (config.json): convert it with "
+                "`tools/checkpoint.py hf-to-megatron` first"
+                if os.path.isfile(os.path.join(directory, "config.json")) else
+                "pass a folder written by the trainer's --save (or one iter_NNNNNNN in it) or "
+                "by `tools/checkpoint.py hf-to-megatron`")
+        raise CheckpointError(f"{directory}: not a Megatron distributed checkpoint (no "
+                              f"{METADATA}); {hint}")
     try:
         meta = FileSystemReader(directory).read_metadata()
     except (FileNotFoundError, EOFError, RuntimeError) as e:

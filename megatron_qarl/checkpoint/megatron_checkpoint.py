@@ -15,10 +15,8 @@ from .dist_reader import checkpoint_tensors, load_chunks
 from .errors import CheckpointError
 from .hf_config import CONFIG_FILE, Qwen3MoeDims, dims_from_config, read_config
 from .megatron_layout import Chunk, layer_chunks, top_chunks
-from .paths import require_folder
 
 HF_ASSETS = "hf_assets"
-METADATA = "metadata.json"  # megatron-core's marker of a distributed checkpoint
 #: files of an HF checkpoint directory that are weights (everything else is an asset)
 WEIGHT_SUFFIXES = (".safetensors", ".safetensors.index.json", ".bin", ".pt")
 
@@ -35,15 +33,7 @@ def copy_hf_assets(src: str, dst: str) -> None:
 class MegatronCheckpoint:
     def __init__(self, directory: str, hf_config_dir: Optional[str] = None):
         self.directory = directory
-        require_folder(directory)
-        if not os.path.isfile(os.path.join(directory, METADATA)):
-            hint = ("it holds an HF checkpoint (config.json): convert it with "
-                    "`tools/checkpoint.py hf-to-megatron` first"
-                    if os.path.isfile(os.path.join(directory, CONFIG_FILE)) else
-                    "pass a folder written by the trainer's --save (or one iter_NNNNNNN in "
-                    "it) or by `tools/checkpoint.py hf-to-megatron`")
-            raise CheckpointError(f"{directory}: not a Megatron distributed checkpoint (no "
-                                  f"{METADATA}); {hint}")
+        self.tensors = checkpoint_tensors(directory)  # first: is it a Megatron checkpoint
         self.assets = hf_config_dir or os.path.join(directory, HF_ASSETS)
         if not os.path.isfile(os.path.join(self.assets, CONFIG_FILE)):
             raise CheckpointError(
@@ -54,7 +44,6 @@ class MegatronCheckpoint:
         self.config = read_config(self.assets)
         self.dims: Qwen3MoeDims = dims_from_config(
             self.config, os.path.join(self.assets, CONFIG_FILE))
-        self.tensors = checkpoint_tensors(directory)
         self._check_shapes()
 
     def _check_shapes(self) -> None:

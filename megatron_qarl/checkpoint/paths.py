@@ -10,6 +10,7 @@ from typing import List
 from .errors import CheckpointError
 
 TRACKER = "latest_checkpointed_iteration.txt"
+METADATA = "metadata.json"  # megatron-core's marker of a distributed checkpoint
 _STEP_DIR = re.compile(r"^iter_(\d{7})$")
 
 
@@ -41,7 +42,7 @@ def latest_step(root: str) -> int:
 def resolve(path: str) -> str:
     """A checkpoint folder as given, or for a training --save folder (iter_* folders, no
     metadata.json of its own) its latest complete checkpoint."""
-    if os.path.isfile(os.path.join(path, "metadata.json")) or not available_steps(path):
+    if os.path.isfile(os.path.join(path, METADATA)) or not available_steps(path):
         return path
     return step_dir(path, latest_step(path))
 

@@ -15,6 +15,7 @@ from .hf_config import CONFIG_FILE, Qwen3MoeDims, dims_from_config, read_config
 from .hf_names import TOP_LEVEL, hf_layer_names
 from .megatron_checkpoint import MegatronCheckpoint
 from .megatron_layout import hf_from_chunk
+from .paths import METADATA
 from .safetensors_io import SafetensorsCheckpoint
 
 Group = Tuple[str, Dict[str, torch.Tensor]]
@@ -26,7 +27,7 @@ SCALE_SUFFIXES = (".weight_scale", ".weight_scale_inv")
 
 
 def is_megatron(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, "metadata.json"))
+    return os.path.isfile(os.path.join(path, METADATA))
 
 
 def scheme_of(config: dict, path: str) -> QuantScheme | None:

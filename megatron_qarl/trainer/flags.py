@@ -25,6 +25,9 @@ def _model(p):
     g.add_argument("--num-layers", type=int, help="override the preset's layer count")
     g.add_argument("--hidden-size", type=int, help="override the preset's hidden size")
     g.add_argument("--num-experts", type=int, help="override the preset's expert count")
+    g.add_argument("--moe-aux-loss-coeff", type=float, default=None,
+                   help="weight of the routers' load-balancing loss (default: the preset's, "
+                        "HF's router_aux_loss_coef: 0.001 for Qwen3-MoE; 0 turns it off)")
     g.add_argument("--make-vocab-size-divisible-by", type=int, default=128,
                    help="pad the tokenizer's vocabulary to a multiple of this times TP")
     g.add_argument("--bf16", action="store_true", help="bf16 params with fp32 main weights")

@@ -41,6 +41,8 @@ def model_config(args, *, use_cpu_initialization: bool):
     preset = get_preset(args.model)
     overrides = {k: getattr(args, k) for k in ("num_layers", "hidden_size", "num_experts")
                  if getattr(args, k) is not None}
+    if args.moe_aux_loss_coeff is not None:
+        overrides["router_aux_loss_coef"] = args.moe_aux_loss_coeff
     preset = preset.replace(**overrides)
     config = preset.transformer_config(
         tp=args.tensor_model_parallel_size, ep=args.expert_model_parallel_size,

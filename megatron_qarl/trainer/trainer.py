@@ -186,9 +186,10 @@ class RLTrainer:
             "reward_mean": rewards.mean(), "response_length_mean": lengths.mean(),
             "response_stop_frac": sum(s.finish_reason == "stop" for s in samples) / len(samples),
             "sampler_logprob_mean": batch.sampler_logprobs[batch.mask].mean(),
+            **error_token_metrics([s.response_ids for s in samples], tok.decode), **train,
+            # after train's: the whole batch's token-weighted mismatch, not micro-batch means
             **mismatch_stats(batch.old_logprobs, batch.sampler_logprobs, batch.mask),
-            **error_token_metrics([s.response_ids for s in samples], tok.decode),
-            **train, **timer.metrics(),
+            **timer.metrics(),
         }
         metrics = all_reduce_mean({k: float(v) for k, v in local.items()}, self.device)
         tokens = sum(len(s.prompt_ids) + len(s.response_ids) for s in samples) * dp
@@ -236,7 +237,8 @@ class RLTrainer:
             metrics = optimizer_step(
                 self.model, optimizer, batch, rows, micro_batch_size=args.micro_batch_size,
                 max_tokens=args.max_tokens_per_micro_batch, loss_fn=loss_fn,
-                normalizer=lambda mask: local_normalizer(mask, cfg.loss_agg_mode))
+                normalizer=lambda mask: local_normalizer(mask, cfg.loss_agg_mode),
+                loss_name="pg_loss")
             for k, v in metrics.items():
                 sums[k] = sums.get(k, 0.0) + v / len(updates)
         return sums

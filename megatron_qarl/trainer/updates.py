@@ -8,6 +8,7 @@ from typing import Callable, Dict, List
 import torch
 from megatron.core import parallel_state
 from megatron.core.distributed import finalize_model_grads
+from megatron.core.transformer.moe.moe_utils import MoEAuxLossAutoScaler
 
 from .batches import ResponseBatch, micro_batch_rows, select
 from .distributed import all_reduce_sum
@@ -16,9 +17,13 @@ from .distributed import all_reduce_sum
 def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
                    micro_batch_size: int, max_tokens: int,
                    loss_fn: Callable[[ResponseBatch, torch.Tensor], tuple],
-                   normalizer: Callable[[torch.Tensor], torch.Tensor]) -> Dict[str, float]:
+                   normalizer: Callable[[torch.Tensor], torch.Tensor],
+                   loss_name: str) -> Dict[str, float]:
     """loss_fn(micro_batch, global_normalizer) -> (loss, metrics); normalizer(mask) is this
-    rank's count, summed over data-parallel ranks here so every rank divides by the same."""
+    rank's count, summed over data-parallel ranks here so every rank divides by the same.
+    Returns the metrics' means over micro-batches, and under `loss_name` the mini-batch's
+    loss: each micro-batch's loss is its share of it, so the shares are summed over
+    micro-batches and ranks."""
     dp = parallel_state.get_data_parallel_world_size()
     model.zero_grad_buffer()
     optimizer.zero_grad()
@@ -26,18 +31,24 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
     total = all_reduce_sum(normalizer(sub.mask).to(sub.mask.device).float().clone())
     lengths = sub.lengths.tolist()
     sums: Dict[str, torch.Tensor] = {}
+    loss_sum = torch.zeros((), dtype=torch.float64, device=total.device)
     micro = micro_batch_rows(lengths, micro_batch_size, max_tokens,
                              parallel_state.get_data_parallel_group())
+    # the routers' load-balancing loss is a mean per micro-batch: weight each by 1 / count,
+    # as Megatron's schedules do, so its gradient does not grow with the micro-batch count
+    MoEAuxLossAutoScaler.set_loss_scale(torch.ones((), device=total.device) / len(micro))
     for part in micro:
         loss, metrics = loss_fn(select(sub, part), total)
         # DDP averages gradients over DP ranks; each rank's loss is its share of the global
         # mean, so scale back by DP (see rl/objectives/aggregation.py).
         (loss * dp).backward()
+        loss_sum += loss.detach().double()
         # means kept on the device (in fp64, as Python floats were): a host read here would
         # wait for this backward before the next micro-batch's forward could be queued
         for key, value in metrics.items():
             share = torch.as_tensor(value, device=total.device).detach().double() / len(micro)
             sums[key] = sums[key] + share if key in sums else share
+    sums[loss_name] = all_reduce_sum(loss_sum)
     finalize_model_grads([model])
     ok, grad_norm, _ = optimizer.step()
     if not ok:

@@ -106,6 +106,9 @@ def _numbers(args):
     for name in ("lr", "sft_lr", "adam_eps"):
         if not getattr(args, name) > 0:
             raise FlagError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+    if args.moe_aux_loss_coeff is not None and not args.moe_aux_loss_coeff >= 0:
+        raise FlagError(f"--moe-aux-loss-coeff must be >= 0 (0: no load-balancing loss), got "
+                        f"{args.moe_aux_loss_coeff}")
     if args.distributed_timeout_minutes is not None and not args.distributed_timeout_minutes > 0:
         raise FlagError(f"--distributed-timeout-minutes must be > 0, got "
                         f"{args.distributed_timeout_minutes}")

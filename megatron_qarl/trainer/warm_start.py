@@ -34,7 +34,7 @@ def warm_start(model, optimizer, rows: List[PromptRow], tokenizer, args, device,
     def loss_fn(micro, normalizer):
         logprobs = response_logprobs(model, micro, 1.0, length_multiple)
         loss = -torch.where(micro.mask, logprobs, 0.0).sum() / normalizer.clamp(min=1.0)
-        return loss, {"sft_loss": loss.detach()}
+        return loss, {}
 
     for it in range(1, args.sft_iters + 1):
         rank, size = dp_rank_and_size()
@@ -44,7 +44,7 @@ def warm_start(model, optimizer, rows: List[PromptRow], tokenizer, args, device,
         metrics = optimizer_step(
             model, optimizer, batch, list(range(len(samples))),
             micro_batch_size=len(samples), max_tokens=0, loss_fn=loss_fn,
-            normalizer=lambda mask: mask.sum(),
+            normalizer=lambda mask: mask.sum(), loss_name="sft_loss",
         )
         if on_step is not None:
             on_step(it, metrics)

@@ -1,4 +1,8 @@
-"""Collation of rollout samples and micro-batches bucketed by tokens."""
+"""Collation of rollout samples, micro-batches bucketed by tokens, and one optimizer step's
+loss over them."""
+from types import SimpleNamespace
+
+import pytest
 import torch
 
 from megatron_qarl.rollout.base import Sample
@@ -29,3 +33,34 @@ def test_token_budget_buckets_by_length_and_fits():
     assert len(chunks) == 5  # the 4 shortest together, then one row each
     fixed = micro_batch_rows(lengths, micro_batch_size=4, max_tokens=0)
     assert [len(c) for c in fixed] == [4, 4]
+
+
+def test_an_optimizer_step_reports_the_mini_batch_loss_and_weights_the_routers_loss(monkeypatch):
+    """Each micro-batch's loss is its share of the mini-batch's token mean: the reported loss
+    is their sum (logged before as their mean, 1 / micro-batches of it), and the routers'
+    load-balancing loss, a mean per micro-batch, is weighted 1 / micro-batches as in
+    Megatron's schedules (its gradient grew with the micro-batch count)."""
+    from megatron.core.transformer.moe.moe_utils import MoEAuxLossAutoScaler
+
+    from megatron_qarl.trainer import updates
+
+    monkeypatch.setattr(updates.parallel_state, "get_data_parallel_world_size", lambda: 1)
+    monkeypatch.setattr(updates.parallel_state, "get_data_parallel_group", lambda: None)
+    monkeypatch.setattr(updates, "all_reduce_sum", lambda value: value)
+    monkeypatch.setattr(updates, "finalize_model_grads", lambda models: None)
+    weight = torch.nn.Parameter(torch.ones(()))
+    model = SimpleNamespace(zero_grad_buffer=lambda: None)
+    optimizer = SimpleNamespace(zero_grad=lambda: None, step=lambda: (True, 1.0, None))
+    samples = [Sample([1], [2] * n, [-0.5] * n, "stop") for n in (1, 2, 3, 6)]
+    batch = collate(samples, torch.zeros(4), pad_id=0, device="cpu")
+
+    def loss_fn(micro, total):  # every response token costs 1: the token mean is 1
+        loss = weight * micro.mask.sum() / total
+        return loss, {"pg_loss": loss.detach(), "tokens": micro.mask.sum().float()}
+
+    metrics = updates.optimizer_step(model, optimizer, batch, [0, 1, 2, 3], micro_batch_size=1,
+                                     max_tokens=0, loss_fn=loss_fn,
+                                     normalizer=lambda mask: mask.sum(), loss_name="pg_loss")
+    assert metrics["pg_loss"] == pytest.approx(1.0)
+    assert metrics["tokens"] == pytest.approx(12 / 4)  # other metrics: micro-batch means
+    assert MoEAuxLossAutoScaler.main_loss_backward_scale.item() == pytest.approx(1 / 4)

@@ -1,4 +1,5 @@
-"""The trainer's process groups: how long a collective may wait before the group fails."""
+"""The trainer's set-up from its flags: how long a collective may wait before the group fails,
+and the routers' load-balancing weight."""
 from datetime import timedelta
 
 import pytest
@@ -7,6 +8,7 @@ from megatron.core import parallel_state
 
 from megatron_qarl.trainer import distributed
 from megatron_qarl.trainer.flags import build_parser
+from megatron_qarl.trainer.models import model_config
 from megatron_qarl.trainer.validation import FlagError, validate
 
 
@@ -42,3 +44,11 @@ def test_the_timeout_reaches_torchs_and_megatrons_groups(monkeypatch, argv, minu
 def test_a_timeout_that_is_not_positive_names_the_flag():
     with pytest.raises(FlagError, match="--distributed-timeout-minutes must be > 0, got 0"):
         validate(_args("--distributed-timeout-minutes", "0"), world_size=1)
+
+
+@pytest.mark.parametrize("argv, coeff", [((), 0.001), (("--moe-aux-loss-coeff", "0"), 0.0),
+                                         (("--moe-aux-loss-coeff", "0.01"), 0.01)])
+def test_the_routers_load_balancing_weight_is_the_presets_or_the_flags(argv, coeff):
+    _, config = model_config(_args("--model", "qwen3-30b-a3b", *argv),
+                             use_cpu_initialization=True)
+    assert config.moe_aux_loss_coeff == coeff

@@ -152,6 +152,8 @@ def test_help_does_not_import_megatron_core():
     (["--eval-temperature", "0.6", "--eval-top-p", "1.5"], "--eval-top-p must be in (0, 1]"),
     (["--use-distributed-optimizer"], "--use-distributed-optimizer with Adam needs CUDA"),
     (["--bf16"], "--bf16 needs CUDA"),
+    (["--moe-aux-loss-coeff", "-0.1"], "--moe-aux-loss-coeff must be >= 0"),
+    (["--distributed-timeout-minutes", "0"], "--distributed-timeout-minutes must be > 0"),
     (["--logprob-max-tokens-per-micro-batch", "8"],
      "--logprob-max-tokens-per-micro-batch 8 is below --seq-length"),
     (["--quant-keep-operand", "--rollout-quant", "fp8-block"],

@@ -43,6 +43,10 @@ def test_jsonl_rows_with_custom_keys_and_template(tmp_path):
     assert tok.decode(row.prompt_ids) == row.prompt_text
     with pytest.raises(DatasetError, match="row 0 has a 23-token prompt"):
         build_prompts(rows, "qa", tok, max_prompt_tokens=10, source=str(path))
+    # an empty prompt would reach the engine as a zero-length first window
+    with pytest.raises(DatasetError, match=rf"{path}: row 1 has an empty prompt"):
+        build_prompts(rows + [{"prompt": "", "answer": "0"}], "plain", tok,
+                      max_prompt_tokens=64, source=str(path))
 
 
 def test_char_tokenizer_roundtrip_and_unknown_ids():

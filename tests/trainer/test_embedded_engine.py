@@ -59,7 +59,31 @@ def test_greedy_kv_cache_decoding_equals_full_recompute(config):
                 logits = model(ids, torch.arange(len(seq))[None], causal_mask(len(seq), "cpu"))
                 seq.append(int(logits[0, -1].argmax()))
             assert seq[len(prompt):] == sample.response_ids
-            assert sample.finish_reason == ("stop" if sample.response_ids[-1] == 1 else "length")
+            stopped = sample.response_ids[-1] == 1 and len(sample.response_ids) < 6
+            assert sample.finish_reason == ("stop" if stopped else "length")
+
+
+def test_windows_make_logits_of_their_last_position_only_and_finish_as_sglang(config,
+                                                                             monkeypatch):
+    """The prompt window's logits were [batch, prompt, vocab] (40 GB of bf16 at 256 x 512
+    prompts and Qwen3's 151936 rows) for the one position sampled from; and a stop token in
+    the last allowed slot finishes by length, as SGLang's check_finished says."""
+    from megatron_qarl.rollout.embedded import generate
+
+    model = _model(config, "none").eval()
+    shapes = []
+    call = CachedForward.__call__
+    monkeypatch.setattr(CachedForward, "__call__",
+                        lambda self, ids, start: shapes.append(tuple(call(self, ids, start).shape))
+                        or call(self, ids, start))
+    prompts = [[5, 9, 11, 4, 6], [7, 3, 3, 8, 20, 2, 9]]
+    greedy = SamplingParams(top_k=1, max_new_tokens=3)
+    first = generate.generate_batch(model, prompts, greedy, 0, torch.Generator(), "cpu")
+    assert shapes[0] == (2, 1, VOCAB) and all(s == (2, 1, VOCAB) for s in shapes)
+    one = dataclasses.replace(greedy, max_new_tokens=1, stop_token_ids=(first[0].response_ids[0],))
+    (again,) = generate.generate_batch(model, prompts[:1], one, 0, torch.Generator(), "cpu")
+    assert again.response_ids == first[0].response_ids[:1]  # the stop token, in the last slot
+    assert again.finish_reason == "length"
 
 
 def test_positioned_cache_gives_megatrons_static_cache_logits(config):

@@ -97,6 +97,10 @@ def build_prompts(rows: List[Dict[str, str]], template: str, tokenizer,
     for i, row in enumerate(rows):
         text = render_prompt(template, row["prompt"], tokenizer)
         ids = tokenizer.encode(text)
+        if not ids:
+            raise DatasetError(
+                f"{source}: row {i} has an empty prompt (no tokens after --prompt-template); "
+                f"give it text or drop it")
         if len(ids) > max_prompt_tokens:
             raise DatasetError(
                 f"{source}: row {i} has a {len(ids)}-token prompt, more than --seq-length minus "

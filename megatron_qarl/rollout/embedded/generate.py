@@ -80,7 +80,10 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
     finished = torch.arange(batch, device=device) >= own_rows  # the added rows are done
     stopped = torch.zeros(batch, dtype=torch.bool, device=device)
 
-    forward = CachedForward(model, batch, room, device, cuda_graph)
+    # without sequence parallelism a window ends at the position sampled from: only its
+    # logits are made (the prompt window's full logits: batch x prompt x vocab)
+    last_only = window_multiple == 1
+    forward = CachedForward(model, batch, room, device, cuda_graph, last_token_logits=last_only)
     all_finished = LaggedAll(device, sync_group)
     recording = contextlib.nullcontext()
     if record_routes:
@@ -94,8 +97,8 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
             logits = forward(tokens[:, start:stop_at], start)
             if recorder is not None:
                 recorder.keep(start, end - start)
-            next_tokens, next_logprobs = sample_next(logits[:, end - start - 1, :], params,
-                                                     generator)
+            column = logits.shape[1] - 1 if last_only else end - start - 1
+            next_tokens, next_logprobs = sample_next(logits[:, column, :], params, generator)
             active = (lengths <= end) & ~finished
             tokens[:, end] = torch.where(active, next_tokens, tokens[:, end])
             # logprobs[row, generated[row]] = next_logprobs[row] for active rows, without the
@@ -119,7 +122,9 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
             prompt_ids=list(prompts[row]),
             response_ids=tokens[row][p:p + n],
             sampler_logprobs=logprobs[row][:n],
-            finish_reason="stop" if hit else "length",
+            # SGLang checks the length limit first: a stop token as the last allowed one
+            # finishes by length there
+            finish_reason="stop" if hit and n < params.max_new_tokens else "length",
             routed_experts=None if routes is None else routes[row, :p + n - 1],
         ))
     return samples

@@ -84,4 +84,4 @@ def test_the_30b_router_computes_its_logits_as_sglang_does_without_megatrons_war
         warnings.simplefilter("always")
         QWEN3_30B_A3B.transformer_config(tp=1, ep=1)
         warnings.warn("Using a large number of experts (e.g. >=32) without fp32 routing.")
-    assert len(caught) == 1
+    assert len([w for w in caught if "experts" in str(w.message)]) == 1

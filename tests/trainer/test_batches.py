@@ -44,6 +44,8 @@ def test_an_optimizer_step_reports_the_mini_batch_loss_and_weights_the_routers_l
 
     from megatron_qarl.trainer import updates
 
+    # the routers' loss scale is Megatron's process-wide setting: restored after the test
+    monkeypatch.setattr(MoEAuxLossAutoScaler, "main_loss_backward_scale", None)
     monkeypatch.setattr(updates.parallel_state, "get_data_parallel_world_size", lambda: 1)
     monkeypatch.setattr(updates.parallel_state, "get_data_parallel_group", lambda: None)
     monkeypatch.setattr(updates, "all_reduce_sum", lambda value: value)

@@ -34,6 +34,9 @@ def test_the_timeout_reaches_torchs_and_megatrons_groups(monkeypatch, argv, minu
                         lambda **kw: seen.update(megatron=kw.get("distributed_timeout_minutes")))
     monkeypatch.setattr(distributed.tensor_parallel, "model_parallel_cuda_manual_seed",
                         lambda seed: None)
+    # the CPU support patches torch.cuda for the whole process: not in a worker that may run
+    # GPU tests next
+    monkeypatch.setattr("megatron_qarl.compat.cpu_testing.patch_megatron_for_cpu", lambda: None)
     distributed.init_distributed(_args(*argv))
     if minutes is None:
         assert seen == {"torch": None, "megatron": None}

@@ -66,7 +66,7 @@ class RLTrainer:
         self.loss_cfg = PolicyLossConfig.from_flags(args)
         self.sampling = SamplingParams(
             args.rollout_temperature, args.rollout_top_p, args.rollout_top_k,
-            args.rollout_max_new_tokens, (self.tokenizer.eos_id,), args.n_samples_per_prompt)
+            args.rollout_max_new_tokens, self.tokenizer.stop_ids, args.n_samples_per_prompt)
 
         vocab = model_vocab_rows(args, self.tokenizer.vocab_size)
         self.hf_config = model_hf_config(args, vocab)
@@ -256,7 +256,7 @@ class RLTrainer:
         saved = self.engine.state_dict()
         try:
             groups = self.engine.generate([r.prompt_ids for r in rows],
-                                          eval_sampling(self.args, self.tokenizer.eos_id))
+                                          eval_sampling(self.args, self.tokenizer.stop_ids))
         finally:
             self.engine.load_state_dict(saved)
         rewards = [self.reward_fn(self.tokenizer.decode(s.response_ids), r.answer)
@@ -294,12 +294,12 @@ class RLTrainer:
                      self.args.train_iters, done)
 
 
-def eval_sampling(args, eos_id: int) -> SamplingParams:
+def eval_sampling(args, stop_ids: tuple) -> SamplingParams:
     """Greedy (top-k 1) at --eval-temperature 0, else sampled; --eval-samples-per-prompt each."""
     if args.eval_temperature == 0:
-        return SamplingParams(1.0, 1.0, 1, args.rollout_max_new_tokens, (eos_id,), 1)
+        return SamplingParams(1.0, 1.0, 1, args.rollout_max_new_tokens, stop_ids, 1)
     return SamplingParams(args.eval_temperature, args.eval_top_p, -1,
-                          args.rollout_max_new_tokens, (eos_id,), args.eval_samples_per_prompt)
+                          args.rollout_max_new_tokens, stop_ids, args.eval_samples_per_prompt)
 
 
 def eval_label(args) -> str:

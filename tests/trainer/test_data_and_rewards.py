@@ -117,3 +117,31 @@ def test_a_users_reward_loads_as_module_function(tmp_path, monkeypatch):
     with pytest.raises(RewardError, match="one of arithmetic, boxed, math-verify, or "
                                           "module:function"):
         get_reward("exact-match")
+
+
+def _save_hf_tokenizer(path, generation_eos=None):
+    """A local character-level HF tokenizer (no network), optionally with the model's
+    generation_config.json beside it."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<pad>": 0, "<eos>": 1, "<end>": 2, **{c: i + 3 for i, c in enumerate("0123456789+=")}}
+    raw = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
+    raw.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<eos>", pad_token="<pad>",
+                            additional_special_tokens=["<end>"]).save_pretrained(path)
+    if generation_eos is not None:
+        (path / "generation_config.json").write_text(json.dumps({"eos_token_id": generation_eos}))
+
+
+@pytest.mark.parametrize("generation_eos, stop_ids", [(None, (1,)), (2, (1, 2)), ([1, 2], (1, 2))])
+def test_an_hf_tokenizer_stops_where_sglang_does(tmp_path, generation_eos, stop_ids):
+    """SGLang stops at the generation config's eos ids as well as the tokenizer's (Qwen3:
+    <|im_end|> and <|endoftext|>): the rollouts' stop set is the same under either engine."""
+    from megatron_qarl.rl.data.tokenizers import build_tokenizer
+
+    _save_hf_tokenizer(tmp_path, generation_eos)
+    tok = build_tokenizer("hf", str(tmp_path))
+    assert (tok.eos_id, tok.pad_id, tok.stop_ids) == (1, 0, stop_ids)
+    assert tok.encode("12+3=") == [4, 5, 13, 6, 14]
+    assert build_tokenizer("char", None).stop_ids == (1,)

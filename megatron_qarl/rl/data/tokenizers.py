@@ -2,15 +2,19 @@
 tokenizer so the synthetic tasks run without downloading anything."""
 from __future__ import annotations
 
+import json
 import os
 import string
-from typing import List, Optional, Protocol
+from typing import List, Optional, Protocol, Tuple
+
+GENERATION_CONFIG = "generation_config.json"
 
 
 class Tokenizer(Protocol):
     vocab_size: int
     eos_id: int
     pad_id: int
+    stop_ids: Tuple[int, ...]  # every id a rollout stops at (the eos first)
 
     def encode(self, text: str) -> List[int]: ...
 
@@ -30,6 +34,7 @@ class CharTokenizer:
         self.alphabet = string.printable[:95] + "\n"  # 0-9a-zA-Z, punctuation, space, newline
         self._ids = {ch: i + len(self.SPECIALS) for i, ch in enumerate(self.alphabet)}
         self.pad_id, self.eos_id = 0, 1
+        self.stop_ids = (self.eos_id,)
         self.vocab_size = len(self.SPECIALS) + len(self.alphabet)
 
     def encode(self, text: str) -> List[int]:
@@ -67,6 +72,7 @@ class HFTokenizer:
         if self.hf.eos_token_id is None:
             raise ValueError(f"--tokenizer-model {path!r}: the tokenizer defines no eos token")
         self.eos_id = int(self.hf.eos_token_id)
+        self.stop_ids = tuple(dict.fromkeys([self.eos_id, *_generation_eos_ids(path)]))
         pad = self.hf.pad_token_id
         self.pad_id = int(self.eos_id if pad is None else pad)
         self.vocab_size = len(self.hf)
@@ -81,6 +87,20 @@ class HFTokenizer:
         return self.hf.apply_chat_template(
             [{"role": "user", "content": user_text}], tokenize=False, add_generation_prompt=True
         )
+
+
+def _generation_eos_ids(path: str) -> List[int]:
+    """generation_config.json's eos_token_id (an id or a list): SGLang and HF generate() stop
+    at these as well as at the tokenizer's eos (Qwen3: <|im_end|> and <|endoftext|>), so the
+    embedded engine does too."""
+    config = os.path.join(path, GENERATION_CONFIG)
+    if not os.path.isfile(config):
+        return []
+    with open(config) as f:
+        eos = json.load(f).get("eos_token_id")
+    if eos is None:
+        return []
+    return [int(i) for i in (eos if isinstance(eos, list) else [eos])]
 
 
 def build_tokenizer(tokenizer_type: str, tokenizer_model: Optional[str]) -> Tokenizer:

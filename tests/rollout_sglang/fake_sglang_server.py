@@ -33,6 +33,7 @@ class FakeSGLangServer:
         self.die_on: Dict[str, int] = {}  # path -> die at this call number (1-based)
         self.delay: Dict[str, float] = {}
         self.reject: set = set()
+        self.abort_generates = 0  # answer this many /generate calls with aborted samples
         self._counts: Dict[str, int] = {}
         self._lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -68,11 +69,13 @@ class FakeSGLangServer:
     def _generate(self, body):
         sp = body["sampling_params"]
         outs = []
+        aborted, self.abort_generates = self.abort_generates > 0, max(0, self.abort_generates - 1)
         for prompt in body["input_ids"]:
             for j in range(sp.get("n", 1)):
                 ids = [(sum(prompt) + j + t) % 97 for t in range(min(3, sp["max_new_tokens"]))]
                 meta = {"id": f"r{len(outs)}", "weight_version": self.weight_version,
-                        "finish_reason": {"type": "length", "length": len(ids)},
+                        "finish_reason": {"type": "abort"} if aborted else
+                        {"type": "length", "length": len(ids)},
                         "output_token_logprobs": [[-0.25 * (t + 1), i, None]
                                                   for t, i in enumerate(ids)]}
                 if body.get("return_routed_experts"):

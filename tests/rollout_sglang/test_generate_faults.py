@@ -80,6 +80,19 @@ def test_all_engines_dead_fails_loudly(servers):
         engine.generate(PROMPTS, SamplingParams())
 
 
+def test_aborted_samples_are_generated_again_not_trained_on(servers):
+    """A /generate answered with aborted samples (the server paused or drained them) is sent
+    again; when every attempt is aborted the rollout fails, naming the aborts."""
+    servers[0].abort_generates = 1  # its first answer only
+    engine = _engine(servers, per_request=4)
+    groups = engine.generate(PROMPTS, SamplingParams())
+    assert all(g[0].finish_reason == "length" for g in groups)
+    assert sum(s.calls.count("/generate") for s in servers) == 2
+    servers[0].abort_generates = servers[1].abort_generates = 10
+    with pytest.raises(EngineUnavailable, match="samples aborted"):
+        _engine(servers, per_request=4, retries=1).generate(PROMPTS, SamplingParams())
+
+
 def test_bad_request_is_not_retried(servers):
     servers[0].reject.add("/generate")
     servers[1].reject.add("/generate")

@@ -144,6 +144,11 @@ class SGLangRolloutEngine(RolloutEngine):
             finally:
                 self.pool.release(slot)
             groups = parse_generate_response(answer, prompts, params.n, slot.url, routing)
+            aborted = sum(s.finish_reason == "abort" for g in groups for s in g)
+            if aborted:  # cut short by the server (a pause, a drain): no sample to train on
+                failures.append(f"{slot.url}: {aborted} samples aborted")
+                time.sleep(cfg.backoff_s * 2 ** attempt)
+                continue
             self._check_versions(groups, slot)
             return groups
         raise EngineUnavailable(f"/generate failed {len(failures)} times: "

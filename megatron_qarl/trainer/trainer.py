@@ -190,9 +190,10 @@ class RLTrainer:
             # after train's: the whole batch's token-weighted mismatch, not micro-batch means
             **mismatch_stats(batch.old_logprobs, batch.sampler_logprobs, batch.mask),
             **timer.metrics(),
+            "tokens": sum(len(s.prompt_ids) + len(s.response_ids) for s in samples),
         }
         metrics = all_reduce_mean({k: float(v) for k, v in local.items()}, self.device)
-        tokens = sum(len(s.prompt_ids) + len(s.response_ids) for s in samples) * dp
+        tokens = metrics.pop("tokens") * dp  # every rank's own count, summed
         metrics["tokens_per_s"] = tokens / max(sum(timer.seconds.values()), 1e-9)
         metrics["prompt_indices"] = indices
         metrics["rollout_sha1"] = hashlib.sha1(repr(

@@ -14,7 +14,8 @@ from torch import Tensor
 from .numerics import exp_clamped
 
 
-def mis_weight(seq_log_weight: Tensor, ratio_low: float, ratio_high: float) -> tuple[Tensor, Tensor]:
+def mis_weight(seq_log_weight: Tensor, ratio_low: float,
+               ratio_high: float) -> tuple[Tensor, Tensor]:
     """(w inside the band and 0 outside it, the keep mask); bounds included."""
     weight = exp_clamped(seq_log_weight)
     keep = (weight >= ratio_low) & (weight <= ratio_high)

@@ -103,15 +103,42 @@ def dp_rank_and_size():
             parallel_state.get_data_parallel_world_size())
 
 
-def all_reduce_mean(values: dict, device) -> dict:
-    """Mean of scalar metrics over data-parallel ranks (one collective for all keys)."""
+def is_extreme(key: str) -> bool:
+    """Metrics named *_max / *_min are extremes: combined by max / min, not averaged (a mean
+    of maxima is no maximum)."""
+    return key.endswith(("_max", "_min"))
+
+
+def merge_metric(key: str, total, value, parts: int):
+    """One part's value into a running reduction over `parts` parts (micro-batches, updates):
+    the mean, or the extreme for is_extreme keys. total is None before the first part."""
+    if is_extreme(key):
+        if total is None:
+            return value
+        pick = torch.maximum if key.endswith("_max") else torch.minimum
+        return pick(torch.as_tensor(total), torch.as_tensor(value))
+    share = value / parts
+    return share if total is None else total + share
+
+
+def all_reduce_metrics(values: dict, device) -> dict:
+    """Scalar metrics over data-parallel ranks: the mean, or the max / min of is_extreme keys
+    (two collectives for all keys: a sum, and a max over the extremes, mins negated)."""
     if not values:
         return {}
     keys = sorted(values)
     t = torch.tensor([float(values[k]) for k in keys], dtype=torch.float64, device=device)
     group = parallel_state.get_data_parallel_group()
+    size = dist.get_world_size(group)
+    sign = torch.tensor([-1.0 if k.endswith("_min") else 1.0 for k in keys],
+                        dtype=torch.float64, device=device)
+    extremes = t * sign
     dist.all_reduce(t, group=group)
-    t /= dist.get_world_size(group)
+    t /= size
+    if any(is_extreme(k) for k in keys):
+        dist.all_reduce(extremes, op=dist.ReduceOp.MAX, group=group)
+        t = torch.where(torch.tensor([is_extreme(k) for k in keys], device=device),
+                        extremes * sign, t)
     return dict(zip(keys, t.tolist()))
 
 

@@ -38,7 +38,7 @@ from .checkpointing import (
     rng_state,
     save_checkpoint,
 )
-from .distributed import all_reduce_mean, dp_rank_and_size, init_distributed
+from .distributed import all_reduce_metrics, dp_rank_and_size, init_distributed, merge_metric
 from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
 from .models import build_policy, model_hf_config, model_vocab_rows
@@ -192,7 +192,7 @@ class RLTrainer:
             **timer.metrics(),
             "tokens": sum(len(s.prompt_ids) + len(s.response_ids) for s in samples),
         }
-        metrics = all_reduce_mean({k: float(v) for k, v in local.items()}, self.device)
+        metrics = all_reduce_metrics({k: float(v) for k, v in local.items()}, self.device)
         tokens = metrics.pop("tokens") * dp  # every rank's own count, summed
         metrics["tokens_per_s"] = tokens / max(sum(timer.seconds.values()), 1e-9)
         metrics["prompt_indices"] = indices
@@ -232,7 +232,7 @@ class RLTrainer:
                 micro.sampler_logprobs, normalizer=normalizer)
             return loss, {**metrics, "entropy": masked_mean(entropy, micro.mask)}
 
-        sums: Dict[str, float] = {}
+        merged: Dict[str, float] = {}
         updates = [order[i:i + per_update] for i in range(0, len(order), per_update)]
         for rows in updates:
             metrics = optimizer_step(
@@ -241,8 +241,8 @@ class RLTrainer:
                 normalizer=lambda mask: local_normalizer(mask, cfg.loss_agg_mode),
                 loss_name="pg_loss")
             for k, v in metrics.items():
-                sums[k] = sums.get(k, 0.0) + v / len(updates)
-        return sums
+                merged[k] = merge_metric(k, merged.get(k), v, len(updates))
+        return merged
 
     # ---------------------------------------------------------------- evaluation
     def evaluate(self) -> float:
@@ -262,7 +262,7 @@ class RLTrainer:
             self.engine.load_state_dict(saved)
         rewards = [self.reward_fn(self.tokenizer.decode(s.response_ids), r.answer)
                    for g, r in zip(groups, rows) for s in g]
-        mean = all_reduce_mean({"sum": sum(rewards), "count": len(rewards)}, self.device)
+        mean = all_reduce_metrics({"sum": sum(rewards), "count": len(rewards)}, self.device)
         return mean["sum"] / mean["count"]
 
     # ---------------------------------------------------------------- checkpoints

@@ -11,7 +11,7 @@ from megatron.core.distributed import finalize_model_grads
 from megatron.core.transformer.moe.moe_utils import MoEAuxLossAutoScaler
 
 from .batches import ResponseBatch, micro_batch_rows, select
-from .distributed import all_reduce_sum
+from .distributed import all_reduce_sum, merge_metric
 
 
 def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
@@ -21,16 +21,16 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
                    loss_name: str) -> Dict[str, float]:
     """loss_fn(micro_batch, global_normalizer) -> (loss, metrics); normalizer(mask) is this
     rank's count, summed over data-parallel ranks here so every rank divides by the same.
-    Returns the metrics' means over micro-batches, and under `loss_name` the mini-batch's
-    loss: each micro-batch's loss is its share of it, so the shares are summed over
-    micro-batches and ranks."""
+    Returns the metrics over micro-batches (means; extremes for *_max / *_min: merge_metric),
+    and under `loss_name` the mini-batch's loss: each micro-batch's loss is its share of it,
+    so the shares are summed over micro-batches and ranks."""
     dp = parallel_state.get_data_parallel_world_size()
     model.zero_grad_buffer()
     optimizer.zero_grad()
     sub = select(batch, rows)
     total = all_reduce_sum(normalizer(sub.mask).to(sub.mask.device).float().clone())
     lengths = sub.lengths.tolist()
-    sums: Dict[str, torch.Tensor] = {}
+    merged: Dict[str, torch.Tensor] = {}
     loss_sum = torch.zeros((), dtype=torch.float64, device=total.device)
     micro = micro_batch_rows(lengths, micro_batch_size, max_tokens,
                              parallel_state.get_data_parallel_group())
@@ -43,17 +43,17 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
         # mean, so scale back by DP (see rl/objectives/aggregation.py).
         (loss * dp).backward()
         loss_sum += loss.detach().double()
-        # means kept on the device (in fp64, as Python floats were): a host read here would
-        # wait for this backward before the next micro-batch's forward could be queued
+        # kept on the device (in fp64, as Python floats were): a host read here would wait
+        # for this backward before the next micro-batch's forward could be queued
         for key, value in metrics.items():
-            share = torch.as_tensor(value, device=total.device).detach().double() / len(micro)
-            sums[key] = sums[key] + share if key in sums else share
-    sums[loss_name] = all_reduce_sum(loss_sum)
+            value = torch.as_tensor(value, device=total.device).detach().double()
+            merged[key] = merge_metric(key, merged.get(key), value, len(micro))
+    merged[loss_name] = all_reduce_sum(loss_sum)
     finalize_model_grads([model])
     ok, grad_norm, _ = optimizer.step()
     if not ok:
         raise FloatingPointError("the optimizer skipped its step (non-finite gradients); lower "
                                  "--lr or check the data")
-    means = dict(zip(sums, torch.stack(list(sums.values())).tolist())) if sums else {}
-    means["grad_norm"] = float(grad_norm) if grad_norm is not None else float("nan")
-    return means
+    out = dict(zip(merged, torch.stack(list(merged.values())).tolist()))
+    out["grad_norm"] = float(grad_norm) if grad_norm is not None else float("nan")
+    return out

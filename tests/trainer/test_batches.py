@@ -58,11 +58,14 @@ def test_an_optimizer_step_reports_the_mini_batch_loss_and_weights_the_routers_l
 
     def loss_fn(micro, total):  # every response token costs 1: the token mean is 1
         loss = weight * micro.mask.sum() / total
-        return loss, {"pg_loss": loss.detach(), "tokens": micro.mask.sum().float()}
+        tokens = micro.mask.sum().float()
+        return loss, {"pg_loss": loss.detach(), "tokens": tokens, "tokens_max": tokens,
+                      "tokens_min": tokens}
 
     metrics = updates.optimizer_step(model, optimizer, batch, [0, 1, 2, 3], micro_batch_size=1,
                                      max_tokens=0, loss_fn=loss_fn,
                                      normalizer=lambda mask: mask.sum(), loss_name="pg_loss")
     assert metrics["pg_loss"] == pytest.approx(1.0)
-    assert metrics["tokens"] == pytest.approx(12 / 4)  # other metrics: micro-batch means
+    assert metrics["tokens"] == pytest.approx(12 / 4)  # other metrics: micro-batch means,
+    assert (metrics["tokens_min"], metrics["tokens_max"]) == (1, 6)  # extremes: extremes
     assert MoEAuxLossAutoScaler.main_loss_backward_scale.item() == pytest.approx(1 / 4)

@@ -36,9 +36,13 @@ class PositionedKVCache(StaticInferenceContext):
     model forward that uses it sets `positions` ([window], int64, the same for every row) and
     `visible` (past the window's last position), and feeds a mask over `visible` keys."""
 
-    def __init__(self, max_batch_size: int, max_sequence_length: int):
+    def __init__(self, max_batch_size: int, max_sequence_length: int,
+                 last_token_logits: bool = False):
+        """last_token_logits: Megatron's materialize_only_last_token_logits, the logits of a
+        window's last position only (valid where windows are not padded for sequence
+        parallelism)."""
         super().__init__(max_batch_size, max_sequence_length)
-        self.materialize_only_last_token_logits = False
+        self.materialize_only_last_token_logits = last_token_logits
         self.positions: Optional[torch.Tensor] = None
         self.visible = max_sequence_length
 

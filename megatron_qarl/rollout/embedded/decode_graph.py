@@ -103,13 +103,11 @@ class CachedForward:
 
     def __init__(self, model, batch: int, room: int, device, graph: bool,
                  key_bucket: int = KEY_BUCKET, last_token_logits: bool = False):
-        """last_token_logits: logits of each window's last position only (Megatron's
-        materialize_only_last_token_logits: the prompt window's would otherwise hold
-        [batch, prompt, vocab]); valid where windows are not padded for sequence parallelism."""
+        """last_token_logits: PositionedKVCache's (the prompt window's logits would otherwise
+        be [batch, prompt, vocab])."""
         self.model, self.device, self.use_graph = model, device, graph
         self.room, self.key_bucket = room, key_bucket
-        self.cache = PositionedKVCache(batch, room)
-        self.cache.materialize_only_last_token_logits = last_token_logits
+        self.cache = PositionedKVCache(batch, room, last_token_logits)
         self.key_positions = torch.arange(room, device=device)
         self.graph: Optional[torch.cuda.CUDAGraph] = None
         self.graph_visible = 0  # the key bucket self.graph reads

@@ -139,18 +139,17 @@ class SGLangRolloutEngine(RolloutEngine):
             except EngineUnavailable as e:  # died or timed out: try another engine
                 self.pool.mark(slot, DOWN, str(e))
                 failures.append(f"{slot.url}: {e}")
-                time.sleep(cfg.backoff_s * 2 ** attempt)
-                continue
+            else:
+                groups = parse_generate_response(answer, prompts, params.n, slot.url, routing)
+                aborted = sum(s.finish_reason == "abort" for g in groups for s in g)
+                if not aborted:
+                    self._check_versions(groups, slot)
+                    return groups
+                # cut short by the server (a pause, a drain): no sample to train on
+                failures.append(f"{slot.url}: {aborted} samples aborted")
             finally:
                 self.pool.release(slot)
-            groups = parse_generate_response(answer, prompts, params.n, slot.url, routing)
-            aborted = sum(s.finish_reason == "abort" for g in groups for s in g)
-            if aborted:  # cut short by the server (a pause, a drain): no sample to train on
-                failures.append(f"{slot.url}: {aborted} samples aborted")
-                time.sleep(cfg.backoff_s * 2 ** attempt)
-                continue
-            self._check_versions(groups, slot)
-            return groups
+            time.sleep(cfg.backoff_s * 2 ** attempt)
         raise EngineUnavailable(f"/generate failed {len(failures)} times: "
                                 + "; ".join(failures))
 

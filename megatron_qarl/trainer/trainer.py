@@ -30,6 +30,7 @@ from ..rl.objectives.numerics import masked_mean
 from ..rl.objectives.policy_loss import compute_policy_loss
 from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
+from ..rollout.embedded.generate import eval_mode
 from .batches import collate, micro_batch_rows, select
 from ..checkpoint.paths import latest_step
 from .checkpointing import (
@@ -201,9 +202,10 @@ class RLTrainer:
         return metrics
 
     def _logprobs(self, batch) -> torch.Tensor:
-        """Old logprobs: the aligned learner forward on the rollout's weight version, in
-        micro-batches of --micro-batch-size responses in rollout order, or bucketed by length
-        under a token budget (--logprob-max-tokens-per-micro-batch, else the training one)."""
+        """Old logprobs: the aligned learner forward on the rollout's weight version, in eval
+        mode as the engine sampled, in micro-batches of --micro-batch-size responses in rollout
+        order, or bucketed by length under a token budget (--logprob-max-tokens-per-micro-batch,
+        else the training one)."""
         args = self.args
         out = torch.zeros_like(batch.sampler_logprobs)
         count, step = batch.mask.shape[0], args.micro_batch_size
@@ -211,10 +213,11 @@ class RLTrainer:
         parts = (micro_batch_rows(batch.lengths.tolist(), step, budget,
                                   parallel_state.get_data_parallel_group()) if budget else
                  [list(range(start, min(start + step, count))) for start in range(0, count, step)])
-        for rows in parts:
-            part = response_logprobs(self.model, select(batch, rows), args.rollout_temperature,
-                                     self._sequence_multiple())
-            out[rows, :part.shape[1]] = part
+        with eval_mode(self.model):
+            for rows in parts:
+                part = response_logprobs(self.model, select(batch, rows),
+                                         args.rollout_temperature, self._sequence_multiple())
+                out[rows, :part.shape[1]] = part
         return out
 
     def _train(self, batch, optimizer) -> Dict[str, float]:
@@ -227,10 +230,18 @@ class RLTrainer:
             logprobs, entropy = response_logprobs(
                 self.model, micro, args.rollout_temperature, self._sequence_multiple(),
                 with_entropy=True)
-            loss, metrics = compute_policy_loss(
+            loss, _ = compute_policy_loss(
                 cfg, logprobs, micro.old_logprobs, micro.advantages, micro.mask,
                 micro.sampler_logprobs, normalizer=normalizer)
-            return loss, {**metrics, "entropy": masked_mean(entropy, micro.mask)}
+            return loss, {"logprobs": logprobs.detach(), "entropy": entropy}
+
+        def diagnostics(mini, values):  # the objective's metrics over the whole mini-batch
+            with torch.no_grad():
+                _, metrics = compute_policy_loss(
+                    cfg, values["logprobs"], mini.old_logprobs, mini.advantages, mini.mask,
+                    mini.sampler_logprobs)
+            metrics.pop("pg_loss")  # the trained loss is optimizer_step's
+            return {**metrics, "entropy": masked_mean(values["entropy"], mini.mask)}
 
         merged: Dict[str, float] = {}
         updates = [order[i:i + per_update] for i in range(0, len(order), per_update)]
@@ -239,7 +250,7 @@ class RLTrainer:
                 self.model, optimizer, batch, rows, micro_batch_size=args.micro_batch_size,
                 max_tokens=args.max_tokens_per_micro_batch, loss_fn=loss_fn,
                 normalizer=lambda mask: local_normalizer(mask, cfg.loss_agg_mode),
-                loss_name="pg_loss")
+                loss_name="pg_loss", diagnostics=diagnostics)
             for k, v in metrics.items():
                 merged[k] = merge_metric(k, merged.get(k), v, len(updates))
         return merged

@@ -3,7 +3,7 @@ objective, Megatron's gradient finalisation (DP all-reduce, sequence-parallel no
 the optimizer step (which invalidates the quantized-weight caches through its hook)."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 import torch
 from megatron.core import parallel_state
@@ -11,26 +11,33 @@ from megatron.core.distributed import finalize_model_grads
 from megatron.core.transformer.moe.moe_utils import MoEAuxLossAutoScaler
 
 from .batches import ResponseBatch, micro_batch_rows, select
-from .distributed import all_reduce_sum, merge_metric
+from .distributed import all_reduce_sum
 
 
 def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
                    micro_batch_size: int, max_tokens: int,
                    loss_fn: Callable[[ResponseBatch, torch.Tensor], tuple],
                    normalizer: Callable[[torch.Tensor], torch.Tensor],
-                   loss_name: str) -> Dict[str, float]:
-    """loss_fn(micro_batch, global_normalizer) -> (loss, metrics); normalizer(mask) is this
-    rank's count, summed over data-parallel ranks here so every rank divides by the same.
-    Returns the metrics over micro-batches (means; extremes for *_max / *_min: merge_metric),
-    and under `loss_name` the mini-batch's loss: each micro-batch's loss is its share of it,
-    so the shares are summed over micro-batches and ranks."""
+                   loss_name: str,
+                   diagnostics: Optional[Callable[[ResponseBatch, Dict[str, torch.Tensor]],
+                                                  Dict[str, torch.Tensor]]] = None,
+                   ) -> Dict[str, float]:
+    """loss_fn(micro_batch, global_normalizer) -> (loss, token_values): token_values are
+    detached [rows, response] tensors (the new logprobs, the entropy). normalizer(mask) is
+    this rank's count, summed over data-parallel ranks here so every rank divides by the same.
+
+    Returns `loss_name`: the mini-batch's loss (each micro-batch's loss is its share of it, so
+    the shares are summed over micro-batches and ranks), and diagnostics(mini_batch,
+    token_values over the mini-batch): computed once over the whole mini-batch, since means of
+    micro-batch means would weigh a sequence by its micro-batch's size (micro-batches are
+    bucketed by length)."""
     dp = parallel_state.get_data_parallel_world_size()
     model.zero_grad_buffer()
     optimizer.zero_grad()
     sub = select(batch, rows)
     total = all_reduce_sum(normalizer(sub.mask).to(sub.mask.device).float().clone())
     lengths = sub.lengths.tolist()
-    merged: Dict[str, torch.Tensor] = {}
+    values: Dict[str, torch.Tensor] = {}
     loss_sum = torch.zeros((), dtype=torch.float64, device=total.device)
     micro = micro_batch_rows(lengths, micro_batch_size, max_tokens,
                              parallel_state.get_data_parallel_group())
@@ -38,22 +45,25 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
     # as Megatron's schedules do, so its gradient does not grow with the micro-batch count
     MoEAuxLossAutoScaler.set_loss_scale(torch.ones((), device=total.device) / len(micro))
     for part in micro:
-        loss, metrics = loss_fn(select(sub, part), total)
+        loss, token_values = loss_fn(select(sub, part), total)
         # DDP averages gradients over DP ranks; each rank's loss is its share of the global
         # mean, so scale back by DP (see rl/objectives/aggregation.py).
         (loss * dp).backward()
+        # kept on the device: a host read here would wait for this backward before the next
+        # micro-batch's forward could be queued
         loss_sum += loss.detach().double()
-        # kept on the device (in fp64, as Python floats were): a host read here would wait
-        # for this backward before the next micro-batch's forward could be queued
-        for key, value in metrics.items():
-            value = torch.as_tensor(value, device=total.device).detach().double()
-            merged[key] = merge_metric(key, merged.get(key), value, len(micro))
+        for key, value in token_values.items():
+            if key not in values:
+                values[key] = torch.zeros(sub.mask.shape, dtype=value.dtype, device=value.device)
+            values[key][part, :value.shape[1]] = value.detach()
+    merged = {} if diagnostics is None else dict(diagnostics(sub, values))
     merged[loss_name] = all_reduce_sum(loss_sum)
     finalize_model_grads([model])
     ok, grad_norm, _ = optimizer.step()
     if not ok:
         raise FloatingPointError("the optimizer skipped its step (non-finite gradients); lower "
                                  "--lr or check the data")
-    out = dict(zip(merged, torch.stack(list(merged.values())).tolist()))
+    out = dict(zip(merged, torch.stack([torch.as_tensor(v, device=total.device).double()
+                                        for v in merged.values()]).tolist()))
     out["grad_norm"] = float(grad_norm) if grad_norm is not None else float("nan")
     return out

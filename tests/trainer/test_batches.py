@@ -39,7 +39,9 @@ def test_an_optimizer_step_reports_the_mini_batch_loss_and_weights_the_routers_l
     """Each micro-batch's loss is its share of the mini-batch's token mean: the reported loss
     is their sum (logged before as their mean, 1 / micro-batches of it), and the routers'
     load-balancing loss, a mean per micro-batch, is weighted 1 / micro-batches as in
-    Megatron's schedules (its gradient grew with the micro-batch count)."""
+    Megatron's schedules (its gradient grew with the micro-batch count). The diagnostics see
+    the whole mini-batch's per-token values at once (they were means of micro-batch means,
+    which weigh a sequence by its micro-batch's size)."""
     from megatron.core.transformer.moe.moe_utils import MoEAuxLossAutoScaler
 
     from megatron_qarl.trainer import updates
@@ -54,18 +56,49 @@ def test_an_optimizer_step_reports_the_mini_batch_loss_and_weights_the_routers_l
     model = SimpleNamespace(zero_grad_buffer=lambda: None)
     optimizer = SimpleNamespace(zero_grad=lambda: None, step=lambda: (True, 1.0, None))
     samples = [Sample([1], [2] * n, [-0.5] * n, "stop") for n in (1, 2, 3, 6)]
-    batch = collate(samples, torch.zeros(4), pad_id=0, device="cpu")
+    batch = collate(samples, torch.tensor([1.0, 2.0, 3.0, 4.0]), pad_id=0, device="cpu")
 
     def loss_fn(micro, total):  # every response token costs 1: the token mean is 1
         loss = weight * micro.mask.sum() / total
-        tokens = micro.mask.sum().float()
-        return loss, {"pg_loss": loss.detach(), "tokens": tokens, "tokens_max": tokens,
-                      "tokens_min": tokens}
+        # each token carries its row's advantage, in a micro-batch as wide as its own row
+        return loss, {"advantage": torch.where(micro.mask, micro.advantages[:, None], 0.0)}
 
-    metrics = updates.optimizer_step(model, optimizer, batch, [0, 1, 2, 3], micro_batch_size=1,
+    def diagnostics(mini, values):
+        seen = values["advantage"]
+        assert seen.shape == mini.mask.shape == (4, 6)
+        per_row = seen.sum(-1) / mini.mask.sum(-1)
+        return {"row_advantage": per_row.mean(), "advantage_max": seen.max(),
+                "token_mean": seen.sum() / mini.mask.sum()}
+
+    metrics = updates.optimizer_step(model, optimizer, batch, [3, 1, 0, 2], micro_batch_size=1,
                                      max_tokens=0, loss_fn=loss_fn,
-                                     normalizer=lambda mask: mask.sum(), loss_name="pg_loss")
+                                     normalizer=lambda mask: mask.sum(), loss_name="pg_loss",
+                                     diagnostics=diagnostics)
     assert metrics["pg_loss"] == pytest.approx(1.0)
-    assert metrics["tokens"] == pytest.approx(12 / 4)  # other metrics: micro-batch means,
-    assert (metrics["tokens_min"], metrics["tokens_max"]) == (1, 6)  # extremes: extremes
+    assert metrics["row_advantage"] == pytest.approx(2.5) and metrics["advantage_max"] == 4
+    assert metrics["token_mean"] == pytest.approx((1 + 2 * 2 + 3 * 3 + 4 * 6) / 12)
     assert MoEAuxLossAutoScaler.main_loss_backward_scale.item() == pytest.approx(1 / 4)
+
+
+def test_old_logprobs_are_computed_in_eval_mode_as_the_engine_samples(monkeypatch):
+    """The engine samples in eval mode; the old-logprob forward that recomputes the sampler's
+    distribution runs in it too (it ran in train mode: equal only while the model has no
+    dropout), and training resumes in train mode."""
+    from megatron_qarl.trainer import trainer as trainer_module
+
+    model = torch.nn.Linear(1, 1)
+    modes = []
+
+    def fake_logprobs(model_, micro, temperature, length_multiple):
+        modes.append(model_.training)
+        return torch.where(micro.mask, -1.0, 0.0)
+
+    monkeypatch.setattr(trainer_module, "response_logprobs", fake_logprobs)
+    samples = [Sample([1], [2] * n, [-0.5] * n, "stop") for n in (1, 3, 2)]
+    batch = collate(samples, torch.zeros(3), pad_id=0, device="cpu")
+    args = SimpleNamespace(micro_batch_size=2, logprob_max_tokens_per_micro_batch=0,
+                           max_tokens_per_micro_batch=0, rollout_temperature=1.0)
+    fake_trainer = SimpleNamespace(args=args, model=model, _sequence_multiple=lambda: 1)
+    out = trainer_module.RLTrainer._logprobs(fake_trainer, batch)
+    assert modes == [False, False] and model.training
+    assert torch.equal(out, torch.where(batch.mask, -1.0, 0.0))

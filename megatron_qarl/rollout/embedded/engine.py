@@ -17,7 +17,7 @@ from megatron.core.utils import unwrap_model
 
 from ..base import RolloutEngine, Sample, SamplingParams
 from .decode_graph import graph_blocker
-from .generate import agree, generate_batch
+from .generate import agree, eval_mode, generate_batch
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +47,7 @@ class EmbeddedEngine(RolloutEngine):
 
     def generate(self, prompts: List[List[int]], params: SamplingParams) -> List[List[Sample]]:
         rows = [p for p in prompts for _ in range(params.n)]
-        was_training = self.model.training
-        self.model.eval()
-        try:
+        with eval_mode(self.model):
             samples: List[Sample] = []
             batches = -(-len(rows) // self.max_batch)
             if self.sync_group is not None:  # a rank with fewer joins the busiest's batches
@@ -59,8 +57,6 @@ class EmbeddedEngine(RolloutEngine):
                                           params, self.pad_id, self.generator, self.device,
                                           self.window_multiple, self.sync_group,
                                           self.record_routes, self.cuda_graph)
-        finally:
-            self.model.train(was_training)
         for s in samples:
             s.weight_version = self.weight_version
         return [samples[i * params.n:(i + 1) * params.n] for i in range(len(prompts))]

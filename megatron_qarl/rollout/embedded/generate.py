@@ -37,6 +37,18 @@ from .decode_graph import CachedForward, LaggedAll
 from .sampling import sample_next
 
 
+@contextlib.contextmanager
+def eval_mode(model: torch.nn.Module):
+    """The model as it samples: eval mode (no dropout, no routers' auxiliary losses), the
+    caller's mode restored after. The learner's old-logprob forward runs in it too."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
+
+
 def causal_mask(length: int, device) -> torch.Tensor:
     """Megatron's convention: True where attention is NOT allowed, shape [1, 1, L, L]."""
     return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), 1)[None, None]

@@ -26,8 +26,12 @@ def response_logprobs(model, batch: ResponseBatch, temperature: float,
     ids = torch.nn.functional.pad(batch.input_ids, (0, pad))
     length = ids.shape[1]
     positions = torch.arange(length, device=ids.device).expand_as(ids)
+    # the routers' load-balancing (and z-) losses leave the right padding out. megatron-core
+    # 0.16.1's router reads True as padding (`~padding_mask` are its valid tokens), whatever
+    # its docstrings say; tests/trainer/test_router_padding.py holds it to that.
+    padding = positions >= batch.lengths[:, None]
     with _replay(model, batch, pad, length_multiple):
-        logits = model(ids, positions, causal_mask(length, ids.device),
+        logits = model(ids, positions, causal_mask(length, ids.device), padding_mask=padding,
                        runtime_gather_output=True, **logits_in_model_dtype(model))
     seq, col = batch.mask.nonzero(as_tuple=True)  # response tokens only, no padding rows
     rows = seq * logits.shape[1] + batch.predict_pos[seq, col]

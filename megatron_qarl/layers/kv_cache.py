@@ -33,16 +33,14 @@ from ..quant import ops
 
 class PositionedKVCache(StaticInferenceContext):
     """Static batching over `max_batch_size` rows and `max_sequence_length` positions; the
-    model forward that uses it sets `positions` ([window], int64, the same for every row) and
-    `visible` (past the window's last position), and feeds a mask over `visible` keys."""
+    model forward that uses it sets `positions` ([window], int64, the same for every row),
+    `visible` (past the window's last position) and Megatron's
+    `materialize_only_last_token_logits` (the window's last position's logits only; wrong
+    for a window padded for sequence parallelism), and feeds a mask over `visible` keys."""
 
-    def __init__(self, max_batch_size: int, max_sequence_length: int,
-                 last_token_logits: bool = False):
-        """last_token_logits: Megatron's materialize_only_last_token_logits, the logits of a
-        window's last position only (valid where windows are not padded for sequence
-        parallelism)."""
+    def __init__(self, max_batch_size: int, max_sequence_length: int):
         super().__init__(max_batch_size, max_sequence_length)
-        self.materialize_only_last_token_logits = last_token_logits
+        self.materialize_only_last_token_logits = False
         self.positions: Optional[torch.Tensor] = None
         self.visible = max_sequence_length
 

@@ -66,20 +66,39 @@ def test_greedy_kv_cache_decoding_equals_full_recompute(config):
 def test_windows_make_logits_of_their_last_position_only_and_finish_as_sglang(config,
                                                                              monkeypatch):
     """The prompt window's logits were [batch, prompt, vocab] (40 GB of bf16 at 256 x 512
-    prompts and Qwen3's 151936 rows) for the one position sampled from; and a stop token in
-    the last allowed slot finishes by length, as SGLang's check_finished says."""
+    prompts and Qwen3's 151936 rows) for the one position sampled from, with and (until
+    2026-12-01) without sequence parallelism's padding: its prompt window is now cut to a
+    multiple of the TP size (here 2) and needs none, and only the padded single-token windows
+    make all their (2) positions' logits. The samples are those of unpadded windows (the
+    steps that finish the cut prompt window draw nothing). And a
+    stop token in the last allowed slot finishes by length, as SGLang's check_finished says."""
     from megatron_qarl.rollout.embedded import generate
 
     model = _model(config, "none").eval()
     shapes = []
     call = CachedForward.__call__
-    monkeypatch.setattr(CachedForward, "__call__",
-                        lambda self, ids, start: shapes.append(tuple(call(self, ids, start).shape))
-                        or call(self, ids, start))
+
+    def recorded(self, ids, start, last_only=False):
+        logits = call(self, ids, start, last_only)
+        shapes.append(tuple(logits.shape))
+        return logits
+
+    monkeypatch.setattr(CachedForward, "__call__", recorded)
     prompts = [[5, 9, 11, 4, 6], [7, 3, 3, 8, 20, 2, 9]]
     greedy = SamplingParams(top_k=1, max_new_tokens=3)
     first = generate.generate_batch(model, prompts, greedy, 0, torch.Generator(), "cpu")
     assert shapes[0] == (2, 1, VOCAB) and all(s == (2, 1, VOCAB) for s in shapes)
+    sampled = SamplingParams(temperature=1.0, max_new_tokens=6)
+    unpadded = generate.generate_batch(model, prompts, sampled, 0,
+                                       torch.Generator().manual_seed(3), "cpu")
+    shapes.clear()
+    padded = generate.generate_batch(model, prompts, sampled, 0,
+                                     torch.Generator().manual_seed(3), "cpu", window_multiple=2)
+    assert shapes[0] == (2, 1, VOCAB) and all(s == (2, 2, VOCAB) for s in shapes[1:])
+    for one, other in zip(unpadded, padded):  # the same draws: the same samples
+        assert one.response_ids == other.response_ids
+        torch.testing.assert_close(one.sampler_logprobs, other.sampler_logprobs, rtol=0,
+                                   atol=1e-5)
     one = dataclasses.replace(greedy, max_new_tokens=1, stop_token_ids=(first[0].response_ids[0],))
     (again,) = generate.generate_batch(model, prompts[:1], one, 0, torch.Generator(), "cpu")
     assert again.response_ids == first[0].response_ids[:1]  # the stop token, in the last slot

@@ -95,39 +95,46 @@ def logits_in_model_dtype(model) -> dict:
 
 
 class CachedForward:
-    """model(ids at positions start..) -> logits [batch, window, vocab], over a
-    PositionedKVCache of `room` positions; with `graph`, the decode steps (every window after
-    the first, at start 0) replay the CUDA graph of their key bucket, captured at the first
-    bucket's second step and at each later bucket's first (the returned logits are then that
-    graph's buffer, overwritten by its next replay)."""
+    """model(ids at positions start..) -> logits [batch, window, vocab] ([batch, 1, vocab]
+    with last_only), over a PositionedKVCache of `room` positions; with `graph`, the decode
+    steps (every window after the first, at start 0) replay the CUDA graph of their key
+    bucket, captured at the first bucket's second step and at each later bucket's first (the
+    returned logits are then that graph's buffer, overwritten by its next replay)."""
 
     def __init__(self, model, batch: int, room: int, device, graph: bool,
-                 key_bucket: int = KEY_BUCKET, last_token_logits: bool = False):
-        """last_token_logits: PositionedKVCache's (the prompt window's logits would otherwise
-        be [batch, prompt, vocab])."""
+                 key_bucket: int = KEY_BUCKET):
         self.model, self.device, self.use_graph = model, device, graph
         self.room, self.key_bucket = room, key_bucket
-        self.cache = PositionedKVCache(batch, room, last_token_logits)
+        self.cache = PositionedKVCache(batch, room)
         self.key_positions = torch.arange(room, device=device)
         self.graph: Optional[torch.cuda.CUDAGraph] = None
         self.graph_visible = 0  # the key bucket self.graph reads
+        self.graph_last_only: Optional[bool] = None  # the logits the decode graphs make
 
     def _visible(self, stop: int) -> int:
         return min(self.room, -(-stop // self.key_bucket) * self.key_bucket)
 
-    def _forward(self, ids: torch.Tensor, positions: torch.Tensor, visible: int) -> torch.Tensor:
+    def _forward(self, ids: torch.Tensor, positions: torch.Tensor, visible: int,
+                 last_only: bool) -> torch.Tensor:
         self.cache.positions, self.cache.visible = positions, visible
+        self.cache.materialize_only_last_token_logits = last_only
         # True: not attended
         mask = (self.key_positions[:visible] > positions[:, None])[None, None]
         return self.model(ids, positions.expand(ids.shape[0], -1), mask,
                           inference_context=self.cache, runtime_gather_output=True,
                           **logits_in_model_dtype(self.model))
 
-    def __call__(self, ids: torch.Tensor, start: int) -> torch.Tensor:
+    def __call__(self, ids: torch.Tensor, start: int, last_only: bool = False) -> torch.Tensor:
+        """last_only: the window's last position's logits only (it must be a real one)."""
         visible = self._visible(start + ids.shape[1])
         if not self.use_graph or start == 0:
             positions = torch.arange(start, start + ids.shape[1], device=self.device)
-            return self._forward(ids, positions, visible)
+            return self._forward(ids, positions, visible, last_only)
+        if self.graph_last_only is None:
+            self.graph_last_only = last_only
+        elif last_only != self.graph_last_only:
+            raise ValueError(f"CachedForward: the decode graphs make last_only="
+                             f"{self.graph_last_only} logits; this step asked for {last_only}")
         if visible != self.graph_visible:
             return self._enter_bucket(ids, start, visible)
         return self._replay(ids, start)
@@ -151,7 +158,7 @@ class CachedForward:
         side.wait_stream(torch.cuda.current_stream(self.device))
         with fixed_size_exchange(self.model), torch.cuda.stream(side):
             positions = torch.arange(start, start + ids.shape[1], device=self.device)
-            logits = self._forward(ids, positions, visible)
+            logits = self._forward(ids, positions, visible, self.graph_last_only)
         torch.cuda.current_stream(self.device).wait_stream(side)
         return logits
 
@@ -174,7 +181,8 @@ class CachedForward:
         self.graph = torch.cuda.CUDAGraph()
         with fixed_size_exchange(self.model), _identity_rng_forks(), torch.cuda.graph(
                 self.graph, stream=side, capture_error_mode="thread_local"):
-            self.logits = self._forward(self.ids, self.start + self.offsets, self.graph_visible)
+            self.logits = self._forward(self.ids, self.start + self.offsets, self.graph_visible,
+                                        self.graph_last_only)
 
 
 class LaggedAll:

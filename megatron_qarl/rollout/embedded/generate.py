@@ -9,7 +9,8 @@ to the right of a position is never attended to.
 Sequence parallelism (TP > 1, required for MoE) splits each forward's tokens over the TP
 ranks, so a window is padded to a multiple of the TP size: the padding's keys land in the
 cache after the real tokens, are never attended to (causal), and are overwritten by the next
-window, which starts after the real tokens.
+window, which starts after the real tokens. The prompt window is cut to a multiple of the TP
+size instead, so that it needs no padding and makes only its last position's logits.
 
 Expert parallelism: every forward exchanges tokens over the expert-parallel ranks, which hold
 different prompts. With `sync_group`, the ranks agree on one batch size (a rank with fewer rows
@@ -75,11 +76,16 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
     # host-side sizes: the loop below reads no device value except the stop check
     longest = max((len(p) for p in prompts), default=1)
     shortest = min((len(p) for p in prompts), default=1)
-    batch, steps = own_rows, longest + params.max_new_tokens - shortest  # forwards at most
+    # the prompt window ends at the position sampled from, or under sequence parallelism at a
+    # multiple of the TP size before it (the single-token windows then consume the rest of
+    # the shortest prompt, as they do longer prompts): unpadded, it makes its last
+    # position's logits only, not batch x prompt x vocab
+    prompt_end = shortest - shortest % window_multiple or shortest
+    batch, steps = own_rows, longest + params.max_new_tokens - prompt_end  # forwards at most
     if sync_group is not None:
         batch, steps = agree([batch, steps], sync_group, device)
         prompts = list(prompts) + [[pad_id]] * (batch - own_rows)
-    total = shortest + steps
+    total = prompt_end + steps
     lengths = torch.tensor([len(p) for p in prompts], device=device)
     room = total + window_multiple - 1
     tokens = torch.full((batch, room), pad_id, dtype=torch.long)
@@ -92,10 +98,7 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
     finished = torch.arange(batch, device=device) >= own_rows  # the added rows are done
     stopped = torch.zeros(batch, dtype=torch.bool, device=device)
 
-    # without sequence parallelism a window ends at the position sampled from: only its
-    # logits are made (the prompt window's full logits: batch x prompt x vocab)
-    last_only = window_multiple == 1
-    forward = CachedForward(model, batch, room, device, cuda_graph, last_token_logits=last_only)
+    forward = CachedForward(model, batch, room, device, cuda_graph)
     all_finished = LaggedAll(device, sync_group)
     recording = contextlib.nullcontext()
     if record_routes:
@@ -103,25 +106,29 @@ def generate_batch(model, prompts: List[List[int]], params: SamplingParams, pad_
                     if window_multiple > 1 else None)
         recording = record_routing(model, batch, room, tp_group)
     with recording as recorder:
-        start, end = 0, shortest
+        start, end = 0, prompt_end
         while end < total and not all_finished.read():
             stop_at = end + (-(end - start)) % window_multiple
-            logits = forward(tokens[:, start:stop_at], start)
+            last_only = stop_at == end  # padding for sequence parallelism: all its logits
+            logits = forward(tokens[:, start:stop_at], start, last_only)
             if recorder is not None:
                 recorder.keep(start, end - start)
-            column = logits.shape[1] - 1 if last_only else end - start - 1
-            next_tokens, next_logprobs = sample_next(logits[:, column, :], params, generator)
-            active = (lengths <= end) & ~finished
-            tokens[:, end] = torch.where(active, next_tokens, tokens[:, end])
-            # logprobs[row, generated[row]] = next_logprobs[row] for active rows, without the
-            # host sync of nonzero(): inactive rows write their current value back
-            slot = generated.clamp(max=params.max_new_tokens - 1).unsqueeze(1)
-            kept = logprobs.gather(1, slot).squeeze(1)
-            logprobs.scatter_(1, slot, torch.where(active, next_logprobs, kept).unsqueeze(1))
-            generated += active.long()
-            hit_stop = active & torch.isin(next_tokens, stop)
-            stopped |= hit_stop
-            finished |= hit_stop | (generated >= params.max_new_tokens)
+            # before the shortest prompt's end every row still reads its prompt: no draw, so
+            # the generator's draws are those of an uncut prompt window
+            if end >= shortest:
+                column = logits.shape[1] - 1 if last_only else end - start - 1
+                next_tokens, next_logprobs = sample_next(logits[:, column, :], params, generator)
+                active = (lengths <= end) & ~finished
+                tokens[:, end] = torch.where(active, next_tokens, tokens[:, end])
+                # logprobs[row, generated[row]] = next_logprobs[row] for active rows, without
+                # the host sync of nonzero(): inactive rows write their current value back
+                slot = generated.clamp(max=params.max_new_tokens - 1).unsqueeze(1)
+                kept = logprobs.gather(1, slot).squeeze(1)
+                logprobs.scatter_(1, slot, torch.where(active, next_logprobs, kept).unsqueeze(1))
+                generated += active.long()
+                hit_stop = active & torch.isin(next_tokens, stop)
+                stopped |= hit_stop
+                finished |= hit_stop | (generated >= params.max_new_tokens)
             all_finished.push(finished)
             start, end = end, end + 1
         routes = recorder.routes() if recorder is not None else None

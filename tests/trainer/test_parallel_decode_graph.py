@@ -26,11 +26,11 @@ PROMPTS = [[[5, 9, 11], [7, 3, 3, 8, 20], [6]],  # data-parallel rank: its promp
 
 
 def _decode_steps_exchange_fixed(eager_call):
-    def call(forward, ids, start):
+    def call(forward, ids, start, last_only=False):
         if start == 0:
-            return eager_call(forward, ids, start)
+            return eager_call(forward, ids, start, last_only)
         with fixed_size_exchange(forward.model):
-            return eager_call(forward, ids, start)
+            return eager_call(forward, ids, start, last_only)
     return call
 
 

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Qwen3-30B-A3B RL on one 8-GPU node: the paper's comparison as variants of one command.
 #
-#   examples/qwen3_30b_a3b/train.sh VARIANT DATA.jsonl TOKENIZER_DIR [extra flags]
+#   python tools/checkpoint.py hf-to-megatron HF_DIR MEGATRON_DIR     # once
+#   examples/qwen3_30b_a3b/train.sh VARIANT DATA.jsonl HF_DIR MEGATRON_DIR [extra flags]
+#
+# HF_DIR: the HF model (Qwen/Qwen3-30B-A3B; its tokenizer is the run's); MEGATRON_DIR: its
+# conversion, the weights the run starts from (--pretrained-checkpoint). A re-run resumes from
+# the run's own latest checkpoint (--load of its --save folder).
 #
 # The rollout engine (ENGINE) is SGLang by default: the extra flags must then name the servers,
 # --sglang-urls URL,... (running ones) or --sglang-num-engines N --sglang-model-path HF_DIR
@@ -36,8 +41,9 @@
 # NCCL, it has not run at this layout: docs/training.md, "Muon").
 # DATA rows: {"prompt": ..., "answer": ...}.
 set -euo pipefail
-VARIANT=${1:?variant}; DATA=${2:?prompt data (.jsonl/.parquet)}; TOKENIZER=${3:?tokenizer dir}
-shift 3
+VARIANT=${1:?variant}; DATA=${2:?prompt data (.jsonl/.parquet)}; HF_DIR=${3:?HF model dir}
+MEGATRON_DIR=${4:?Megatron checkpoint (tools/checkpoint.py hf-to-megatron HF_DIR MEGATRON_DIR)}
+shift 4
 OPTIMIZER=${OPTIMIZER:-muon}
 ENGINE_DEFAULT=sglang
 
@@ -62,12 +68,13 @@ exec torchrun --standalone --nproc-per-node 8 -m megatron_qarl.train \
   --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 \
   --optimizer "$OPTIMIZER" "${DIST_OPT[@]}" --lr 1e-6 --weight-decay 0.01 --clip-grad 1.0 \
   --prompt-data "$DATA" --prompt-key prompt --answer-key answer \
-  --tokenizer-type hf --tokenizer-model "$TOKENIZER" --prompt-template chat-boxed \
+  --tokenizer-type hf --tokenizer-model "$HF_DIR" --prompt-template chat-boxed \
   --reward math-verify \
   --seq-length 9216 --rollout-max-new-tokens 8192 --rollout-temperature 1.0 \
   --rollout-batch-size 64 --n-samples-per-prompt 8 --global-batch-size 64 \
   --eval-temperature 0.6 \
   --max-tokens-per-micro-batch 16384 \
   "${RL[@]}" --quant-targets experts \
+  --pretrained-checkpoint "$MEGATRON_DIR" --load "runs/qwen3-30b-a3b-$VARIANT" \
   --train-iters 200 --save "runs/qwen3-30b-a3b-$VARIANT" --save-interval 10 \
   "$@"

@@ -21,6 +21,7 @@ import torch
 import torch.distributed as dist
 from megatron.core import dist_checkpointing, tensor_parallel
 from megatron.core.dist_checkpointing.mapping import ShardedObject
+from megatron.core.dist_checkpointing.validation import StrictHandling
 from torch.distributed.checkpoint.api import (
     CheckpointException as DCPCheckpointException,
 )
@@ -155,6 +156,26 @@ def _failure(err: BaseException) -> str:
         err = next(iter(failures.values()))[0]
     text = str(err).splitlines()[0] if str(err) else ""
     return f"{type(err).__name__}: {text}"
+
+
+def load_model_weights(folder: str, model, hf_config: dict) -> None:
+    """A pretrained start (--pretrained-checkpoint): the model's weights only, from a converted
+    HF model or a training checkpoint, at any TP/EP; the optimizer, RL state and RNG start
+    fresh. model: the unwrapped GPTModel."""
+    _check_saved_model(folder, hf_config)
+    try:
+        loaded, missing, _ = dist_checkpointing.load(model.sharded_state_dict(), folder,
+                                                     strict=StrictHandling.RETURN_ALL)
+    except (Exception, DCPCheckpointException) as err:  # noqa: BLE001 - the folder is unusable
+        raise CheckpointError(
+            f"--pretrained-checkpoint {folder} cannot be loaded ({_failure(err)}); it is "
+            f"corrupt, incomplete or of another model. It was left untouched") from err
+    if missing:
+        raise CheckpointError(
+            f"--pretrained-checkpoint {folder} lacks {len(missing)} of this model's tensors "
+            f"({', '.join(sorted(missing)[:3])}, ...): it holds another model; check the "
+            f"--model flags against its hf_assets/config.json. It was left untouched")
+    model.load_state_dict(loaded)
 
 
 def load_checkpoint(root: str, step: Optional[int], model, optimizer,

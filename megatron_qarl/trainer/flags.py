@@ -187,6 +187,11 @@ def _checkpoint_and_logging(p):
     g = p.add_argument_group("checkpoints and logging")
     g.add_argument("--save", default=None, help="checkpoint folder (also holds metrics.jsonl)")
     g.add_argument("--load", default=None, help="resume from this checkpoint folder")
+    g.add_argument("--pretrained-checkpoint", default=None,
+                   help="start from this Megatron checkpoint's model weights (tools/checkpoint"
+                        ".py hf-to-megatron's output, or a training --save folder or one of its "
+                        "iter_N): a fresh optimizer at step 0; --load resumes instead once it "
+                        "holds a checkpoint")
     g.add_argument("--ckpt-step", type=int, default=None,
                    help="load this step instead of the latest")
     g.add_argument("--save-interval", type=int, default=0, help="RL steps; 0: only at the end")

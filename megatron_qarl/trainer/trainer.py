@@ -32,9 +32,10 @@ from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
 from ..rollout.embedded.generate import eval_mode
 from .batches import collate, micro_batch_rows, select
-from ..checkpoint.paths import latest_step
+from ..checkpoint.paths import available_steps, latest_step, resolve
 from .checkpointing import (
     load_checkpoint,
+    load_model_weights,
     restore_rng_state,
     rng_state,
     save_checkpoint,
@@ -78,14 +79,20 @@ class RLTrainer:
                                            self._sequence_multiple())
         self.optimizer = None
         self.step, self.sft_done, self.reward_before = 0, args.sft_iters == 0, None
-        if args.load:
-            self._resume()
-        self.engine.publish_weights(self.model, self.step)
-        metrics_path = args.metrics_path or os.path.join(args.save, "metrics.jsonl")
-        self.logger = MetricsLogger(metrics_path, enabled=self.is_logger,
-                                    wandb_project=args.wandb_project,
-                                    wandb_name=args.wandb_exp_name,
-                                    wandb_dir=args.wandb_save_dir, config=vars(args))
+        try:
+            if args.load and available_steps(args.load):
+                self._resume()
+            elif args.pretrained_checkpoint:
+                self._start_from_pretrained()
+            self.engine.publish_weights(self.model, self.step)
+            metrics_path = args.metrics_path or os.path.join(args.save, "metrics.jsonl")
+            self.logger = MetricsLogger(metrics_path, enabled=self.is_logger,
+                                        wandb_project=args.wandb_project,
+                                        wandb_name=args.wandb_exp_name,
+                                        wandb_dir=args.wandb_save_dir, config=vars(args))
+        except BaseException:
+            self.engine.shutdown()  # SGLang servers it launched must not outlive the set-up
+            raise
 
     def _sequence_multiple(self) -> int:
         """Under sequence parallelism every forward's length is a multiple of the TP size."""
@@ -285,6 +292,13 @@ class RLTrainer:
         save_checkpoint(self.args.save, self.step, unwrap_model(self.model), optimizer,
                         rl_state, rng, self.hf_config,
                         self.args.tokenizer_model if self.args.tokenizer_type == "hf" else None)
+
+    def _start_from_pretrained(self) -> None:
+        folder = resolve(self.args.pretrained_checkpoint)
+        load_model_weights(folder, unwrap_model(self.model), self.hf_config)
+        invalidate_quantized_weights(self.model)
+        if self.is_logger:
+            log.info("starting from the model weights of %s", folder)
 
     def _resume(self) -> None:
         step = self.args.ckpt_step

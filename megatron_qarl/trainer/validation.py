@@ -14,7 +14,7 @@ from ..rl.data.templates import check_template
 from ..rl.objectives.config import PolicyLossConfig
 from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
-from ..checkpoint.paths import available_steps
+from ..checkpoint.paths import METADATA, available_steps, resolve
 from .sglang_flags import check_sglang_flags
 
 
@@ -176,11 +176,19 @@ def _data(args):
 def _checkpoints(args):
     if args.save is not None and os.path.exists(args.save) and not os.path.isdir(args.save):
         raise FlagError(f"--save {args.save!r} exists and is not a directory")
+    if args.pretrained_checkpoint is not None:
+        folder = resolve(args.pretrained_checkpoint)
+        if not os.path.isfile(os.path.join(folder, METADATA)):
+            raise FlagError(
+                f"--pretrained-checkpoint {args.pretrained_checkpoint!r} is not a Megatron "
+                f"checkpoint (no {METADATA}, no iter_* folder); convert an HF model first: "
+                f"python tools/checkpoint.py hf-to-megatron HF_DIR OUT_DIR")
     if args.load is not None:
         steps = available_steps(args.load)
-        if not steps:
+        if not steps and args.pretrained_checkpoint is None:
             raise FlagError(f"--load {args.load!r} holds no checkpoint (no iter_* folder); "
-                            f"check the path, or drop --load to start fresh")
+                            f"check the path, drop --load to start fresh, or give "
+                            f"--pretrained-checkpoint to start from a model's weights")
         if args.ckpt_step is not None and args.ckpt_step not in steps:
             raise FlagError(f"--ckpt-step {args.ckpt_step} is not in --load {args.load!r} "
                             f"(available: {', '.join(map(str, steps))})")

@@ -143,6 +143,26 @@ def test_servers_on_their_own_gpus_keep_their_memory(servers):
     assert not any("_memory_occupation" in c for s in servers for c in s.calls)
 
 
+def test_launched_servers_are_stopped_when_the_set_up_fails(monkeypatch, tmp_path):
+    """Servers that never become healthy (here processes that only sleep) fail the engine's
+    set-up and are stopped with it: they kept their GPUs after the trainer had exited."""
+    from megatron_qarl.rollout.sglang import engine as engine_module
+    from megatron_qarl.rollout.sglang import launcher
+
+    monkeypatch.setattr(launcher, "server_command",
+                        lambda spec, e: [sys.executable, "-c", "import time; time.sleep(120)"])
+    launched = []
+    start = launcher.ServerProcess.start
+    monkeypatch.setattr(engine_module.ServerProcess, "start",
+                        lambda self: launched.append(self) or start(self))
+    spec = LaunchSpec(model_path="/m", num_engines=2, port=39211)
+    cfg = SGLangConfig(dims=DIMS, scheme_name="w4a16-g32", launch=spec, startup_timeout_s=1.0,
+                       log_dir=str(tmp_path))
+    with pytest.raises(Exception, match="39211"):
+        SGLangRolloutEngine(cfg)
+    assert len(launched) == 2 and not any(s.alive() for s in launched)
+
+
 def test_launch_flags():
     spec = LaunchSpec(model_path="/m", num_engines=2, tp_size=4, ep_size=4, base_gpu_id=0,
                       routed_experts=True)

@@ -147,6 +147,8 @@ def test_help_does_not_import_megatron_core():
     (["--muon-extra-scale-factor", "0"], "--muon-extra-scale-factor must be > 0"),
     (["--prompt-template", "no placeholder"], "--prompt-template 'no placeholder'"),
     (["--load", "/nonexistent"], "--load '/nonexistent' holds no checkpoint"),
+    (["--pretrained-checkpoint", "/nonexistent"],
+     "--pretrained-checkpoint '/nonexistent' is not a Megatron checkpoint"),
     (["--reward", "no_such_module:score"], "--reward 'no_such_module:score': cannot import"),
     (["--eval-samples-per-prompt", "4"], "--eval-samples-per-prompt 4 with greedy decoding"),
     (["--eval-temperature", "0.6", "--eval-top-p", "1.5"], "--eval-top-p must be in (0, 1]"),

@@ -65,7 +65,11 @@ class SGLangRolloutEngine(RolloutEngine):
         self.transport = make_transport(config.transfer, config.control_timeout_s,
                                         config.nccl_master_address, config.nccl_master_port)
         if _is_driver():
-            self.pool = EnginePool(self._connect())
+            try:
+                self.pool = EnginePool(self._connect())
+            except BaseException:
+                self.shutdown()  # servers launched before a failed check must not outlive it
+                raise
 
     # -- servers -------------------------------------------------------------------------
     def _client(self, url: str) -> EngineClient:

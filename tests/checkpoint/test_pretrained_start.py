@@ -1,0 +1,43 @@
+"""A run starts from a converted HF model (--pretrained-checkpoint): the weights it trains
+are the checkpoint's, a re-run into the same folder resumes instead, and a checkpoint of
+another model is named before any tensor is read. Until 2026-12-01 the trainer could only
+resume its own checkpoints, so the Qwen3-30B-A3B example trained a random initialisation."""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "trainer"))
+from trainer_runs import checkpoint_tensors, records, train  # noqa: E402
+
+# the char tokenizer's 98 symbols padded to the tiny HF model's 256 embedding rows
+VOCAB_256 = ["--make-vocab-size-divisible-by", "256"]
+
+
+def test_a_converted_hf_model_starts_the_run_and_a_rerun_resumes(megatron_dir, tmp_path):
+    save = tmp_path / "run"
+    flags = ["--save", str(save), "--load", str(save), "--pretrained-checkpoint", megatron_dir,
+             "--sft-iters", "0", "--lr", "1e-6", *VOCAB_256]
+    first = train(*flags, "--train-iters", "1")
+    assert f"starting from the model weights of {megatron_dir}" in first.stderr
+    converted = checkpoint_tensors(megatron_dir, tmp_path / "converted")
+    trained = checkpoint_tensors(str(save / "iter_0000001"), tmp_path / "trained")
+    moved = 0
+    for key, weight in converted.items():
+        step = (trained[key].float() - weight.float()).abs().max().item()
+        assert step <= 3e-6, (key, step)  # one Adam step of lr 1e-6 from the converted weights
+        moved += step > 0
+    assert moved >= len(converted) // 2
+
+    again = train(*flags, "--train-iters", "2")
+    assert "resumed from" in again.stderr and "starting from" not in again.stderr
+    assert [r["step"] for r in records(save / "metrics.jsonl")] == [1, 2]
+
+
+def test_a_pretrained_checkpoint_of_another_model_is_named(megatron_dir, tmp_path):
+    proc = train("--save", str(tmp_path / "run"), "--pretrained-checkpoint", megatron_dir,
+                 check=False)  # the char tokenizer's own 128 rows
+    assert proc.returncode == 1
+    assert f"checkpoint {megatron_dir} holds another model than this run builds: vocab_size " \
+           f"256 there, 128 here" in proc.stderr
+    assert not (tmp_path / "run" / "iter_0000000").exists()

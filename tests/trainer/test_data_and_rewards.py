@@ -86,6 +86,10 @@ def test_rewards():
     assert boxed_match_reward("42", "42") == 0.0
     assert math_verify_reward(r"thus \boxed{\frac{1}{2}}", "0.5") == 1.0
     assert math_verify_reward(r"thus \boxed{\frac{1}{3}}", "0.5") == 0.0
+    # cut off inside the box: the reasoning's numbers (3 apples) scored 1 as the answer
+    assert math_verify_reward(r"so 3 apples; the answer is \boxed{4", "3") == 0.0
+    assert math_verify_reward(r"\boxed{3} hmm wait, actually \boxed{4", "3") == 0.0
+    assert math_verify_reward("there are 3 apples", "3") == 1.0  # no box: the text
     assert arithmetic_reward("46", "46") == 1.0 and arithmetic_reward("46 47", "46") == 0.0
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-_MARKERS = ("\\boxed{", "\\fbox{")
+BOX_MARKERS = ("\\boxed{", "\\fbox{")
 
 
 def last_boxed(text: str) -> Optional[str]:
-    start = max(text.rfind(m) for m in _MARKERS)
+    start = max(text.rfind(m) for m in BOX_MARKERS)
     if start < 0:
         return None
     i = text.index("{", start) + 1

@@ -1,11 +1,12 @@
 """Math answers checked with math-verify (symbolic equivalence, not string match).
 
 The gold answer is parsed as LaTeX/expression; the response's answer is taken from its last
-\\boxed{} when there is one (so intermediate numbers cannot match), else from the text.
+\\boxed{} when there is one (so intermediate numbers cannot match), else from the text. A
+response cut off inside its box scores 0: parsed whole, its reasoning's numbers could match.
 """
 from __future__ import annotations
 
-from .boxed import last_boxed
+from .boxed import BOX_MARKERS, last_boxed
 
 # math-verify's timeouts use SIGALRM: call this from the main thread (the trainer does).
 
@@ -14,6 +15,8 @@ def math_verify_reward(response: str, answer: str) -> float:
     from math_verify import parse, verify  # import here: the GPU image may lack it
 
     boxed = last_boxed(response)
+    if boxed is None and any(marker in response for marker in BOX_MARKERS):
+        return 0.0
     target = f"${boxed}$" if boxed is not None else response
     gold = parse(f"${answer}$")
     pred = parse(target)

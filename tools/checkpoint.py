@@ -13,6 +13,7 @@ A Megatron checkpoint may be given as a training --save folder: its latest check
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 
@@ -111,12 +112,14 @@ def run(args) -> int:
         worst, differing, count = 0.0, 0, 0
         for name, dtype_a, dtype_b, diff in checkpoint.compare(args.a, args.b, args.hf_config):
             count += 1
-            differing += diff > 0
-            worst = max(worst, diff)
-            if args.all or diff > 0:
+            differs = diff != 0.0  # NaN (a NaN in either) differs too
+            differing += differs
+            if not math.isnan(worst) and (math.isnan(diff) or diff > worst):
+                worst = diff
+            if args.all or differs:
                 print(f"  {name:<72} {dtype_a:>8} {dtype_b:>8}  max|a-b| {diff:.6g}")
         print(f"{count} tensors, {differing} differ, largest max|a-b| {worst:.6g}")
-        return 1 if args.atol is not None and worst > args.atol else 0
+        return 1 if args.atol is not None and not worst <= args.atol else 0
     print(f"{args.command}: {r.bytes / 1e9:.3f} GB in {r.seconds:.1f} s "
           f"({r.gb_per_s:.3f} GB/s) -> {args.out_dir}")
     return 0

@@ -41,6 +41,12 @@ def hf_to_megatron(hf_dir: str, out_dir: str, tensor_parallel: int = 1,
     front that the layout you plan to train with can load this model."""
     require_new_output(out_dir)
     config = read_config(hf_dir)
+    if "quantization_config" in config:
+        method = config["quantization_config"].get("quant_method", "a quantized format")
+        raise CheckpointError(
+            f"{hf_dir}/{CONFIG_FILE}: a {method} checkpoint (quantization_config); convert "
+            f"the bf16 model it was made from (its codes would be read as weights and its "
+            f"scales dropped)")
     dims = dims_from_config(config, os.path.join(hf_dir, CONFIG_FILE))
     validate_layout(dims, tensor_parallel, expert_parallel)
     reader = SafetensorsCheckpoint(hf_dir)

@@ -10,8 +10,9 @@ from megatron.core import dist_checkpointing
 from megatron.core.dist_checkpointing import ShardedTensor
 from megatron.core.dist_checkpointing.core import CheckpointingException
 from torch.distributed.checkpoint import FileSystemReader
+from torch.distributed.checkpoint.api import CheckpointException as DCPCheckpointException
 
-from .errors import CheckpointError
+from .errors import CheckpointError, first_failure
 from .megatron_layout import Chunk
 from .paths import METADATA, require_folder
 from .process_group import single_process_group
@@ -55,4 +56,8 @@ def load_chunks(directory: str, chunks: Sequence[Chunk],
                 f"{directory}: Megatron could not load {sorted({c.key for c in chunks})[:3]}: "
                 f"{e}; the checkpoint belongs to a model with another config.json"
             ) from e
+        except DCPCheckpointException as e:  # torch's, a BaseException: unreadable shards
+            raise CheckpointError(
+                f"{directory}: its shards cannot be read ({first_failure(e)}); the "
+                f"checkpoint is corrupt or incomplete: convert or save it again") from None
     return [loaded[str(i)].reshape(c.tensor_shape) for i, c in enumerate(chunks)]

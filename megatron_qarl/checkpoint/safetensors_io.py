@@ -155,11 +155,13 @@ class ShardedSafetensorsWriter:
         self._pending: Dict[str, torch.Tensor] = {}
         self._pending_bytes = 0
         self._shards: List[List[str]] = []
+        self._names: set = set()
         self.total_bytes = 0
 
     def add(self, name: str, tensor: torch.Tensor) -> None:
-        if name in self._pending or any(name in s for s in self._shards):
+        if name in self._names:
             raise ValueError(f"tensor {name!r} written twice")
+        self._names.add(name)
         nbytes = tensor.numel() * tensor.element_size()
         if self._pending and self._pending_bytes + nbytes > self.max_shard_bytes:
             self._flush()

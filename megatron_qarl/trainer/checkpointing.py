@@ -26,6 +26,7 @@ from torch.distributed.checkpoint.api import (
     CheckpointException as DCPCheckpointException,
 )
 
+from ..checkpoint.errors import first_failure
 from ..checkpoint.hf_config import CONFIG_FILE
 from ..checkpoint.megatron_checkpoint import HF_ASSETS, copy_hf_assets
 from ..checkpoint.paths import TRACKER, available_steps, latest_step, step_dir
@@ -149,15 +150,6 @@ def _check_saved_model(folder: str, hf_config: dict) -> None:
             f"--save folder; the checkpoint was left untouched")
 
 
-def _failure(err: BaseException) -> str:
-    """The first rank's own exception inside torch DCP's CheckpointException."""
-    failures = getattr(err, "failures", None)
-    if failures:
-        err = next(iter(failures.values()))[0]
-    text = str(err).splitlines()[0] if str(err) else ""
-    return f"{type(err).__name__}: {text}"
-
-
 def load_model_weights(folder: str, model, hf_config: dict) -> None:
     """A pretrained start (--pretrained-checkpoint): the model's weights only, from a converted
     HF model or a training checkpoint, at any TP/EP; the optimizer, RL state and RNG start
@@ -168,7 +160,7 @@ def load_model_weights(folder: str, model, hf_config: dict) -> None:
                                                      strict=StrictHandling.RETURN_ALL)
     except (Exception, DCPCheckpointException) as err:  # noqa: BLE001 - the folder is unusable
         raise CheckpointError(
-            f"--pretrained-checkpoint {folder} cannot be loaded ({_failure(err)}); it is "
+            f"--pretrained-checkpoint {folder} cannot be loaded ({first_failure(err)}); it is "
             f"corrupt, incomplete or of another model. It was left untouched") from err
     if missing:
         raise CheckpointError(
@@ -199,7 +191,7 @@ def load_checkpoint(root: str, step: Optional[int], model, optimizer,
                 f"(available: {', '.join(map(str, others))})" if others
                 else "no other checkpoint exists")
         raise CheckpointError(
-            f"checkpoint {folder} cannot be loaded ({_failure(err)}); it is corrupt, "
+            f"checkpoint {folder} cannot be loaded ({first_failure(err)}); it is corrupt, "
             f"incomplete or from another model/parallel layout. It was left untouched. If the "
             f"model flags changed since it was saved, run with the ones it was saved with; "
             f"{hint}"

@@ -1,5 +1,6 @@
 """tools/checkpoint.py end to end: convert, export, inspect, compare, and the error exit."""
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -116,3 +117,32 @@ def test_compare_takes_the_hf_config_of_a_training_checkpoint(hf_dir, megatron_d
     assert "--hf-config" in capsys.readouterr().err
     assert cli.main(["compare", str(save), hf_dir, "--hf-config", hf_dir, "--atol", "0"]) == 0
     assert "45 tensors, 0 differ" in capsys.readouterr().out
+
+
+def test_compare_counts_a_nan_as_a_difference(hf_dir, tmp_path, capsys):
+    """max |a - b| with a NaN in it is NaN, which `> 0` and max() read as no difference: the
+    damaged copy compared equal, exit 0."""
+    from safetensors.torch import load_file, save_file
+
+    copy = tmp_path / "nan"
+    shutil.copytree(hf_dir, copy)
+    name = "model.layers.1.mlp.experts.2.up_proj.weight"
+    with open(copy / "model.safetensors.index.json") as f:
+        shard = str(copy / json.load(f)["weight_map"][name])
+    tensors = load_file(shard)
+    tensors[name][0, 0] = float("nan")
+    save_file(tensors, shard, metadata={"format": "pt"})
+    assert cli.main(["compare", hf_dir, str(copy), "--atol", "0"]) == 1
+    out = capsys.readouterr().out
+    assert "45 tensors, 1 differ, largest max|a-b| nan" in out and name in out
+
+
+def test_a_damaged_shard_is_one_line_not_a_traceback(megatron_dir, tmp_path, capsys):
+    """torch DCP's own CheckpointException (a BaseException) escaped the CLI's handler."""
+    copy = tmp_path / "meg"
+    shutil.copytree(megatron_dir, copy)
+    shard = sorted(copy.glob("*.distcp"))[0]
+    shard.write_bytes(shard.read_bytes()[:64])
+    assert cli.main(["megatron-to-hf", str(copy), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "its shards cannot be read" in err and str(copy) in err

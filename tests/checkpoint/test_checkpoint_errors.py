@@ -142,3 +142,12 @@ def test_quantized_checkpoint_without_its_quantization_config(megatron_dir, tmp_
     with pytest.raises(CheckpointError, match="config.json: no quantization_config, but tensor "
                                               "'model.layers.0.mlp.experts.0.gate_proj'"):
         list(compare(hf_dir, out))
+
+
+def test_a_quantized_hf_checkpoint_is_refused(broken):
+    """Its codes were converted as weights and its scales dropped, without a word."""
+    src, out = broken
+    _edit_config(src, lambda c: c.update(quantization_config={"quant_method": "fp8"}))
+    with pytest.raises(CheckpointError, match="a fp8 checkpoint .*convert the bf16 model"):
+        hf_to_megatron(src, out, progress=False)
+    assert not os.path.exists(out)

@@ -152,3 +152,5 @@ class TEFP8BlockOps:
                                layout="TN", m_splits=splits, single_output=True,
                                use_split_accumulator=True)
         return out[index]
+
+    grouped.reads_counts_on_host = True  # m_splits: decode_graph.graph_blocker reads this

@@ -151,6 +151,14 @@ def linear(x: torch.Tensor, qweight: QuantizedWeight) -> torch.Tensor:
     return op(x, qweight) if op else qweight.scheme.reference_matmul(x, qweight)
 
 
+def grouped_reads_counts_on_host(scheme, device_type: str) -> bool:
+    """Whether the grouped op registered for `scheme` reads tokens_per_expert on the host
+    (TransformerEngine's grouped GEMM takes its splits as a list): a forward running it
+    cannot be captured in a CUDA graph."""
+    op = _GROUPED.get(_key(type(scheme), device_type))
+    return bool(getattr(op, "reads_counts_on_host", False))
+
+
 def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight,
                    tokens_per_expert: torch.Tensor) -> torch.Tensor:
     op = _GROUPED.get(_key(type(qweight.scheme), x.device.type))

@@ -10,6 +10,7 @@ import torch
 from megatron_qarl.compat.cpu_testing import init_parallel
 from megatron_qarl.layers import invalidate_quantized_weights
 from megatron_qarl.models import QWEN3_MOE_TINY, build_model
+from megatron_qarl.quant import ops
 from megatron_qarl.rollout.base import SamplingParams
 from megatron_qarl.rollout.embedded import EmbeddedEngine
 from megatron_qarl.rollout.embedded.decode_graph import CachedForward, graph_blocker
@@ -135,6 +136,20 @@ def test_graph_blocker_names_what_keeps_decoding_eager(config):
     assert "SequentialMLP" in graph_blocker(bf16, "cuda")
     dropping = _model(dataclasses.replace(config, moe_expert_capacity_factor=1.0), "w4a16")
     assert "capacity-factor" in graph_blocker(dropping, "cuda")
+
+
+def test_experts_on_transformer_engine_keep_decoding_eager(config, monkeypatch):
+    """TE's grouped GEMM reads the tokens per expert on the host (a list of splits), which a
+    capture cannot do: FP8 experts on TE decoded through graphs by default (not run: TE is
+    installed on no machine here; this is the registered op's marker)."""
+    from megatron_qarl.layers.te_fp8 import TEFP8BlockOps
+    from megatron_qarl.quant import FP8Block
+
+    fp8 = _model(config, "fp8-block")
+    assert graph_blocker(fp8, "cuda") is None
+    te_ops = TEFP8BlockOps.__new__(TEFP8BlockOps)  # its TE imports are not needed here
+    monkeypatch.setitem(ops._GROUPED, ops._key(FP8Block, "cuda"), te_ops.grouped)
+    assert "TransformerEngine's grouped GEMM" in graph_blocker(fp8, "cuda")
 
 
 def test_sampler_logprobs_match_learner_recompute(config):

@@ -36,6 +36,7 @@ from megatron.core.transformer.moe.moe_layer import MoELayer
 
 from ...layers.fixed_size_dispatch import exchanges_tokens, fixed_size_exchange
 from ...layers.kv_cache import PositionedKVCache
+from ...quant import ops
 
 
 def graph_blocker(model, device) -> Optional[str]:
@@ -49,6 +50,10 @@ def graph_blocker(model, device) -> Optional[str]:
             return (f"the MoE experts ({type(module.experts).__name__}) split tokens by "
                     f"host-side counts; only grouped experts keep them on the GPU (quantized "
                     f"ones, or bf16 ones with --moe-grouped-gemm)")
+        scheme = getattr(module.experts, "scheme", None)
+        if scheme is not None and ops.grouped_reads_counts_on_host(scheme, "cuda"):
+            return (f"the {type(scheme).__name__} experts run TransformerEngine's grouped "
+                    f"GEMM, which takes the tokens per expert as a host-side list")
         if module.config.moe_expert_capacity_factor is not None:
             return ("token dropping (--moe-expert-capacity-factor) leaves a number of routed "
                     "rows the host must read")

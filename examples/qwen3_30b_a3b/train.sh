@@ -6,7 +6,9 @@
 #
 # HF_DIR: the HF model (Qwen/Qwen3-30B-A3B; its tokenizer is the run's); MEGATRON_DIR: its
 # conversion, the weights the run starts from (--pretrained-checkpoint). A re-run resumes from
-# the run's own latest checkpoint (--load of its --save folder).
+# the run's own latest checkpoint (--load of its --save folder). EVAL_DATA (a .jsonl/.parquet
+# of held-out prompts) turns on the held-out reward, before RL, every 10 steps and after;
+# without it the run has none (DATA's prompts are trained on).
 #
 # The rollout engine (ENGINE) is SGLang by default: the extra flags must then name the servers,
 # --sglang-urls URL,... (running ones) or --sglang-num-engines N --sglang-model-path HF_DIR
@@ -72,7 +74,7 @@ exec torchrun --standalone --nproc-per-node 8 -m megatron_qarl.train \
   --reward math-verify \
   --seq-length 9216 --rollout-max-new-tokens 8192 --rollout-temperature 1.0 \
   --rollout-batch-size 64 --n-samples-per-prompt 8 --global-batch-size 64 \
-  --eval-temperature 0.6 \
+  --eval-temperature 0.6 ${EVAL_DATA:+--eval-prompt-data "$EVAL_DATA" --eval-interval 10} \
   --max-tokens-per-micro-batch 16384 \
   "${RL[@]}" --quant-targets experts \
   --pretrained-checkpoint "$MEGATRON_DIR" --load "runs/qwen3-30b-a3b-$VARIANT" \

@@ -160,8 +160,16 @@ def _data(args):
         if not os.path.isfile(source):
             raise FlagError(f"{flag} {source!r}: no such file (use a .jsonl/.parquet path or "
                             f"synthetic:arithmetic)")
+    held_out = args.eval_prompt_data or args.prompt_data.startswith(SYNTHETIC_PREFIX)
+    if args.eval_interval and not held_out:
+        raise FlagError(f"--eval-interval {args.eval_interval} needs held-out prompts: give "
+                        f"--eval-prompt-data FILE (--prompt-data is a file, whose prompts are "
+                        f"not held out)")
     if args.tokenizer_type == "hf" and not args.tokenizer_model:
         raise FlagError("--tokenizer-type hf needs --tokenizer-model PATH (a local folder)")
+    if args.tokenizer_model and args.tokenizer_type != "hf":
+        raise FlagError(f"--tokenizer-model {args.tokenizer_model!r} is read by --tokenizer-type "
+                        f"hf only: add it (--tokenizer-type is {args.tokenizer_type!r})")
     if args.tokenizer_model and not os.path.isdir(args.tokenizer_model):
         raise FlagError(f"--tokenizer-model {args.tokenizer_model!r} is not a directory")
     if args.synthetic_digits < 1:

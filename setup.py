@@ -25,8 +25,9 @@ setup(
     ],
     extras_require={
         "triton": ["triton>=3.6"],
-        "hf": ["transformers>=5.0", "compressed-tensors==0.20.0"],
-        "sglang": ["sglang>=0.5.21"],
+        # compressed-tensors: the W4A16 tests pass with 0.18.0 (SGLang 0.5.23's pin) and 0.20.0
+        "hf": ["transformers>=5.0", "compressed-tensors>=0.18,<0.21"],
+        "sglang": ["sglang>=0.5.21,<0.6"],  # rollout/sglang/version.py's SUPPORTED_RANGE
         "te": ["transformer-engine[pytorch]>=2.3"],
         "wandb": ["wandb>=0.19"],
         # Muon (--optimizer muon) needs no extra: megatron_qarl/trainer/muon.py (no
@@ -38,7 +39,7 @@ setup(
             "pytest-xdist>=3.6",  # the README test command runs two workers
             "triton>=3.6",
             "transformers>=5.0",
-            "compressed-tensors==0.20.0",
+            "compressed-tensors>=0.18,<0.21",
         ],
     },
 )

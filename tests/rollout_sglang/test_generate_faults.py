@@ -116,6 +116,16 @@ def test_w4a16_refused_on_old_sglang():
         old.kill()
 
 
+def test_the_sglang_extra_installs_the_versions_the_bridge_accepts():
+    """setup.py's [sglang] pin and the bridge's version check name one range (the extra took
+    any version >= 0.5.21, 0.6 included, which the bridge refuses)."""
+    from megatron_qarl.rollout.sglang.version import SUPPORTED_RANGE
+
+    setup_py = os.path.join(os.path.dirname(__file__), "..", "..", "setup.py")
+    with open(setup_py) as f:
+        assert f'"sglang": ["sglang{SUPPORTED_RANGE}"]' in f.read()
+
+
 def test_a_server_splitting_experts_across_w4a16_groups_is_refused():
     """DIMS.ffn 64 over TP 4 / EP 1 leaves 16 columns a rank, half a 32-wide group."""
     bad, good = FakeSGLangServer(tp_size=4, ep_size=1), FakeSGLangServer(tp_size=4, ep_size=4)

@@ -67,6 +67,9 @@ def model_hf_config(args, vocab: int) -> dict:
 def check_model_flags(args) -> None:
     """Layout errors (W4A16 groups vs TP shards, experts vs EP) before any process starts."""
     _, config = model_config(args, use_cpu_initialization=True)
+    if config.num_moe_experts < config.moe_router_topk:
+        raise ValueError(f"--num-experts {config.num_moe_experts} is below the {args.model} "
+                         f"router's top-k {config.moe_router_topk}: give at least that many")
     targets = parse_targets(args.quant_targets)
     if args.rollout_quant != "none":
         validate_model(config, get_scheme(args.rollout_quant), targets)

@@ -202,6 +202,9 @@ def _checkpoints(args):
                             f"(available: {', '.join(map(str, steps))})")
     elif args.ckpt_step is not None:
         raise FlagError("--ckpt-step needs --load")
+    if args.wandb_project and importlib.util.find_spec("wandb") is None:
+        raise FlagError("--wandb-project needs the wandb package (pip install "
+                        "megatron-qarl[wandb]); or drop it: metrics.jsonl has every number")
     if args.save is None and args.metrics_path is None:
         raise FlagError("give --save DIR (checkpoints and metrics) or at least --metrics-path")
 
@@ -252,8 +255,15 @@ def _determinism(args, world_size: int):
                         f"do not fix the order of the sum. Export NCCL_ALGO=Ring and relaunch")
 
 
+def _model_overrides(args):
+    """The preset's overrides (unset: None) before anything divides by them."""
+    _positive(args, *(name for name in ("num_layers", "hidden_size", "num_experts")
+                      if getattr(args, name) is not None))
+
+
 def validate(args: argparse.Namespace, world_size: int) -> argparse.Namespace:
     """Check and complete `args` in place (derived values: data_parallel_size, device)."""
+    _model_overrides(args)
     _engine_and_device(args)
     _determinism(args, world_size)
     args.data_parallel_size = _parallel(args, world_size)

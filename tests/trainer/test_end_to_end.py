@@ -150,6 +150,8 @@ def test_help_does_not_import_megatron_core():
     (["--prompt-data", __file__, "--eval-interval", "2"],
      "--eval-interval 2 needs held-out prompts: give --eval-prompt-data FILE"),
     (["--tokenizer-model", "/tmp"], "is read by --tokenizer-type hf only"),
+    (["--num-layers", "0"], "--num-layers must be >= 1, got 0"),
+    (["--num-experts", "1"], "--num-experts 1 is below the qwen3-moe-tiny router's top-k 2"),
     (["--pretrained-checkpoint", "/nonexistent"],
      "--pretrained-checkpoint '/nonexistent' is not a Megatron checkpoint"),
     (["--reward", "no_such_module:score"], "--reward 'no_such_module:score': cannot import"),
@@ -174,6 +176,19 @@ def test_bad_flags_fail_before_any_work(tmp_path, capsys, flags, message):
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
     assert not save.exists()  # nothing started, nothing written
+
+
+def test_wandb_logging_without_wandb_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    """It failed with ModuleNotFoundError once the model was built."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "wandb" else real(name, *args))
+    with pytest.raises(SystemExit) as exit_info:
+        main([*TINY, "--save", str(tmp_path / "run"), "--wandb-project", "qarl"])
+    assert exit_info.value.code == 2
+    assert "--wandb-project needs the wandb package" in capsys.readouterr().err
 
 
 def test_malformed_dataset_row_is_named(tmp_path):

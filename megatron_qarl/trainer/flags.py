@@ -196,7 +196,8 @@ def _checkpoint_and_logging(p):
                    help="load this step instead of the latest")
     g.add_argument("--save-interval", type=int, default=0, help="RL steps; 0: only at the end")
     g.add_argument("--exit-interval", type=int, default=0,
-                   help="stop (after saving) once this step is done, as Megatron's flag")
+                   help="stop (after saving) at a step that is a multiple of it, as "
+                        "Megatron's flag (a resumed run stops at the next multiple)")
     g.add_argument("--metrics-path", default=None, help="default: <save>/metrics.jsonl")
     g.add_argument("--log-interval", type=int, default=1)
     g.add_argument("--no-progress-bar", action="store_true")

@@ -123,10 +123,14 @@ class RLTrainer:
             self.logger.log("train", step, metrics)
             if self.is_logger and step % args.log_interval == 0:
                 bar.write(console_line(step, metrics))
-            done = step == args.train_iters or step == args.exit_interval
+            # Megatron's --exit-interval: stop at every multiple of it (a resumed run too)
+            exiting = bool(args.exit_interval) and step % args.exit_interval == 0 \
+                and step < args.train_iters
+            done = step == args.train_iters or exiting
             if args.save and (done or (args.save_interval and step % args.save_interval == 0)):
                 self.save()
-            if step == args.exit_interval:
+            if exiting:
+                self.logger.close()
                 return {"exited_at": step}
         reward_after = self.evaluate()
         self.logger.log("eval", self.step, {"eval_reward": reward_after})

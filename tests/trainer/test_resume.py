@@ -141,3 +141,15 @@ def test_nccl_saves_name_their_device(tmp_path):
                  "--save-interval", "1", env={"PYTHONWARNINGS": "default"})
     assert (tmp_path / "iter_0000001").is_dir()
     assert "barrier(): using the device under current context" not in proc.stderr
+
+
+def test_exit_interval_stops_at_each_multiple_as_megatrons(tmp_path):
+    """A resumed run stops at the next multiple of --exit-interval (it stopped only at the step
+    equal to it, so a resumed run went on to --train-iters)."""
+    save = tmp_path / "run"
+    flags = ["--save", str(save), "--sft-iters", "0", "--train-iters", "3", "--exit-interval", "1"]
+    train(*flags)
+    train(*flags, "--load", str(save))
+    assert [r["step"] for r in records(save / "metrics.jsonl")] == [1, 2]
+    assert sorted(p.name for p in save.glob("iter_*")) == ["iter_0000001", "iter_0000002"]
+    assert not records(save / "metrics.jsonl", "summary")

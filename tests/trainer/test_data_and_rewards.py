@@ -41,11 +41,15 @@ def test_jsonl_rows_with_custom_keys_and_template(tmp_path):
     (row,) = build_prompts(rows, "qa", tok, max_prompt_tokens=64, source=str(path))
     assert row.prompt_text == "Question: 2+3=\nAnswer: "
     assert tok.decode(row.prompt_ids) == row.prompt_text
-    with pytest.raises(DatasetError, match="row 0 has a 23-token prompt"):
+    with pytest.raises(DatasetError, match="row 1 has a 23-token prompt"):
         build_prompts(rows, "qa", tok, max_prompt_tokens=10, source=str(path))
     # an empty prompt would reach the engine as a zero-length first window
-    with pytest.raises(DatasetError, match=rf"{path}: row 1 has an empty prompt"):
+    with pytest.raises(DatasetError, match=rf"{path}: row 2 has an empty prompt"):
         build_prompts(rows + [{"prompt": "", "answer": "0"}], "plain", tok,
+                      max_prompt_tokens=64, source=str(path))
+    # a character the built-in tokenizer lacks: the row is named (a traceback named none)
+    with pytest.raises(DatasetError, match=rf"{path}: row 2: character 'é' is not in"):
+        build_prompts(rows + [{"prompt": "café", "answer": "0"}], "plain", tok,
                       max_prompt_tokens=64, source=str(path))
 
 

@@ -94,9 +94,12 @@ def read_rows(source: str, prompt_key: str = "prompt", answer_key: str = "answer
 def build_prompts(rows: List[Dict[str, str]], template: str, tokenizer,
                   max_prompt_tokens: int, source: str) -> List[PromptRow]:
     out = []
-    for i, row in enumerate(rows):
+    for i, row in enumerate(rows, start=1):  # rows as numbered in errors: a .jsonl's lines
         text = render_prompt(template, row["prompt"], tokenizer)
-        ids = tokenizer.encode(text)
+        try:
+            ids = tokenizer.encode(text)
+        except ValueError as err:
+            raise DatasetError(f"{source}: row {i}: {err}") from None
         if not ids:
             raise DatasetError(
                 f"{source}: row {i} has an empty prompt (no tokens after --prompt-template); "

@@ -6,6 +6,8 @@ from typing import Dict, List
 
 import torch
 
+from .datasets import DatasetError
+
 
 class PromptOrder:
     def __init__(self, num_rows: int, seed: int):
@@ -33,7 +35,7 @@ class PromptOrder:
 
     def load_state_dict(self, state: Dict[str, int]) -> None:
         if state["num_rows"] != self.num_rows or state["seed"] != self.seed:
-            raise ValueError(
+            raise DatasetError(
                 f"the checkpoint's data order has {state['num_rows']} rows and seed "
                 f"{state['seed']}, this run {self.num_rows} and {self.seed}; resume with the "
                 f"same --prompt-data and --seed, or start a new --save directory"

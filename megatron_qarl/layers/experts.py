@@ -54,6 +54,13 @@ class QuantizedGroupedExperts(SequentialMLP):
         if not config.gated_linear_unit:
             raise ValueError("quantized experts implement SwiGLU experts; set "
                              "--swiglu (gated_linear_unit=True)")
+        unsupported = {"activation_func_clamp_value": config.activation_func_clamp_value,
+                       "glu_linear_offset": config.glu_linear_offset or None,
+                       "moe_latent_size": config.moe_latent_size}
+        if any(v is not None for v in unsupported.values()):
+            raise ValueError(f"quantized experts compute Megatron's plain SwiGLU experts; "
+                             f"unset {', '.join(k for k, v in unsupported.items() if v is not None)}"
+                             f" (Qwen3-MoE uses none)")
         super().__init__(num_local_experts, config, submodules, pg_collection=pg_collection)
         self.scheme = scheme
         etp = self.tp_group.size()

@@ -51,6 +51,10 @@ def qarl_block_spec(config, scheme: QuantScheme, targets: frozenset,
     if attention_backend not in ATTENTION_BACKENDS:
         raise ValueError(f"{BACKEND_FLAG} must be one of {', '.join(ATTENTION_BACKENDS)}, got "
                          f"{attention_backend!r}")
+    freq = config.moe_layer_freq
+    if config.num_moe_experts and not (freq == 1 or isinstance(freq, list) and all(freq)):
+        raise ValueError(f"moe_layer_freq {freq!r}: this spec makes every layer an MoE layer "
+                         f"(Qwen3-MoE's); dense layers between them are not built")
     layer = copy.deepcopy(get_gpt_layer_local_spec(
         num_experts=config.num_moe_experts, moe_grouped_gemm=False,
         qk_layernorm=config.qk_layernorm, normalization=config.normalization,

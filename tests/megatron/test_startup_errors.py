@@ -34,6 +34,19 @@ def test_int8_per_channel_scale_cannot_span_row_parallel_shards():
         build_30b("int8", targets="experts+attention", tp=2, ep=1, etp=1)
 
 
+@pytest.mark.parametrize("option, message", [
+    ({"activation_func_clamp_value": 7.0}, "unset activation_func_clamp_value"),
+    ({"glu_linear_offset": 1.0}, "unset glu_linear_offset"),
+    ({"moe_layer_freq": [1, 0]}, "moe_layer_freq .1, 0.: this spec makes every layer an MoE"),
+])
+def test_megatron_options_the_quantized_layers_do_not_compute_are_refused(single_process, option,
+                                                                          message):
+    """They built, and the experts computed another function than Megatron's SequentialMLP
+    (or every layer was MoE) without a word."""
+    with pytest.raises(ValueError, match=message):
+        build_tiny("w4a16", **option)
+
+
 def test_experts_not_divisible_by_ep(single_process):
     with pytest.raises(ValueError, match=r"4 experts.*--expert-model-parallel-size 3"):
         build_tiny("w4a16", expert_model_parallel_size=3)

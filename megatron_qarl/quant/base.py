@@ -65,6 +65,9 @@ class QuantScheme(abc.ABC):
     weight_operand_dtype: torch.dtype = torch.bfloat16
     #: whether activations are quantized too (W8A8 schemes)
     quantizes_activations: bool = False
+    #: output rows one weight scale covers (FP8's 128-row blocks; per-row and per-column-group
+    #: scales: 1), the granule a row split or concatenation must keep whole
+    scale_block_rows: int = 1
 
     @abc.abstractmethod
     def validate_shape(self, name: str, out_features: int, in_features: int) -> None:

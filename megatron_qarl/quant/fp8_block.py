@@ -77,6 +77,7 @@ def unpack_activation_rows(packed: torch.Tensor, hidden: int) -> tuple:
 class FP8Block(QuantScheme):
     name = "fp8-block"
     quantizes_activations = True
+    scale_block_rows = BLOCK
     weight_operand_dtype = torch.float32  # the GEMM scales in fp32; no bf16 rounding
 
     def validate_shape(self, name, out_features, in_features):

@@ -27,8 +27,13 @@ def _component_dim(component: torch.Tensor, dim: int) -> int:
     return component.dim() - 2 + dim  # dim 0 = out, 1 = in, of the last two dims
 
 
-def _granule(logical: int, component: int) -> int:
-    return -(-logical // component)  # ceil: FP8's last block may be partial
+def _row_granule(value: QuantizedWeight, component: torch.Tensor) -> int:
+    """Rows per row of `component`: 1 where it has a row per output row (codes, per-row and
+    per-group scales), else the scheme's scale block (FP8's 128; its last block may be
+    partial, so the shapes alone cannot tell: 300 rows have 3 scale rows, blocks of 128)."""
+    rows = value.shape[-2]
+    return 1 if component.shape[_component_dim(component, 0)] == rows \
+        else value.scheme.scale_block_rows
 
 
 def cat(parts: Sequence[Weight], dim: int) -> Weight:
@@ -36,6 +41,11 @@ def cat(parts: Sequence[Weight], dim: int) -> Weight:
     if isinstance(parts[0], torch.Tensor):
         return torch.cat(list(parts), dim=parts[0].dim() - 2 + dim)
     first = parts[0]
+    block = first.scheme.scale_block_rows
+    if dim == 0 and any(p.shape[-2] % block for p in parts[:-1]):
+        raise ReshardError(
+            f"{first.scheme.name}: parts of {[p.shape[-2] for p in parts]} rows; all but the "
+            f"last must be whole {block}-row quantization blocks")
     shape = list(first.shape)
     shape[len(shape) - 2 + dim] = sum(p.shape[len(shape) - 2 + dim] for p in parts)
     data = torch.cat([p.data for p in parts], dim=_component_dim(first.data, dim))
@@ -66,7 +76,7 @@ def split_rows(value: Weight, sizes: Sequence[int]) -> List[Weight]:
         if component is None:
             return [None] * len(sizes)
         d = _component_dim(component, 0)
-        g = _granule(rows, component.shape[d])
+        g = _row_granule(value, component)
         if any(s % g for s in sizes[:-1]):
             raise ReshardError(
                 f"{value.scheme.name}: rows {list(sizes)} cut through a {g}-row quantization "

@@ -96,11 +96,11 @@ def lockstep_generation(rank, world_size):
     plain = generate(model, group)
     eager_call = CachedForward.__call__
 
-    def decode_steps_exchange_fixed(forward, ids, start):  # as the captured steps do
+    def decode_steps_exchange_fixed(forward, ids, start, last_only=False):  # as captured
         if start == 0:
-            return eager_call(forward, ids, start)
+            return eager_call(forward, ids, start, last_only)
         with fixed_size_exchange(forward.model):
-            return eager_call(forward, ids, start)
+            return eager_call(forward, ids, start, last_only)
 
     CachedForward.__call__ = decode_steps_exchange_fixed
     try:

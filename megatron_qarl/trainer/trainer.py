@@ -19,7 +19,7 @@ from megatron.core.utils import unwrap_model
 from tqdm import tqdm
 
 from ..layers import invalidate_quantized_weights
-from ..rl.data import PromptOrder, build_prompts, build_tokenizer, read_rows
+from ..rl.data import DatasetError, PromptOrder, build_prompts, build_tokenizer, read_rows
 from ..rl.data.arithmetic import SYNTHETIC_PREFIX
 from ..rl.objectives.advantages import group_normalized_advantages
 from ..rl.objectives.aggregation import local_normalizer
@@ -59,10 +59,7 @@ class RLTrainer:
         self.is_logger = torch.distributed.get_rank() == 0
         self.tokenizer = build_tokenizer(args.tokenizer_type, args.tokenizer_model)
         self.train_rows = self._prompts(args.prompt_data, args.synthetic_num_prompts, args.seed)
-        eval_source = args.eval_prompt_data or (args.prompt_data if args.prompt_data.startswith(
-            SYNTHETIC_PREFIX) else None)
-        self.eval_rows = (self._prompts(eval_source, args.eval_num_prompts, args.seed + 10_000)
-                          [:args.eval_num_prompts] if eval_source else [])
+        self.eval_rows = self._held_out_prompts()
         self.order = PromptOrder(len(self.train_rows), args.seed)
         self.reward_fn = get_reward(args.reward)
         self.loss_cfg = PolicyLossConfig.from_flags(args)
@@ -97,6 +94,29 @@ class RLTrainer:
     def _sequence_multiple(self) -> int:
         """Under sequence parallelism every forward's length is a multiple of the TP size."""
         return self.args.tensor_model_parallel_size if self.config.sequence_parallel else 1
+
+    def _held_out_prompts(self):
+        """--eval-prompt-data's first --eval-num-prompts rows; a synthetic task (that flag's,
+        or --prompt-data's when none is given) draws prompts the training set does not hold
+        (a separate draw alone put 24 training prompts among the tiny example's 128)."""
+        args = self.args
+        source = args.eval_prompt_data or args.prompt_data
+        count = args.eval_num_prompts
+        if not source.startswith(SYNTHETIC_PREFIX):
+            return self._prompts(source, count, args.seed + 10_000)[:count] \
+                if args.eval_prompt_data else []
+        seen = {tuple(r.prompt_ids) for r in self.train_rows}
+        rows = []
+        for row in self._prompts(source, count + len(seen), args.seed + 10_000):
+            if tuple(row.prompt_ids) not in seen:
+                seen.add(tuple(row.prompt_ids))
+                rows.append(row)
+        if len(rows) < count:
+            raise DatasetError(
+                f"{source}: only {len(rows)} of its prompts are neither trained on nor repeated, "
+                f"below --eval-num-prompts {count}; lower it or --synthetic-num-prompts, or "
+                f"raise --synthetic-digits")
+        return rows[:count]
 
     def _prompts(self, source, synthetic_rows, seed):
         rows = read_rows(source, self.args.prompt_key, self.args.answer_key,

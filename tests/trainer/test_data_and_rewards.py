@@ -153,3 +153,36 @@ def test_an_hf_tokenizer_stops_where_sglang_does(tmp_path, generation_eos, stop_
     assert (tok.eos_id, tok.pad_id, tok.stop_ids) == (1, 0, stop_ids)
     assert tok.encode("12+3=") == [4, 5, 13, 6, 14]
     assert build_tokenizer("char", None).stop_ids == (1,)
+
+
+def _prompt_source(**flags):
+    """The trainer's prompt methods on its flags, without the rest of its set-up."""
+    import types
+    from types import SimpleNamespace
+
+    from megatron_qarl.rl.data import CharTokenizer
+    from megatron_qarl.trainer.trainer import RLTrainer
+
+    args = SimpleNamespace(prompt_data="synthetic:arithmetic", eval_prompt_data=None,
+                           eval_num_prompts=128, seed=1234, synthetic_num_prompts=4000,
+                           synthetic_digits=2, prompt_key="prompt", answer_key="answer",
+                           seq_length=16, rollout_max_new_tokens=6, prompt_template="plain")
+    vars(args).update(flags)
+    trainer = SimpleNamespace(args=args, tokenizer=CharTokenizer())
+    trainer._prompts = types.MethodType(RLTrainer._prompts, trainer)
+    trainer.train_rows = trainer._prompts(args.prompt_data, args.synthetic_num_prompts, args.seed)
+    return trainer, types.MethodType(RLTrainer._held_out_prompts, trainer)
+
+
+def test_synthetic_held_out_prompts_are_not_trained_on():
+    """A second draw of the task put 24 of the tiny example's 4000 training prompts (3261
+    distinct) among its 128 held-out ones, and 3 twice: the held-out reward partly measured
+    training prompts."""
+    trainer, held_out = _prompt_source()
+    rows = held_out()
+    texts = [r.prompt_text for r in rows]
+    assert len(texts) == 128 == len(set(texts))
+    assert not set(texts) & {r.prompt_text for r in trainer.train_rows}
+    _, too_few = _prompt_source(synthetic_digits=1)  # 100 prompts, all drawn for training
+    with pytest.raises(DatasetError, match="only 0 of its prompts are neither trained on"):
+        too_few()

@@ -7,6 +7,7 @@ whole input (names, shapes, file lengths, config) before writing anything.
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -86,13 +87,32 @@ def megatron_to_hf(ckpt_dir: str, out_dir: str, hf_config_dir: Optional[str] = N
     ckpt = MegatronCheckpoint(ckpt_dir, hf_config_dir)
     writer = ShardedSafetensorsWriter(out_dir, max_shard_bytes)
     start = time.perf_counter()
+    dtypes = set()
     with tqdm(total=ckpt.nbytes(), unit="B", unit_scale=True, desc="megatron -> hf",
               disable=not progress) as bar:
         for _label, group in ckpt.groups():
             for chunk, data in group:
                 for name, tensor in hf_from_chunk(chunk, data, ckpt.dims).items():
                     writer.add(name, tensor)
+                    dtypes.add(tensor.dtype)
                 bar.update(data.numel() * data.element_size())
     writer.close()
     copy_hf_assets(ckpt.assets, out_dir)
+    _describe_dense_weights(os.path.join(out_dir, CONFIG_FILE), dtypes)
     return ConversionReport(writer.total_bytes, time.perf_counter() - start)
+
+
+def _describe_dense_weights(path: str, dtypes: set) -> None:
+    """config.json says what was written: dense weights (no quantization_config) of their
+    dtype (an fp32 training checkpoint was labelled bfloat16, and `dtype="auto"` loaders
+    downcast it). Replaced atomically."""
+    config = read_config(os.path.dirname(path), os.path.basename(path))
+    config.pop("quantization_config", None)
+    if len(dtypes) == 1:
+        name = str(next(iter(dtypes))).replace("torch.", "")
+        for key in ("torch_dtype", "dtype"):
+            if key in config or key == "torch_dtype":
+                config[key] = name
+    with open(path + ".tmp", "w") as f:
+        json.dump(config, f, indent=2)
+    os.replace(path + ".tmp", path)

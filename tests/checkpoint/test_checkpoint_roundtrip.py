@@ -2,6 +2,7 @@
 (TP=1, and TP=2/EP=2 in 2 gloo processes) gives transformers' logits, and the way back is
 bit-identical."""
 import glob
+import json
 import os
 
 import torch
@@ -32,7 +33,21 @@ def test_back_to_hf_is_bit_identical(hf_dir, megatron_dir, tmp_path):
         assert again[name].dtype == tensor.dtype == torch.bfloat16, name
         assert torch.equal(again[name].view(torch.int16), tensor.view(torch.int16)), name
     assert len(glob.glob(os.path.join(out, "model-*-of-*.safetensors"))) > 1
-    assert os.path.isfile(os.path.join(out, "config.json"))
+    with open(os.path.join(out, "config.json")) as f:
+        assert json.load(f)["torch_dtype"] == "bfloat16"
+
+
+def test_the_written_config_names_the_weights_written(tmp_path):
+    """An fp32 training checkpoint went out as fp32 tensors under the preset's "bfloat16"
+    (loaders with dtype="auto" downcast it), and a source config's quantization_config came
+    along with dense weights."""
+    from megatron_qarl.checkpoint.convert import _describe_dense_weights
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"torch_dtype": "bfloat16", "dtype": "bfloat16",
+                                "quantization_config": {"quant_method": "fp8"}}))
+    _describe_dense_weights(str(path), {torch.float32})
+    assert json.loads(path.read_text()) == {"torch_dtype": "float32", "dtype": "float32"}
 
 
 def test_megatron_logits_equal_transformers(megatron_dir, toks, reference_logits):

@@ -43,7 +43,7 @@ def hf_to_megatron(hf_dir: str, out_dir: str, tensor_parallel: int = 1,
     require_new_output(out_dir)
     config = read_config(hf_dir)
     if "quantization_config" in config:
-        method = config["quantization_config"].get("quant_method", "a quantized format")
+        method = config["quantization_config"].get("quant_method", "quantized")
         raise CheckpointError(
             f"{hf_dir}/{CONFIG_FILE}: a {method} checkpoint (quantization_config); convert "
             f"the bf16 model it was made from (its codes would be read as weights and its "
@@ -110,9 +110,9 @@ def _describe_dense_weights(path: str, dtypes: set) -> None:
     config.pop("quantization_config", None)
     if len(dtypes) == 1:
         name = str(next(iter(dtypes))).replace("torch.", "")
-        for key in ("torch_dtype", "dtype"):
-            if key in config or key == "torch_dtype":
-                config[key] = name
+        config["torch_dtype"] = name
+        if "dtype" in config:  # transformers 5's name for it
+            config["dtype"] = name
     with open(path + ".tmp", "w") as f:
         json.dump(config, f, indent=2)
     os.replace(path + ".tmp", path)

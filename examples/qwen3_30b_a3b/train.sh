@@ -37,7 +37,9 @@
 # Hyperparameters follow the paper's Table 2 (Muon, lr 1e-6, weight decay 0.01, 8 samples per
 # prompt at temperature 1.0, 8 optimizer steps per rollout (its 512 prompts in mini-batches of
 # 64; here 64 prompts in mini-batches of 8), evaluation at temperature 0.6, the TBPO band from
-# the objective's defaults); OPTIMIZER=adam takes Adam with the distributed optimizer instead.
+# the objective's defaults, prompts up to 2048 tokens with longer ones left out (its
+# max_prompt_length; responses up to 8192 tokens here, 16384 there); OPTIMIZER=adam takes Adam
+# with the distributed optimizer instead.
 # With Muon, --use-distributed-optimizer (an extra flag) shards its state by whole weights over
 # the data-parallel ranks (Megatron's layer-wise optimizer; its test passes on 2 GPUs under
 # NCCL, it has not run at this layout: docs/training.md, "Muon").
@@ -72,7 +74,7 @@ exec torchrun --standalone --nproc-per-node 8 -m megatron_qarl.train \
   --prompt-data "$DATA" --prompt-key prompt --answer-key answer \
   --tokenizer-type hf --tokenizer-model "$HF_DIR" --prompt-template chat-boxed \
   --reward math-verify \
-  --seq-length 9216 --rollout-max-new-tokens 8192 --rollout-temperature 1.0 \
+  --seq-length 10240 --rollout-max-new-tokens 8192 --skip-long-prompts --rollout-temperature 1.0 \
   --rollout-batch-size 64 --n-samples-per-prompt 8 --global-batch-size 64 \
   --eval-temperature 0.6 ${EVAL_DATA:+--eval-prompt-data "$EVAL_DATA" --eval-interval 10} \
   --max-tokens-per-micro-batch 16384 \

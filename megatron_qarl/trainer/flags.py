@@ -171,6 +171,10 @@ def _data(p):
                         "--eval-temperature > 0")
     g.add_argument("--prompt-key", default="prompt")
     g.add_argument("--answer-key", default="answer")
+    g.add_argument("--skip-long-prompts", action="store_true",
+                   help="leave out prompts over --seq-length minus --rollout-max-new-tokens "
+                        "tokens (logged) instead of stopping at the first (verl's "
+                        "data.filter_overlong_prompts)")
     g.add_argument("--prompt-template", default="plain",
                    help=f"one of {', '.join(TEMPLATE_NAMES)} or a format string with {{prompt}}")
     g.add_argument("--reward", default="arithmetic",

@@ -123,7 +123,12 @@ class RLTrainer:
                          synthetic_rows=synthetic_rows,
                          synthetic_digits=self.args.synthetic_digits, seed=seed)
         budget = self.args.seq_length - self.args.rollout_max_new_tokens
-        return build_prompts(rows, self.args.prompt_template, self.tokenizer, budget, source)
+        prompts = build_prompts(rows, self.args.prompt_template, self.tokenizer, budget, source,
+                                skip_long=self.args.skip_long_prompts)
+        if len(prompts) < len(rows) and self.is_logger:
+            log.info("%s: %d of %d prompts are over %d tokens and left out (--skip-long-prompts)",
+                     source, len(rows) - len(prompts), len(rows), budget)
+        return prompts
 
     # ---------------------------------------------------------------- the run
     def run(self) -> Dict[str, float]:

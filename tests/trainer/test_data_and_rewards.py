@@ -41,8 +41,15 @@ def test_jsonl_rows_with_custom_keys_and_template(tmp_path):
     (row,) = build_prompts(rows, "qa", tok, max_prompt_tokens=64, source=str(path))
     assert row.prompt_text == "Question: 2+3=\nAnswer: "
     assert tok.decode(row.prompt_ids) == row.prompt_text
-    with pytest.raises(DatasetError, match="row 1 has a 23-token prompt"):
+    with pytest.raises(DatasetError, match="row 1 has a 23-token prompt.*--skip-long-prompts"):
         build_prompts(rows, "qa", tok, max_prompt_tokens=10, source=str(path))
+    # --skip-long-prompts: the long ones are left out, and not all of them
+    short = {"prompt": "1=", "answer": "1"}
+    kept = build_prompts([*rows, short], "plain", tok, max_prompt_tokens=3, source=str(path),
+                         skip_long=True)
+    assert [r.prompt_text for r in kept] == ["1="]
+    with pytest.raises(DatasetError, match="every prompt is longer than"):
+        build_prompts(rows, "qa", tok, max_prompt_tokens=10, source=str(path), skip_long=True)
     # an empty prompt would reach the engine as a zero-length first window
     with pytest.raises(DatasetError, match=rf"{path}: row 2 has an empty prompt"):
         build_prompts(rows + [{"prompt": "", "answer": "0"}], "plain", tok,
@@ -166,9 +173,10 @@ def _prompt_source(**flags):
     args = SimpleNamespace(prompt_data="synthetic:arithmetic", eval_prompt_data=None,
                            eval_num_prompts=128, seed=1234, synthetic_num_prompts=4000,
                            synthetic_digits=2, prompt_key="prompt", answer_key="answer",
-                           seq_length=16, rollout_max_new_tokens=6, prompt_template="plain")
+                           seq_length=16, rollout_max_new_tokens=6, prompt_template="plain",
+                           skip_long_prompts=False)
     vars(args).update(flags)
-    trainer = SimpleNamespace(args=args, tokenizer=CharTokenizer())
+    trainer = SimpleNamespace(args=args, tokenizer=CharTokenizer(), is_logger=False)
     trainer._prompts = types.MethodType(RLTrainer._prompts, trainer)
     trainer.train_rows = trainer._prompts(args.prompt_data, args.synthetic_num_prompts, args.seed)
     return trainer, types.MethodType(RLTrainer._held_out_prompts, trainer)

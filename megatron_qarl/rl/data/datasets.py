@@ -92,7 +92,10 @@ def read_rows(source: str, prompt_key: str = "prompt", answer_key: str = "answer
 
 
 def build_prompts(rows: List[Dict[str, str]], template: str, tokenizer,
-                  max_prompt_tokens: int, source: str) -> List[PromptRow]:
+                  max_prompt_tokens: int, source: str,
+                  skip_long: bool = False) -> List[PromptRow]:
+    """skip_long: leave out prompts over max_prompt_tokens (verl's filter_overlong_prompts)
+    instead of refusing the data; at least one must remain."""
     out = []
     for i, row in enumerate(rows, start=1):  # rows as numbered in errors: a .jsonl's lines
         text = render_prompt(template, row["prompt"], tokenizer)
@@ -105,9 +108,14 @@ def build_prompts(rows: List[Dict[str, str]], template: str, tokenizer,
                 f"{source}: row {i} has an empty prompt (no tokens after --prompt-template); "
                 f"give it text or drop it")
         if len(ids) > max_prompt_tokens:
+            if skip_long:
+                continue
             raise DatasetError(
                 f"{source}: row {i} has a {len(ids)}-token prompt, more than --seq-length minus "
-                f"--rollout-max-new-tokens = {max_prompt_tokens}; raise --seq-length or drop it"
-            )
+                f"--rollout-max-new-tokens = {max_prompt_tokens}; raise --seq-length, drop it, "
+                f"or pass --skip-long-prompts")
         out.append(PromptRow(ids, text, row["answer"]))
+    if not out:
+        raise DatasetError(f"{source}: every prompt is longer than --seq-length minus "
+                           f"--rollout-max-new-tokens = {max_prompt_tokens} tokens")
     return out

@@ -43,7 +43,8 @@ def warm_start(model, optimizer, rows: List[PromptRow], tokenizer, args, device,
         batch = collate(samples, torch.zeros(len(samples)), tokenizer.pad_id, device)
         metrics = optimizer_step(
             model, optimizer, batch, list(range(len(samples))),
-            micro_batch_size=len(samples), max_tokens=0, loss_fn=loss_fn,
+            micro_batch_size=args.micro_batch_size,
+            max_tokens=args.max_tokens_per_micro_batch, loss_fn=loss_fn,
             normalizer=lambda mask: mask.sum(), loss_name="sft_loss",
         )
         if on_step is not None:

@@ -14,23 +14,35 @@ from ..rollout.sglang.session import PAUSE_MODES
 from ..rollout.sglang.transfer import IPC, NCCL
 
 
+#: the flags of servers the trainer launches (--sglang-model-path), with their defaults
+LAUNCH_DEFAULTS = {"sglang_num_engines": 1, "sglang_tp_size": 1, "sglang_ep_size": 1,
+                   "sglang_base_gpu_id": 0, "sglang_port": 30000,
+                   "sglang_mem_fraction_static": 0.5}
+
+
 def add_sglang_args(p) -> None:
     g = p.add_argument_group("sglang rollout (--rollout-engine sglang; see docs/sglang.md)")
     g.add_argument("--sglang-urls", default=None,
                    help="comma-separated URLs of running SGLang servers (one per engine)")
     g.add_argument("--sglang-model-path", default=None,
                    help="or launch the servers on this HF checkpoint (the quantized export)")
-    g.add_argument("--sglang-num-engines", type=int, default=1, help="servers to launch")
-    g.add_argument("--sglang-tp-size", type=int, default=1, help="TP size of each launched server")
-    g.add_argument("--sglang-ep-size", type=int, default=1, help="EP size (divides the TP size)")
-    g.add_argument("--sglang-base-gpu-id", type=int, default=0,
+    launch = LAUNCH_DEFAULTS
+    g.add_argument("--sglang-num-engines", type=int, default=launch["sglang_num_engines"],
+                   help="servers to launch")
+    g.add_argument("--sglang-tp-size", type=int, default=launch["sglang_tp_size"],
+                   help="TP size of each launched server")
+    g.add_argument("--sglang-ep-size", type=int, default=launch["sglang_ep_size"],
+                   help="EP size (divides the TP size)")
+    g.add_argument("--sglang-base-gpu-id", type=int, default=launch["sglang_base_gpu_id"],
                    help="first GPU of engine 0; engine e starts at base + e x tp size")
-    g.add_argument("--sglang-port", type=int, default=30000, help="engine e listens on port + e")
+    g.add_argument("--sglang-port", type=int, default=launch["sglang_port"],
+                   help="engine e listens on port + e")
     g.add_argument("--sglang-colocated", action="store_true",
                    help="the servers share the trainer's GPUs: launched ones get "
                         "--enable-memory-saver (running ones must have it), and they free "
                         "their weights and KV cache while the trainer trains")
-    g.add_argument("--sglang-mem-fraction-static", type=float, default=0.5,
+    g.add_argument("--sglang-mem-fraction-static", type=float,
+                   default=launch["sglang_mem_fraction_static"],
                    help="GPU memory fraction each launched server reserves")
     g.add_argument("--rollout-weight-transfer", choices=(IPC, NCCL), default=IPC,
                    help="ipc: servers on the trainer's node (CUDA IPC handles); nccl: "
@@ -91,6 +103,13 @@ def sglang_config(args, dims: Optional[Qwen3MoeDims], top_k: int = 8) -> SGLangC
 
 def check_sglang_flags(args) -> None:
     """Raises ValueError naming the flag and the fix."""
+    launched_only = [f"--{k.replace('_', '-')}" for k, default in LAUNCH_DEFAULTS.items()
+                     if getattr(args, k) != default]
+    if launched_only and (args.rollout_engine != "sglang" or args.sglang_model_path is None):
+        raise ValueError(f"{launched_only[0]} sets up the SGLang servers the trainer launches "
+                         f"(--rollout-engine sglang --sglang-model-path); running servers "
+                         f"(--sglang-urls) keep their own settings and the embedded engine has "
+                         f"none: drop it")
     if args.rollout_engine != "sglang":
         for flag in ("sglang_urls", "sglang_model_path"):
             if getattr(args, flag) is not None:

@@ -30,6 +30,10 @@ def _check(*argv):
                "--no-aligned-learner"], r"--no-aligned-learner.*--aligned-learner"),
     (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-quant", "w4a16-g64",
                "--quant-targets", "experts+attention"], r"--quant-targets experts"),
+    # launch settings with servers the trainer does not launch were ignored
+    (SGLANG + ["--sglang-urls", "http://a:1", "--sglang-tp-size", "4"],
+     r"--sglang-tp-size sets up the SGLang servers the trainer launches"),
+    (["--sglang-mem-fraction-static", "0.7"], r"--sglang-mem-fraction-static sets up"),
 ])
 def test_bad_sglang_flags_name_the_flag(argv, message):
     with pytest.raises(ValueError, match=message):

@@ -4,8 +4,9 @@
 Only `_forward_impl` is overridden, so parameters, initialisation, TP attributes,
 `sharded_state_dict` and the surrounding communication (row-parallel reduce, gather_output)
 stay Megatron's. The communication Megatron folds into its fused linear autograd function is
-done here with Megatron's own mapping functions: the sequence-parallel all-gather of the input
-(reduce-scatter of its gradient) and the input-gradient all-reduce.
+done here with Megatron's own collectives: the sequence-parallel all-gather of the input
+(again in backward, which keeps only this rank's slice; the reduce-scatter of its gradient)
+and the input-gradient all-reduce.
 """
 from __future__ import annotations
 
@@ -13,8 +14,12 @@ from megatron.core.tensor_parallel import (
     ColumnParallelLinear,
     RowParallelLinear,
     copy_to_tensor_model_parallel_region,
-    gather_from_sequence_parallel_region,
 )
+from megatron.core.tensor_parallel.mappings import (
+    _gather_along_first_dim,
+    _reduce_scatter_along_first_dim,
+)
+from megatron.core.utils import get_tensor_model_parallel_group_if_none
 
 from ..quant import QuantScheme, aligned_linear
 from .layout import (
@@ -28,6 +33,20 @@ def _names(layer, buffer_name) -> tuple:
     """A name for messages ('qkv', 'proj', 'fc1', 'fc2': Megatron's buffer names) and the
     flag that sets this layer's split."""
     return buffer_name or type(layer).__name__, ETP_FLAG if layer.is_expert else TP_FLAG
+
+
+class _SequenceShards:
+    """The sequence-parallel collectives AlignedLinear runs (those of Megatron's
+    gather_from_sequence_parallel_region and its backward)."""
+
+    def __init__(self, group):
+        self.group = get_tensor_model_parallel_group_if_none(group)
+
+    def gather(self, x):
+        return _gather_along_first_dim(x, self.group)
+
+    def reduce_scatter(self, grad):
+        return _reduce_scatter_along_first_dim(grad, self.group)
 
 
 class _AlignedForward:
@@ -47,11 +66,10 @@ class _AlignedForward:
                 f"(shared embeddings) cannot be quantized here: leave the output layer "
                 f"unquantized"
             )
-        if sequence_parallel:
-            input = gather_from_sequence_parallel_region(input, True, group=tp_group)
-        elif allreduce_dgrad:
+        shards = _SequenceShards(tp_group) if sequence_parallel else None
+        if allreduce_dgrad and not sequence_parallel:
             input = copy_to_tensor_model_parallel_region(input, group=tp_group)
-        output = aligned_linear(input, weight, self.quant_cache.get())
+        output = aligned_linear(input, weight, self.quant_cache.get(), shards)
         return output if bias is None else output + bias
 
 

@@ -18,28 +18,40 @@ def _dequantized_operand(qweight: QuantizedWeight) -> torch.Tensor:
 
 
 class AlignedLinear(torch.autograd.Function):
+    """shards: None, or under sequence parallelism the collectives over this rank's slice of
+    the sequence (`gather`, `reduce_scatter` along dim 0): the whole input is gathered for the
+    GEMM and again in backward, so only the slice is kept for it, as Megatron's
+    column-parallel linear keeps it (the gathered input is TP times larger)."""
+
     @staticmethod
-    def forward(ctx, x, master_weight, qweight: QuantizedWeight):
+    def forward(ctx, x, master_weight, qweight: QuantizedWeight, shards=None):
         ctx.save_for_backward(x)
-        ctx.qweight = qweight
+        ctx.qweight, ctx.shards = qweight, shards
         ctx.master_dtype = master_weight.dtype
-        return ops.linear(x, qweight)
+        return ops.linear(x if shards is None else shards.gather(x), qweight)
 
     @staticmethod
     def backward(ctx, grad_out):
         (x,) = ctx.saved_tensors
+        if ctx.shards is not None:
+            x = ctx.shards.gather(x)
+        need_x, need_w = ctx.needs_input_grad[:2]
         kernel = ops.linear_backward_op(ctx.qweight, grad_out.device)
         if kernel is not None:
             grad_x, grad_w = kernel(grad_out, x, ctx.qweight)
-            return (grad_x.to(x.dtype) if ctx.needs_input_grad[0] else None,
-                    grad_w.to(ctx.master_dtype) if ctx.needs_input_grad[1] else None, None)
-        grad_x = grad_w = None
-        if ctx.needs_input_grad[0]:
-            grad_x = torch.matmul(grad_out.float(), _dequantized_operand(ctx.qweight)).to(x.dtype)
-        if ctx.needs_input_grad[1]:
-            g2 = grad_out.reshape(-1, grad_out.shape[-1]).float()
-            grad_w = (g2.t() @ x.reshape(-1, x.shape[-1]).float()).to(ctx.master_dtype)
-        return grad_x, grad_w, None
+            grad_x = grad_x.to(x.dtype) if need_x else None
+            grad_w = grad_w.to(ctx.master_dtype) if need_w else None
+        else:
+            grad_x = grad_w = None
+            if need_x:
+                grad_x = torch.matmul(grad_out.float(),
+                                      _dequantized_operand(ctx.qweight)).to(x.dtype)
+            if need_w:
+                g2 = grad_out.reshape(-1, grad_out.shape[-1]).float()
+                grad_w = (g2.t() @ x.reshape(-1, x.shape[-1]).float()).to(ctx.master_dtype)
+        if grad_x is not None and ctx.shards is not None:
+            grad_x = ctx.shards.reduce_scatter(grad_x)
+        return grad_x, grad_w, None, None
 
 
 class AlignedGroupedLinear(torch.autograd.Function):
@@ -83,10 +95,11 @@ class AlignedGroupedLinear(torch.autograd.Function):
         return (grad_x, None, None, *grad_ws)
 
 
-def aligned_linear(x, master_weight, qweight: QuantizedWeight):
+def aligned_linear(x, master_weight, qweight: QuantizedWeight, shards=None):
+    """shards: see AlignedLinear."""
     if not torch.is_grad_enabled():  # rollout decode, old logprobs: the forward op alone
-        return ops.linear(x, qweight)
-    return AlignedLinear.apply(x, master_weight, qweight)
+        return ops.linear(x if shards is None else shards.gather(x), qweight)
+    return AlignedLinear.apply(x, master_weight, qweight, shards)
 
 
 def aligned_grouped_linear(x, master_weights, qweight: QuantizedWeight, tokens_per_expert):

@@ -105,3 +105,42 @@ def test_without_grad_mode_the_forward_skips_autograd(monkeypatch):
         dense = aligned_linear(x, masters[0], qw[0])
     assert torch.equal(y, with_grad.detach()) and not y.requires_grad
     assert torch.equal(dense, dense_with_grad.detach())
+
+
+class _TwoRankSequence:
+    """Sequence-parallel collectives of rank 0 of 2, in one process: the other rank's slice
+    is fixed, and the reduce-scatter keeps this rank's rows (the other's share is 0 here)."""
+
+    def __init__(self, other):
+        self.other = other
+
+    def gather(self, x):
+        return torch.cat([x, self.other])
+
+    def reduce_scatter(self, grad):
+        return grad[: len(grad) - len(self.other)]
+
+
+def test_sequence_parallel_linear_keeps_only_its_slice_for_backward():
+    """The gathered input (TP times this rank's slice) was kept for backward; now the slice is,
+    and the gradients are those of the gathered forward."""
+    torch.manual_seed(0)
+    scheme = get_scheme("w4a16-g32")
+    master = (torch.randn(48, 128) * 0.1).requires_grad_()
+    qw = scheme.quantize_weight(master.detach(), "w")
+    x = torch.randn(6, 2, 128, requires_grad=True)  # [sequence slice, batch, hidden]
+    shards = _TwoRankSequence(torch.randn(6, 2, 128))
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t.shape) or t,
+                                                  lambda t: t):
+        y = aligned_linear(x, master, qw, shards)
+    assert saved == [x.shape]
+    g = torch.randn_like(y)
+    y.backward(g)
+    full = shards.gather(x.detach()).requires_grad_()
+    master2 = master.detach().clone().requires_grad_()
+    y2 = aligned_linear(full, master2, qw)
+    y2.backward(g)
+    assert torch.equal(y, y2)
+    torch.testing.assert_close(x.grad, full.grad[:6], rtol=0, atol=0)
+    torch.testing.assert_close(master.grad, master2.grad, rtol=0, atol=0)

@@ -32,6 +32,21 @@ def test_jsonl_malformed_row_names_file_and_line(tmp_path):
         read_rows(str(path))
 
 
+def test_a_json_array_and_a_byte_order_mark_are_read(tmp_path):
+    """A .json array was read line by line ("not valid JSON" on line 1), and a UTF-8 BOM
+    made a .jsonl's first row invalid."""
+    rows = [{"prompt": "1+1=", "answer": "2"}, {"prompt": "2+2=", "answer": "4"}]
+    array = tmp_path / "prompts.json"
+    array.write_text(json.dumps(rows, indent=1))
+    assert read_rows(str(array)) == rows
+    bom = tmp_path / "bom.jsonl"
+    bom.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8-sig")
+    assert read_rows(str(bom)) == rows
+    array.write_text(json.dumps([rows[0], {"question": "x"}]))
+    with pytest.raises(DatasetError, match=rf"{array}: row 2: no field 'prompt'"):
+        read_rows(str(array))
+
+
 def test_jsonl_rows_with_custom_keys_and_template(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"q": "2+3=", "a": 5}) + "\n")

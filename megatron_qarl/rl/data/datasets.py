@@ -43,9 +43,23 @@ def _check_row(row, where: str, prompt_key: str, answer_key: str) -> Dict[str, s
     return {"prompt": row[prompt_key], "answer": row[answer_key]}
 
 
+def _read_json(path: str, prompt_key: str, answer_key: str) -> List[Dict[str, str]]:
+    """A .json file: one array of objects, or JSON lines as a .jsonl."""
+    with open(path, encoding="utf-8-sig") as f:
+        text = f.read()
+    if not text.lstrip().startswith("["):
+        return _read_jsonl(path, prompt_key, answer_key)
+    try:
+        table = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DatasetError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
+    return [_check_row(row, f"{path}: row {i}", prompt_key, answer_key)
+            for i, row in enumerate(table, start=1)]
+
+
 def _read_jsonl(path: str, prompt_key: str, answer_key: str) -> List[Dict[str, str]]:
     rows = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8-sig") as f:  # -sig: a byte-order mark is not a row
         for lineno, line in enumerate(f, start=1):
             if not line.strip():
                 continue
@@ -67,13 +81,13 @@ def _read_parquet(path: str, prompt_key: str, answer_key: str) -> List[Dict[str,
         ) from None
     table = pq.read_table(path).to_pylist()
     return [_check_row(row, f"{path}: row {i}", prompt_key, answer_key)
-            for i, row in enumerate(table)]
+            for i, row in enumerate(table, start=1)]
 
 
 def read_rows(source: str, prompt_key: str = "prompt", answer_key: str = "answer", *,
               synthetic_rows: int = 0, synthetic_digits: int = 2,
               seed: int = 0) -> List[Dict[str, str]]:
-    """`source` is a .jsonl/.parquet path or 'synthetic:arithmetic'."""
+    """`source` is a .jsonl/.json/.parquet path or 'synthetic:arithmetic'."""
     if source.startswith(SYNTHETIC_PREFIX):
         task = source[len(SYNTHETIC_PREFIX):]
         if task not in TASKS:
@@ -81,7 +95,7 @@ def read_rows(source: str, prompt_key: str = "prompt", answer_key: str = "answer
         return arithmetic_rows(synthetic_rows, synthetic_digits, seed)
     if not os.path.isfile(source):
         raise DatasetError(f"{source}: no such file")
-    reader = {".jsonl": _read_jsonl, ".json": _read_jsonl, ".parquet": _read_parquet}.get(
+    reader = {".jsonl": _read_jsonl, ".json": _read_json, ".parquet": _read_parquet}.get(
         os.path.splitext(source)[1])
     if reader is None:
         raise DatasetError(f"{source}: unknown format; use .jsonl, .parquet or synthetic:<task>")

@@ -108,6 +108,8 @@ def test_prompt_order_resumes_exactly_across_epochs():
 def test_rewards():
     assert last_boxed(r"x \boxed{\frac{1}{2}} then \boxed{3^{2}}") == "3^{2}"
     assert last_boxed(r"\boxed{unfinished") is None
+    assert last_boxed(r"so \boxed {42} and \fbox{\frac{1}{2}}") == r"\frac{1}{2}"
+    assert last_boxed(r"the answer is \boxed {42}.") == "42"  # LaTeX allows the space
     assert boxed_match_reward(r"so \boxed{ 42 }.", "42") == 1.0
     assert boxed_match_reward("42", "42") == 0.0
     assert math_verify_reward(r"thus \boxed{\frac{1}{2}}", "0.5") == 1.0

@@ -2,16 +2,18 @@
 balanced, as math benchmarks grade it."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
-BOX_MARKERS = ("\\boxed{", "\\fbox{")
+#: \\boxed{ or \\fbox{, LaTeX allowing spaces before the brace
+BOX_MARKER = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
 
 def last_boxed(text: str) -> Optional[str]:
-    start = max(text.rfind(m) for m in BOX_MARKERS)
-    if start < 0:
+    markers = list(BOX_MARKER.finditer(text))
+    if not markers:
         return None
-    i = text.index("{", start) + 1
+    i = markers[-1].end()
     depth = 1
     for j in range(i, len(text)):
         if text[j] == "{":

@@ -6,7 +6,7 @@ response cut off inside its box scores 0: parsed whole, its reasoning's numbers 
 """
 from __future__ import annotations
 
-from .boxed import BOX_MARKERS, last_boxed
+from .boxed import BOX_MARKER, last_boxed
 
 # math-verify's timeouts use SIGALRM: call this from the main thread (the trainer does).
 
@@ -15,7 +15,7 @@ def math_verify_reward(response: str, answer: str) -> float:
     from math_verify import parse, verify  # import here: the GPU image may lack it
 
     boxed = last_boxed(response)
-    if boxed is None and any(marker in response for marker in BOX_MARKERS):
+    if boxed is None and BOX_MARKER.search(response):
         return 0.0
     target = f"${boxed}$" if boxed is not None else response
     gold = parse(f"${answer}$")

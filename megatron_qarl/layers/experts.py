@@ -57,10 +57,10 @@ class QuantizedGroupedExperts(SequentialMLP):
         unsupported = {"activation_func_clamp_value": config.activation_func_clamp_value,
                        "glu_linear_offset": config.glu_linear_offset or None,
                        "moe_latent_size": config.moe_latent_size}
-        if any(v is not None for v in unsupported.values()):
+        set_options = [name for name, value in unsupported.items() if value is not None]
+        if set_options:
             raise ValueError(f"quantized experts compute Megatron's plain SwiGLU experts; "
-                             f"unset {', '.join(k for k, v in unsupported.items() if v is not None)}"
-                             f" (Qwen3-MoE uses none)")
+                             f"unset {', '.join(set_options)} (Qwen3-MoE uses none)")
         super().__init__(num_local_experts, config, submodules, pg_collection=pg_collection)
         self.scheme = scheme
         etp = self.tp_group.size()

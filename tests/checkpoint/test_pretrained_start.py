@@ -5,8 +5,6 @@ resume its own checkpoints, so the Qwen3-30B-A3B example trained a random initia
 import os
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "trainer"))
 from trainer_runs import checkpoint_tensors, records, train  # noqa: E402
 

@@ -23,7 +23,7 @@ from .convert import ConversionReport
 from .errors import CheckpointError
 from .hf_config import CONFIG_FILE, Qwen3MoeDims
 from .megatron_checkpoint import MegatronCheckpoint, copy_hf_assets
-from .megatron_layout import EXPERTS, Chunk, hf_from_chunk
+from .megatron_layout import EXPERTS, Chunk, hf_from_chunk, layer_chunks, top_chunks
 from .paths import require_new_output
 from .safetensors_io import DEFAULT_SHARD_BYTES, ShardedSafetensorsWriter
 
@@ -33,6 +33,25 @@ ATTENTION_KEYS = ("decoder.layers.self_attention.linear_qkv.weight",
 
 def _is_target(chunk: Chunk, quantize_attention: bool) -> bool:
     return EXPERTS in chunk.key or (quantize_attention and chunk.key in ATTENTION_KEYS)
+
+
+def _check_shapes(ckpt: MegatronCheckpoint, quant, quantize_attention: bool) -> None:
+    """Every weight to quantize fits the scheme, before anything is written (the scheme's
+    own message names the trainer's flags)."""
+    for chunk in top_chunks(ckpt.dims) + layer_chunks(ckpt.dims, 0):
+        if not _is_target(chunk, quantize_attention):
+            continue
+        out_features, in_features = chunk.global_shape[-2:]
+        try:
+            quant.validate_shape(chunk.key, out_features, in_features)
+        except QuantizationError:
+            group = getattr(quant, "group_size", None)
+            raise CheckpointError(
+                f"--scheme {quant.name}: {'/'.join(chunk.hf_names[:1])} and the like have "
+                f"{in_features} input columns, which groups of {group} do not divide; export "
+                f"with a smaller group (--scheme w4a16-g64 or w4a16-g32)"
+                f"{' or without --quantize-attention' if quantize_attention else ''}"
+            ) from None
 
 
 def split_quantized(chunk: Chunk, qweight: QuantizedWeight,
@@ -79,6 +98,7 @@ def export_quantized(ckpt_dir: str, out_dir: str, scheme: str = "w4a16",
     quantize_attention = bool(quantize_attention)
     require_new_output(out_dir)
     ckpt = MegatronCheckpoint(ckpt_dir, hf_config_dir)
+    _check_shapes(ckpt, quant, quantize_attention)
     writer = ShardedSafetensorsWriter(out_dir, max_shard_bytes)
     start = time.perf_counter()
     with tqdm(total=ckpt.nbytes(), unit="B", unit_scale=True, desc=f"export {quant.name}",

@@ -81,3 +81,20 @@ def test_exported_tensors_are_the_learners_cached_tensors(scheme, megatron_dir, 
 def test_fp8_export_refuses_bf16_attention(megatron_dir, tmp_path):
     with pytest.raises(CheckpointError, match="fp8-block quantizes attention"):
         export_quantized(megatron_dir, str(tmp_path / "x"), "fp8-block", False, progress=False)
+
+
+def test_a_shape_the_groups_do_not_divide_names_the_export_flag():
+    """The scheme's own message named the trainer's --rollout-quant and tensor-parallel ranks,
+    which mean nothing to an export (hidden size 192: groups of 128 do not divide it)."""
+    from types import SimpleNamespace
+
+    from megatron_qarl.checkpoint.model_preset import hf_config_from_preset
+    from megatron_qarl.checkpoint.quantized_export import _check_shapes
+    from megatron_qarl.models import QWEN3_MOE_TINY
+
+    config = {**hf_config_from_preset(QWEN3_MOE_TINY), "hidden_size": 192}
+    ckpt = SimpleNamespace(dims=dims_from_config(config))
+    with pytest.raises(CheckpointError, match=r"--scheme w4a16-g128: .*192 input columns.*"
+                                              r"--scheme w4a16-g64 or w4a16-g32\)$"):
+        _check_shapes(ckpt, get_scheme("w4a16"), False)
+    _check_shapes(ckpt, get_scheme("w4a16-g64"), False)

@@ -110,8 +110,8 @@ def is_extreme(key: str) -> bool:
 
 
 def merge_metric(key: str, total, value, parts: int):
-    """One part's value into a running reduction over `parts` parts (micro-batches, updates):
-    the mean, or the extreme for is_extreme keys. total is None before the first part."""
+    """One part's value into a running reduction over `parts` parts (a step's optimizer
+    updates): the mean, or the extreme for is_extreme keys. total is None before the first."""
     if is_extreme(key):
         if total is None:
             return value

@@ -11,17 +11,19 @@ from ..rollout.embedded import EmbeddedEngine
 from ..rollout.sglang import SGLangRolloutEngine
 from ..rollout.sglang.driver_generation import DriverGeneration
 from .distributed import dp_rank_and_size
-from .models import build_policy, model_hf_config
+from .models import build_policy
 from .sglang_flags import sglang_config
 
 
-def build_rollout_engine(args, model, tokenizer, vocab: int, device,
+def build_rollout_engine(args, model, tokenizer, hf_config: dict, device,
                          window_multiple: int) -> RolloutEngine:
-    """model: the learner; vocab: its (padded) vocabulary rows; window_multiple: the TP size
-    under sequence parallelism (embedded engine)."""
+    """model: the learner; hf_config: its HF config.json (models.model_hf_config, with its
+    padded vocabulary rows); window_multiple: the TP size under sequence parallelism
+    (embedded engine)."""
     dp_rank, _ = dp_rank_and_size()
+    vocab = hf_config["vocab_size"]
     if args.rollout_engine == "sglang":
-        return _sglang(args, vocab, dp_rank)
+        return _sglang(args, hf_config, dp_rank)
     if args.learner_quant == args.rollout_quant:
         rollout_model, refresh = model, None  # QaRL / bf16: one model, one cache
     else:
@@ -37,9 +39,9 @@ def build_rollout_engine(args, model, tokenizer, vocab: int, device,
                           cuda_graph=args.rollout_cuda_graph)
 
 
-def _sglang(args, vocab: int, dp_rank: int) -> RolloutEngine:
+def _sglang(args, hf_config: dict, dp_rank: int) -> RolloutEngine:
     """The served model has the learner's shapes and vocabulary rows (serve an export of
     this learner's checkpoint); publishing sends exactly those tensors."""
-    config = model_hf_config(args, vocab)
-    cfg = sglang_config(args, dims_from_config(config), top_k=config["num_experts_per_tok"])
+    cfg = sglang_config(args, dims_from_config(hf_config),
+                        top_k=hf_config["num_experts_per_tok"])
     return DriverGeneration(SGLangRolloutEngine(cfg), dp_rank)

@@ -72,8 +72,8 @@ class RLTrainer:
         policy, self.config = build_policy(args, args.learner_quant, vocab, self.device,
                                            keep_operand=args.quant_keep_operand)
         self.model = wrap_ddp(policy, self.config, shards_adam_buffers(args))
-        self.engine = build_rollout_engine(args, self.model, self.tokenizer, vocab, self.device,
-                                           self._sequence_multiple())
+        self.engine = build_rollout_engine(args, self.model, self.tokenizer, self.hf_config,
+                                           self.device, self._sequence_multiple())
         self.optimizer = None
         self.step, self.sft_done, self.reward_before = 0, args.sft_iters == 0, None
         try:

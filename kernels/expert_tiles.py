@@ -31,6 +31,8 @@ def row_tile_grid(rows: int, routed_rows: int, num_experts: int, block_m: int) -
 def expert_tile(counts_ptr, num_experts, total_rows, tile,
                 BLOCK_M: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr):
     """(expert, first row, row end) of the `tile`-th block of rows; an empty range past the end.
+    Rows end at `total_rows` even where the counts sum past it (a caller's error the wrapper
+    cannot see without a host sync): the kernels then never touch memory past x and y.
 
     DENSE: one expert owning all `total_rows` (a plain linear), no counts read.
     """
@@ -47,7 +49,8 @@ def expert_tile(counts_ptr, num_experts, total_rows, tile,
         before = idx < expert
         first_block = tl.sum(tl.where(before, blocks, 0), 0)
         row_start = tl.sum(tl.where(before, counts, 0), 0) + (tile - first_block) * BLOCK_M
-        row_end = tl.sum(tl.where(before | (idx == expert), counts, 0), 0)
+        row_end = tl.minimum(tl.sum(tl.where(before | (idx == expert), counts, 0), 0),
+                             total_rows)
         expert = tl.minimum(expert, num_experts - 1)
     return expert, row_start, row_end
 

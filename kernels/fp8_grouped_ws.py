@@ -201,7 +201,7 @@ def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts
     HALF: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
-    tables = expert_tables(counts_ptr, num_experts, 2 * HALF, E_PAD, num_warps)
+    tables = expert_tables(counts_ptr, num_experts, num_rows, 2 * HALF, E_PAD, num_warps)
     a_bufs = gl.allocate_shared_memory(a_desc.dtype, [2 * STAGES, HALF, BLOCK_K], a_desc.layout)
     b_bufs = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BLOCK_N, BLOCK_K], b_desc.layout)
     # staging tiles of the TMA epilogue: two consumers x two 128-wide accumulators

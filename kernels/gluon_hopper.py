@@ -86,15 +86,17 @@ def _table_layout(e_pad, warps):
 
 
 @gluon.jit
-def expert_tables(counts_ptr, num_experts, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
+def expert_tables(counts_ptr, num_experts, rows, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
                   num_warps: gl.constexpr, TAIL: gl.constexpr = 0):
     """The CTA's tables for tile_of, in shared memory, visible to every warp on return.
+    rows: x's token rows; the tables end there even where the counts sum past them (a caller's
+    error the wrapper cannot see without a host sync), so no tile touches memory past x or y.
     TAIL: an expert's last row tile may hold up to BLOCK_M + TAIL rows."""
     layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
     tables = (gl.allocate_shared_memory(gl.int32, [E_PAD], layout),
               gl.allocate_shared_memory(gl.int32, [E_PAD], layout),
               gl.allocate_shared_memory(gl.int32, [E_PAD], layout))
-    _fill_tables(counts_ptr, num_experts, tables, BLOCK_M, TAIL, E_PAD, num_warps)
+    _fill_tables(counts_ptr, num_experts, rows, tables, BLOCK_M, TAIL, E_PAD, num_warps)
     cta_barrier()
     return tables
 
@@ -111,8 +113,8 @@ def _row_tiles(counts, BLOCK_M: gl.constexpr, TAIL: gl.constexpr):
 
 
 @gluon.jit
-def _fill_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, TAIL: gl.constexpr,
-                 E_PAD: gl.constexpr, num_warps: gl.constexpr):
+def _fill_tables(counts_ptr, num_experts, rows, tables, BLOCK_M: gl.constexpr,
+                 TAIL: gl.constexpr, E_PAD: gl.constexpr, num_warps: gl.constexpr):
     """Per expert, into shared memory: its last row tile + 1, first row, and row count. Prefix
     sums by scan, O(E): the [E, E] masked reduction this replaced cost short-K CTAs up to 9%
     (W2 E128 decode, round 11). Here and in the lookups every warp holds all E_PAD entries,
@@ -121,8 +123,10 @@ def _fill_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, TAIL: g
     layout: gl.constexpr = _table_layout(E_PAD, num_warps)
     idx = gl.arange(0, E_PAD, layout=layout)
     counts = gl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
+    starts = gl.associative_scan(counts, 0, _add) - counts
+    counts = gl.minimum(counts, gl.maximum(rows - starts, 0))
     tables[0].store(gl.associative_scan(_row_tiles(counts, BLOCK_M, TAIL), 0, _add))
-    tables[1].store(gl.associative_scan(counts, 0, _add) - counts)
+    tables[1].store(starts)
     tables[2].store(counts)
 
 

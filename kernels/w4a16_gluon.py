@@ -490,7 +490,8 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
                 _issue_words(w_desc, w_bufs, early.index(0), i, i, tile // n_blocks,
                              tile % n_blocks * BLOCK_N, N, SWIGLU)
     wait_for_previous_grid()  # launched with PDL: counts and x may still be being written
-    tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps, TAIL)
+    tables = expert_tables(counts_ptr, num_experts, x_desc.shape[1], BLOCK_M, E_PAD, num_warps,
+                           TAIL)
     tiles = row_tile_count(tables, num_warps) * n_blocks
     grid = gl.num_programs(0)
     if tile >= tiles:  # the grid is a bound

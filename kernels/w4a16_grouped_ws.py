@@ -322,7 +322,7 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_exper
     GRAD_INPUT one [BLOCK_N, 128])."""
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = 2 * x_desc.block_type.shape[1]
-    tables = expert_tables(counts_ptr, num_experts, BLOCK_M, E_PAD, num_warps)
+    tables = expert_tables(counts_ptr, num_experts, x_desc.shape[1], BLOCK_M, E_PAD, num_warps)
     x_bufs = gl.allocate_shared_memory(gl.bfloat16, [2 * X_STAGES] + x_desc.block_type.shape,
                                        x_desc.layout)
     w_bufs = gl.allocate_shared_memory(gl.int32, [W_STAGES, BLOCK_N, WORDS], w_desc.layout)

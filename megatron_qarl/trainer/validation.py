@@ -128,6 +128,10 @@ def _numbers(args):
     if not args.muon_extra_scale_factor > 0:
         raise FlagError(f"--muon-extra-scale-factor must be > 0, got "
                         f"{args.muon_extra_scale_factor}")
+    if args.rollout_top_k == 1:
+        raise FlagError("--rollout-top-k 1 samples greedily: every response to a prompt is the "
+                        "same, so group advantages are all zero (and SGLang then reports "
+                        "logprobs without the temperature); use -1 (off) or k >= 2")
     try:
         SamplingParams(args.rollout_temperature, args.rollout_top_p, args.rollout_top_k,
                        args.rollout_max_new_tokens, (), args.n_samples_per_prompt)

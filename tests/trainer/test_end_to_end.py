@@ -142,6 +142,7 @@ def test_help_does_not_import_megatron_core():
     (["--loss", "tbpo", "--mismatch-correction", "tis"], "cannot be combined with --loss tbpo"),
     (["--neg-seq-clip-ratio-low", "1.5"], "--neg-seq-clip-ratio-low must be in [0, 1)"),
     (["--rollout-top-p", "0"], "--rollout-top-p must be in (0, 1]"),
+    (["--rollout-top-k", "1"], "--rollout-top-k 1 samples greedily"),
     (["--muon-momentum", "1"], "--muon-momentum must be in [0, 1)"),
     (["--muon-num-ns-steps", "0"], "--muon-num-ns-steps must be >= 1"),
     (["--muon-extra-scale-factor", "0"], "--muon-extra-scale-factor must be > 0"),

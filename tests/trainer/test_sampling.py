@@ -39,3 +39,14 @@ def test_tokens_are_drawn_from_the_temperature_scaled_distribution():
         want = torch.cat([want, torch.zeros(4 - len(want))]).double()
         std = (want * (1 - want) / len(tokens)).sqrt()
         assert ((freq - want).abs() <= 4 * std + 1e-12).all(), (freq, want)
+
+
+def test_ties_keep_exactly_k_tokens_and_greedy_takes_the_first():
+    """bf16 logits tie often; a threshold at the k-th value kept every tied token (a review
+    found top-k 1 drawing between tied maxima, and top-k 2 from four tokens)."""
+    gen = torch.Generator().manual_seed(0)
+    tied = torch.tensor([[17.0, 17.0, 3.0, 1.0]]).expand(200, 4)
+    assert set(sample_next(tied, SamplingParams(top_k=1), gen)[0].tolist()) == {0}
+    three_tied = torch.tensor([[3.0, 2.0, 2.0, 2.0, -5.0]]).expand(2000, 5)
+    tokens, _ = sample_next(three_tied, SamplingParams(top_k=2), gen)
+    assert 0 in tokens.tolist() and len(set(tokens.tolist())) == 2

@@ -16,10 +16,13 @@ def _cuts_top_k(top_k: int, vocab: int) -> bool:
 
 
 def _truncate(logprobs: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
-    """-inf outside the top-k and outside the smallest top-p nucleus (the top token stays)."""
+    """-inf outside the top-k and outside the smallest top-p nucleus (the top token stays).
+    Exactly k tokens by rank, as SGLang keeps them: bf16 logits tie often (a spacing of 0.125
+    from 16 up), and a threshold on the k-th value kept every token tied with it."""
     if _cuts_top_k(top_k, logprobs.shape[-1]):
-        kth = torch.topk(logprobs, top_k, dim=-1).values[..., -1:]
-        logprobs = logprobs.masked_fill(logprobs < kth, float("-inf"))
+        kept = torch.topk(logprobs, top_k, dim=-1).indices
+        cut = torch.ones_like(logprobs, dtype=torch.bool).scatter_(-1, kept, False)
+        logprobs = logprobs.masked_fill(cut, float("-inf"))
     if top_p < 1.0:
         sorted_lp, order = torch.sort(logprobs, dim=-1, descending=True)
         before = torch.cumsum(sorted_lp.exp(), dim=-1) - sorted_lp.exp()
@@ -49,7 +52,10 @@ def sample_next(logits: torch.Tensor, params: SamplingParams,
     if params.temperature != 1.0:
         scaled = scaled / params.temperature
     logprobs = torch.log_softmax(scaled, dim=-1)
-    tokens = race_argmax(_truncate(logprobs, params.top_k, params.top_p), generator)
+    if params.top_k == 1:  # greedy: the first of tied maxima, as SGLang's argmax
+        tokens = logits.argmax(-1)
+    else:
+        tokens = race_argmax(_truncate(logprobs, params.top_k, params.top_p), generator)
     if kernels is not None:
         rows = torch.arange(logits.shape[0], device=logits.device)
         return tokens, kernels.forward(logits, rows, tokens, params.temperature, False)[0]

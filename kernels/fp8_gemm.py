@@ -193,11 +193,13 @@ def fp8_block_grouped_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight,
 
 def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
                              tiles=None, routed_rows: int = None) -> torch.Tensor:
-    """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out].
+    """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> [T, out] in x's
+    dtype (the GEMM writes bf16), as the reference and the other schemes' ops.
     routed_rows: as fp8_block_grouped_matmul's; the quantizer then skips the padding too."""
     check_activation(x, qweight.in_features)
     xq, xs = fp8_quantize_activation(x, **_routed_only(tokens_per_expert, routed_rows))
-    return fp8_block_grouped_matmul(xq, xs, qweight, tokens_per_expert, tiles, routed_rows)
+    return fp8_block_grouped_matmul(xq, xs, qweight, tokens_per_expert, tiles,
+                                    routed_rows).to(x.dtype)
 
 
 def fp8_block_grouped_packed(packed: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,

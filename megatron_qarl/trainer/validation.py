@@ -154,6 +154,13 @@ def _quant(args):
                         f"{'' if args.aligned_learner else ', --no-aligned-learner'}): drop "
                         f"it, or train a W4A16 learner (--rollout-quant w4a16 with "
                         f"--aligned-learner)")
+    w4a16_runs = [isinstance(get_scheme(args.learner_quant), W4A16),
+                  args.rollout_engine == "embedded" and isinstance(get_scheme(args.rollout_quant),
+                                                                   W4A16)]
+    if args.device == "cuda" and not args.bf16 and any(w4a16_runs):
+        raise FlagError(f"--rollout-quant {args.rollout_quant} on CUDA needs --bf16: the W4A16 "
+                        f"kernels take bf16 activations, as SGLang serves the model (fp32 runs "
+                        f"on --device cpu)")
 
 
 def _data(args):

@@ -137,6 +137,17 @@ def test_grouped_matches_reference_with_empty_experts(tiles, device, assert_gemm
                       scheme.reference_grouped_matmul(x, qweight, tokens))
 
 
+def test_grouped_returns_the_activations_dtype(device):
+    """fp32 activations (a --device cuda run without --bf16) came back bf16 from the grouped
+    op only; the reference, the dense op and INT8's return x's dtype."""
+    scheme = get_scheme("fp8-block")
+    qweight = scheme.quantize_weight(torch.randn(2, 128, 128, device=device))
+    x = torch.randn(3, 128, device=device)
+    tokens = torch.tensor([1, 2])
+    assert fp8_block_grouped_linear(x, qweight, tokens).dtype == torch.float32
+    assert scheme.reference_grouped_matmul(x, qweight, tokens).dtype == torch.float32
+
+
 def test_decode_tiles_follow_the_h100_sweep():
     """fp8_gemm._decode_tiles (round 33): 64 x 64 for a handful of rows and for fc1 (K 2048)
     over few experts or under 2 rows an expert, 64 x 128 from 32 rows an expert (fc1 from

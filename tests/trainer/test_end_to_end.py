@@ -209,3 +209,24 @@ def test_a_file_dataset_without_held_out_prompts_says_so(tmp_path):
                  "--train-iters", "1")
     assert "no held-out prompts (--eval-prompt-data), so no held-out reward" in proc.stdout
     assert "nan" not in proc.stdout
+
+
+@pytest.mark.parametrize("flags, refused", [
+    (["--rollout-quant", "w4a16"], True),  # the aligned learner and the engine
+    (["--rollout-quant", "w4a16-g32", "--no-aligned-learner"], True),  # the engine
+    (["--rollout-quant", "w4a16", "--bf16"], False),
+    (["--rollout-quant", "fp8-block"], False),  # its kernels quantize fp32 activations too
+])
+def test_w4a16_on_cuda_without_bf16_is_refused(flags, refused):
+    """The W4A16 kernels raised on the fp32 activations of a --device cuda run without --bf16,
+    inside the first forward."""
+    from megatron_qarl.trainer.flags import build_parser
+    from megatron_qarl.trainer.validation import FlagError, _quant
+
+    args = build_parser().parse_args(["--device", "cuda", *flags])
+    args.learner_quant = args.rollout_quant if args.aligned_learner else "none"
+    if refused:
+        with pytest.raises(FlagError, match="on CUDA needs --bf16"):
+            _quant(args)
+    else:
+        _quant(args)

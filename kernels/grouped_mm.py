@@ -24,9 +24,18 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, tokens_per_expert: torch.Tensor
         use_torch = torch_grouped_mm_available(a.device)
     if use_torch:
         return torch._grouped_mm(a, b, offs=expert_offsets(tokens_per_expert, a.device))
+    counts, routed = _host_counts(tokens_per_expert, a.shape[0])
+    parts = [ae @ b[e] for e, ae in enumerate(torch.split(a[:routed], counts))]
+    return torch.cat([*parts, a.new_zeros(a.shape[0] - routed, b.shape[-1])])
+
+
+def _host_counts(tokens_per_expert: torch.Tensor, rows: int) -> tuple:
+    """(counts as ints, their sum) for the per-expert loop; rows past the sum are a fixed-size
+    exchange's padding, which the loop leaves as zeros."""
     counts = [int(c) for c in tokens_per_expert.tolist()]
-    parts = [ae @ b[e] for e, ae in enumerate(torch.split(a, counts))]
-    return torch.cat(parts) if parts else a.new_zeros(0, b.shape[-1])
+    if sum(counts) > rows:
+        raise ValueError(f"tokens_per_expert sums to {sum(counts)} but x has {rows} rows")
+    return counts, sum(counts)
 
 
 def grouped_weight_grad(grad_out: torch.Tensor, x: torch.Tensor,
@@ -38,9 +47,9 @@ def grouped_weight_grad(grad_out: torch.Tensor, x: torch.Tensor,
     if use_torch:
         return torch._grouped_mm(grad_out.t(), x, offs=expert_offsets(tokens_per_expert,
                                                                       x.device))
-    counts = [int(c) for c in tokens_per_expert.tolist()]
-    return torch.stack([g.t() @ xe for g, xe in zip(torch.split(grad_out, counts),
-                                                    torch.split(x, counts))])
+    counts, routed = _host_counts(tokens_per_expert, x.shape[0])
+    return torch.stack([g.t() @ xe for g, xe in zip(torch.split(grad_out[:routed], counts),
+                                                    torch.split(x[:routed], counts))])
 
 
 def bf16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor) -> torch.Tensor:
@@ -53,3 +62,12 @@ def bf16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tenso
     check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
     return grouped_mm(x.to(torch.bfloat16), qweight.data.transpose(1, 2),
                       tokens_per_expert).to(x.dtype)
+
+
+def _loop_reads_counts() -> bool:
+    """Before SM90 torch._grouped_mm does not run and the loop reads the counts on the host,
+    so a decode step cannot be captured in a CUDA graph (decode_graph.graph_blocker asks)."""
+    return torch.cuda.is_available() and not torch_grouped_mm_available(torch.device("cuda"))
+
+
+bf16_grouped_linear.reads_counts_on_host = _loop_reads_counts

@@ -130,8 +130,11 @@ def w4a16_gemv(x: torch.Tensor, qweight, tiles: tuple = None) -> torch.Tensor:
     n = qweight.out_features
     pdl = pdl_on(x.device)
     y = torch.empty(1, n, device=x.device, dtype=x.dtype)
+    x = x.contiguous()
+    if x.data_ptr() % 4:  # a view at an odd element: its int32 words would straddle
+        x = x.clone()
     _w4a16_gemv_kernel[(triton.cdiv(n, block_n), )](
-        x.contiguous().view(torch.int32), qweight.data, qweight.scale.view(torch.int16), y, n,
+        x.view(torch.int32), qweight.data, qweight.scale.view(torch.int16), y, n,
         k, qweight.data.stride(0), qweight.scale.stride(0), GROUP=qweight.scheme.group_size,
         BLOCK_N=block_n, BLOCK_W=block_w, EVEN_K=(k // 8) % block_w == 0, PDL=pdl,
         SOFTWARE=INTERPRETED, num_warps=num_warps, launch_pdl=pdl)

@@ -154,9 +154,10 @@ def linear(x: torch.Tensor, qweight: QuantizedWeight) -> torch.Tensor:
 def grouped_reads_counts_on_host(scheme, device_type: str) -> bool:
     """Whether the grouped op registered for `scheme` reads tokens_per_expert on the host
     (TransformerEngine's grouped GEMM takes its splits as a list): a forward running it
-    cannot be captured in a CUDA graph."""
-    op = _GROUPED.get(_key(type(scheme), device_type))
-    return bool(getattr(op, "reads_counts_on_host", False))
+    cannot be captured in a CUDA graph. An op's `reads_counts_on_host` is a bool, or a
+    function of no arguments where it depends on the GPU."""
+    flag = getattr(_GROUPED.get(_key(type(scheme), device_type)), "reads_counts_on_host", False)
+    return bool(flag() if callable(flag) else flag)
 
 
 def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight,

@@ -46,6 +46,34 @@ def test_torch_grouped_mm_and_fallback_agree(use_torch, device, assert_gemm_clos
     assert_gemm_close(grouped_weight_grad(grad_out, x, tokens, use_torch), want)
 
 
+def test_fallback_leaves_padding_rows_and_refuses_counts_past_x(device):
+    """Before SM90 (no torch._grouped_mm) the loop split x by the counts, which raised on a
+    fixed-size exchange's padding rows past their sum."""
+    _, _, tokens, x, grad_out = _case(device)
+    padded = torch.cat([x.detach(), torch.randn(2, 64, device=device).bfloat16()])
+    b = torch.randn(3, 64, 24, device=device).bfloat16()
+    y = grouped_mm(padded, b, tokens, use_torch=False)
+    assert y.shape == (9, 24) and not y[7:].any()
+    torch.testing.assert_close(y[:7], grouped_mm(x.detach(), b, tokens, use_torch=False))
+    grad_padded = torch.cat([grad_out, torch.randn(2, 24, device=device).bfloat16()])
+    torch.testing.assert_close(grouped_weight_grad(grad_padded, padded, tokens, False),
+                               grouped_weight_grad(grad_out, x.detach(), tokens, False))
+    with pytest.raises(ValueError, match="sums to 7 but x has 5 rows"):
+        grouped_mm(x.detach()[:5], b, tokens, use_torch=False)
+
+
+def test_fallback_keeps_decode_out_of_cuda_graphs(monkeypatch):
+    """graph_blocker asks the registered op: before SM90 the bf16 loop reads its counts on the
+    host, which a graph capture cannot."""
+    from megatron_qarl.quant import NoQuant, ops
+
+    monkeypatch.setitem(ops._GROUPED, ops._key(NoQuant, "cuda"), bf16_grouped_linear)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for capability, reads in (((8, 0), True), ((9, 0), False)):
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *_, c=capability: c)
+        assert ops.grouped_reads_counts_on_host(NoQuant(), "cuda") is reads
+
+
 def test_fp8_operand_is_the_reference_weight_rounded_to_bf16(device):
     torch.manual_seed(0)
     scheme = get_scheme("fp8-block")

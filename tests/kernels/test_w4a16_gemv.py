@@ -33,6 +33,14 @@ def test_gemv_matches_reference(n, k, group, tiles, device, assert_gemm_close):
     assert_gemm_close(y, scheme.reference_matmul(x, qweight))
 
 
+def test_gemv_takes_a_token_at_an_odd_offset(device, assert_gemm_close):
+    """A contiguous row viewed at an odd bf16 element (a slice of a larger row) could not be
+    read as int32 words: a RuntimeError from the view."""
+    scheme, qweight = _weight(24, 64, 32, device)
+    x = torch.randn(65, device=device).bfloat16()[1:].view(1, 64)
+    assert_gemm_close(gemv(x, qweight), scheme.reference_matmul(x, qweight))
+
+
 def test_gemv_takes_one_token(device):
     _, qweight = _weight(16, 64, 32, device)
     with pytest.raises(ValueError, match="w4a16_linear"):

@@ -28,7 +28,7 @@ setup(
         # compressed-tensors: the W4A16 tests pass with 0.18.0 (SGLang 0.5.23's pin) and 0.20.0
         "hf": ["transformers>=5.0", "compressed-tensors>=0.18,<0.21"],
         "sglang": ["sglang>=0.5.21,<0.6"],  # rollout/sglang/version.py's SUPPORTED_RANGE
-        "te": ["transformer-engine[pytorch]>=2.3"],
+        "te": ["transformer-engine[pytorch]>=2.12"],  # layers/te_fp8.py: MIN_TE_VERSION
         "wandb": ["wandb>=0.19"],
         # Muon (--optimizer muon) needs no extra: megatron_qarl/trainer/muon.py (no
         # emerging_optimizers release fits megatron-core 0.16.1; docs/training.md, "Muon").

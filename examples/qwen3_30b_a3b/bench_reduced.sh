@@ -29,6 +29,9 @@ DEVICE=${DEVICE:-cuda}; NPROC=${NPROC:-1}; VARIANTS=${VARIANTS:-w4a16-qarl-tbpo 
 PROMPT_FILE=${PROMPT_FILE:-/tmp/bench_reduced_prompts.jsonl}
 BF16=(--bf16); [ "$DEVICE" = cpu ] && BF16=()  # Megatron's bf16 optimizer needs CUDA
 LAUNCH=(python3); [ "$NPROC" -gt 1 ] && LAUNCH=(torchrun --standalone --nproc-per-node "$NPROC")
+# Megatron pads the vocabulary to a multiple of the divisor x TP: 151936 / TP keeps 151936 rows
+TP=1; prev=
+for arg in "$@"; do [ "$prev" = --tensor-model-parallel-size ] && TP=$arg; prev=$arg; done
 mkdir -p "$OUT"
 export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD PYTHONUNBUFFERED=1
 
@@ -70,7 +73,7 @@ for variant in $VARIANTS; do
   echo "=== $variant: start $(date -u +%FT%TZ)"
   timeout -s INT -k 15 "$TIMEOUT" "${LAUNCH[@]}" tools/bench_rl_phases.py train \
     --device "$DEVICE" "${BF16[@]}" --model qwen3-30b-a3b --num-layers "$LAYERS" \
-    --make-vocab-size-divisible-by 151936 --rollout-engine embedded \
+    --make-vocab-size-divisible-by $((151936 / TP)) --rollout-engine embedded \
     --optimizer adam --lr 1e-6 --clip-grad 1.0 \
     --prompt-data "$PROMPT_FILE" --reward arithmetic --tokenizer-type char \
     --prompt-template plain \

@@ -11,8 +11,11 @@
 # without it the run has none (DATA's prompts are trained on).
 #
 # The rollout engine (ENGINE) is SGLang by default: the extra flags must then name the servers,
-# --sglang-urls URL,... (running ones) or --sglang-num-engines N --sglang-model-path HF_DIR
-# (launched here; docs/sglang.md). ENGINE=embedded needs neither. The quantized-rollout
+# --sglang-urls URL,... (running ones) or --sglang-num-engines N --sglang-model-path SERVED
+# (launched here; docs/sglang.md), where SERVED is HF_DIR for the bf16 variants and the
+# quantized export for the QaRL ones (`tools/checkpoint.py export MEGATRON_DIR SERVED --scheme
+# w4a16` or `fp8-block`: SGLang serves the learner's quantized tensors in that format).
+# ENGINE=embedded needs neither. The quantized-rollout
 # baseline (w4a16-rollout-grpo) runs on the embedded engine unless ENGINE says otherwise, and
 # SGLang refuses it: SGLang serves the learner's own quantized tensors, which a bf16 learner
 # does not have.
@@ -29,7 +32,9 @@
 #
 # Layout: experts over 8 GPUs (EP=8, expert-TP 1), attention TP=2 with sequence parallelism
 # (data parallel 4). W4A16 groups of 128 fit every shard: 768-wide experts are not split
-# (expert-TP 1), and attention is not quantized (--quant-targets experts).
+# (expert-TP 1), and attention is not quantized (--quant-targets experts, what SGLang's W4A16
+# config serves); FP8 quantizes attention too (--quant-targets experts+attention, as SGLang's
+# fp8 config converts every linear but the router).
 # Attention runs through torch's SDPA (--attention-backend sdpa): Megatron's local attention
 # would hold [micro-batch, 16 heads, 8k, 8k] scores per layer for backward at these lengths.
 # The bf16 learners run their experts as grouped GEMMs (--moe-grouped-gemm), as the quantized
@@ -50,10 +55,12 @@ MEGATRON_DIR=${4:?Megatron checkpoint (tools/checkpoint.py hf-to-megatron HF_DIR
 shift 4
 OPTIMIZER=${OPTIMIZER:-muon}
 ENGINE_DEFAULT=sglang
+TARGETS=experts
 
 case "$VARIANT" in
   w4a16-qarl-tbpo)    RL=(--rollout-quant w4a16 --aligned-learner --loss tbpo) ;;
-  fp8-qarl-tbpo)      RL=(--rollout-quant fp8-block --aligned-learner --loss tbpo) ;;
+  fp8-qarl-tbpo)      RL=(--rollout-quant fp8-block --aligned-learner --loss tbpo)
+                      TARGETS=experts+attention ;;
   bf16-grpo|bf16-gspo) RL=(--rollout-quant none --loss "${VARIANT#bf16-}" --mismatch-correction tis
                           --moe-grouped-gemm) ;;
   w4a16-rollout-grpo|w4a16-rollout-gspo)
@@ -78,7 +85,7 @@ exec torchrun --standalone --nproc-per-node 8 -m megatron_qarl.train \
   --rollout-batch-size 64 --n-samples-per-prompt 8 --global-batch-size 64 \
   --eval-temperature 0.6 ${EVAL_DATA:+--eval-prompt-data "$EVAL_DATA" --eval-interval 10} \
   --max-tokens-per-micro-batch 16384 \
-  "${RL[@]}" --quant-targets experts \
+  "${RL[@]}" --quant-targets "$TARGETS" \
   --pretrained-checkpoint "$MEGATRON_DIR" --load "runs/qwen3-30b-a3b-$VARIANT" \
   --train-iters 200 --save "runs/qwen3-30b-a3b-$VARIANT" --save-interval 10 \
   "$@"

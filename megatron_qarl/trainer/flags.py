@@ -145,8 +145,9 @@ def _rollout(p):
                    help="embedded engine: sequences decoded together (KV cache rows)")
     g.add_argument("--rollout-cuda-graph", action=argparse.BooleanOptionalAction, default=True,
                    help="embedded engine: replay each decode step from a CUDA graph where the "
-                        "model allows it (CUDA, TP = EP = 1, quantized experts; the log says "
-                        "which); --no-rollout-cuda-graph decodes eagerly")
+                        "model allows it (CUDA, grouped experts: quantized, or bf16 with "
+                        "--moe-grouped-gemm; the log says why not); --no-rollout-cuda-graph "
+                        "decodes eagerly")
     g.add_argument("--rollout-routing-replay", action="store_true",
                    help="the learner's MoE routers replay the experts the rollout engine routed "
                         "each token to (megatron-core RouterReplay), in the old-logprob and "

@@ -20,11 +20,21 @@ LAUNCH_DEFAULTS = {"sglang_num_engines": 1, "sglang_tp_size": 1, "sglang_ep_size
                    "sglang_mem_fraction_static": 0.5}
 
 
+#: the flags of every SGLang rollout, with their defaults: the embedded engine refuses others
+ENGINE_DEFAULTS = {"sglang_urls": None, "sglang_model_path": None, "sglang_colocated": False,
+                   "rollout_weight_transfer": IPC, "rollout_nccl_master_address": None,
+                   "rollout_nccl_master_port": None, "rollout_update_bucket_mb": 512.0,
+                   "rollout_request_timeout": 600.0, "rollout_startup_timeout": 1800.0,
+                   "rollout_retries": 3, "rollout_prompts_per_request": 16,
+                   "rollout_pause_mode": "abort"}
+
+
 def add_sglang_args(p) -> None:
     g = p.add_argument_group("sglang rollout (--rollout-engine sglang; see docs/sglang.md)")
-    g.add_argument("--sglang-urls", default=None,
+    engine = ENGINE_DEFAULTS
+    g.add_argument("--sglang-urls", default=engine["sglang_urls"],
                    help="comma-separated URLs of running SGLang servers (one per engine)")
-    g.add_argument("--sglang-model-path", default=None,
+    g.add_argument("--sglang-model-path", default=engine["sglang_model_path"],
                    help="or launch the servers on this HF checkpoint (the quantized export)")
     launch = LAUNCH_DEFAULTS
     g.add_argument("--sglang-num-engines", type=int, default=launch["sglang_num_engines"],
@@ -37,30 +47,37 @@ def add_sglang_args(p) -> None:
                    help="first GPU of engine 0; engine e starts at base + e x tp size")
     g.add_argument("--sglang-port", type=int, default=launch["sglang_port"],
                    help="engine e listens on port + e")
-    g.add_argument("--sglang-colocated", action="store_true",
+    g.add_argument("--sglang-colocated", action="store_true", default=engine["sglang_colocated"],
                    help="the servers share the trainer's GPUs: launched ones get "
                         "--enable-memory-saver (running ones must have it), and they free "
                         "their weights and KV cache while the trainer trains")
     g.add_argument("--sglang-mem-fraction-static", type=float,
                    default=launch["sglang_mem_fraction_static"],
                    help="GPU memory fraction each launched server reserves")
-    g.add_argument("--rollout-weight-transfer", choices=(IPC, NCCL), default=IPC,
+    g.add_argument("--rollout-weight-transfer", choices=(IPC, NCCL),
+                   default=engine["rollout_weight_transfer"],
                    help="ipc: servers on the trainer's node (CUDA IPC handles); nccl: "
                         "servers elsewhere (a broadcast group with the engines)")
-    g.add_argument("--rollout-nccl-master-address", default=None,
+    g.add_argument("--rollout-nccl-master-address", default=engine["rollout_nccl_master_address"],
                    help="--rollout-weight-transfer nccl: the sending trainer node's address")
-    g.add_argument("--rollout-nccl-master-port", type=int, default=None)
-    g.add_argument("--rollout-update-bucket-mb", type=float, default=512.0,
+    g.add_argument("--rollout-nccl-master-port", type=int,
+                   default=engine["rollout_nccl_master_port"])
+    g.add_argument("--rollout-update-bucket-mb", type=float,
+                   default=engine["rollout_update_bucket_mb"],
                    help="size of the flattened buckets weights are published in")
-    g.add_argument("--rollout-request-timeout", type=float, default=600.0,
+    g.add_argument("--rollout-request-timeout", type=float,
+                   default=engine["rollout_request_timeout"],
                    help="seconds for one /generate call")
-    g.add_argument("--rollout-startup-timeout", type=float, default=1800.0,
+    g.add_argument("--rollout-startup-timeout", type=float,
+                   default=engine["rollout_startup_timeout"],
                    help="seconds to wait for the servers to become healthy")
-    g.add_argument("--rollout-retries", type=int, default=3,
+    g.add_argument("--rollout-retries", type=int, default=engine["rollout_retries"],
                    help="retries per request, across engines")
-    g.add_argument("--rollout-prompts-per-request", type=int, default=16,
+    g.add_argument("--rollout-prompts-per-request", type=int,
+                   default=engine["rollout_prompts_per_request"],
                    help="prompts per /generate call")
-    g.add_argument("--rollout-pause-mode", choices=PAUSE_MODES, default="abort",
+    g.add_argument("--rollout-pause-mode", choices=PAUSE_MODES,
+                   default=engine["rollout_pause_mode"],
                    help="how generation pauses while weights are published")
 
 
@@ -111,8 +128,8 @@ def check_sglang_flags(args) -> None:
                          f"(--sglang-urls) keep their own settings and the embedded engine has "
                          f"none: drop it")
     if args.rollout_engine != "sglang":
-        for flag in ("sglang_urls", "sglang_model_path"):
-            if getattr(args, flag) is not None:
+        for flag, default in ENGINE_DEFAULTS.items():
+            if getattr(args, flag) != default:
                 raise ValueError(f"--{flag.replace('_', '-')} is for --rollout-engine sglang; "
                                  f"add it, or drop --{flag.replace('_', '-')}")
         return
@@ -124,6 +141,15 @@ def check_sglang_flags(args) -> None:
     if args.rollout_quant.startswith("w4a16") and args.quant_targets != "experts":
         raise ValueError("--rollout-engine sglang serves W4A16 on routed experts only (dense "
                          "layers stay bf16): use --quant-targets experts")
+    if args.rollout_quant == "fp8-block" and args.quant_targets != "experts+attention":
+        raise ValueError("--rollout-engine sglang serves FP8 block on attention too (its fp8 "
+                         "config converts every linear but the router, as tools/checkpoint.py "
+                         "export writes it): use --quant-targets experts+attention")
+    if args.rollout_quant == "int8":
+        raise ValueError("--rollout-quant int8 runs on the embedded engine only: "
+                         "tools/checkpoint.py cannot export SGLang's w8a8_int8 (which would "
+                         "also quantize the router) and in-place updates of it are untested; "
+                         "use --rollout-engine embedded")
     sglang_config(args, dims=None)
     if args.sglang_model_path is not None:
         from ..models import get_preset  # megatron-core: not imported for --help

@@ -30,6 +30,15 @@ def _check(*argv):
                "--no-aligned-learner"], r"--no-aligned-learner.*--aligned-learner"),
     (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-quant", "w4a16-g64",
                "--quant-targets", "experts+attention"], r"--quant-targets experts"),
+    # SGLang's fp8 config quantizes attention; a learner with bf16 attention published it bf16
+    (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-quant", "fp8-block"],
+     r"FP8 block on attention too.*--quant-targets experts\+attention"),
+    (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-quant", "int8",
+               "--quant-targets", "experts+attention"], r"int8 runs on the embedded engine only"),
+    # SGLang's settings with the embedded engine were ignored
+    (["--sglang-colocated"], r"--sglang-colocated is for --rollout-engine sglang"),
+    (["--rollout-prompts-per-request", "4"],
+     r"--rollout-prompts-per-request is for --rollout-engine sglang"),
     # launch settings with servers the trainer does not launch were ignored
     (SGLANG + ["--sglang-urls", "http://a:1", "--sglang-tp-size", "4"],
      r"--sglang-tp-size sets up the SGLang servers the trainer launches"),
@@ -45,13 +54,14 @@ def test_bad_sglang_flags_name_the_flag(argv, message):
                     r".*raise --sglang-ep-size.*w4a16-g64"),
     ("fp8-block", 8, 1, r"96 each, not a multiple of fp8-block's 128-wide"),
     ("w4a16", 4, 4, None), ("w4a16-g64", 4, 1, None), ("fp8-block", 8, 4, None),
-    ("int8", 8, 1, None),
 ])
 def test_launched_servers_split_experts_on_whole_groups(quant, tp, ep, message):
     """Qwen3-30B-A3B's 768-wide experts over SGLang's TP / EP (formats.md: reject a layout
     whose per-rank slice is not a multiple of the group)."""
     argv = SGLANG + ["--model", "qwen3-30b-a3b", "--sglang-model-path", "/m", "--rollout-quant",
-                     quant, "--sglang-tp-size", str(tp), "--sglang-ep-size", str(ep)]
+                     quant, "--sglang-tp-size", str(tp), "--sglang-ep-size", str(ep),
+                     "--quant-targets", "experts" if quant.startswith("w4a16") else
+                     "experts+attention"]
     if message is None:
         _check(*argv)
     else:
@@ -64,7 +74,8 @@ def test_flags_reach_the_config():
         "--sglang-urls", "http://a:1, http://b:2", "--rollout-weight-transfer", "nccl",
         "--rollout-nccl-master-address", "node0", "--rollout-nccl-master-port", "29600",
         "--rollout-update-bucket-mb", "2", "--rollout-pause-mode", "retract",
-        "--rollout-prompts-per-request", "4", "--rollout-quant", "fp8-block"])
+        "--rollout-prompts-per-request", "4", "--rollout-quant", "fp8-block",
+        "--quant-targets", "experts+attention"])
     check_sglang_flags(args)
     cfg = sglang_config(args, dims=None)
     assert cfg.urls == ("http://a:1", "http://b:2") and cfg.launch is None

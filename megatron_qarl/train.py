@@ -91,8 +91,9 @@ def main(argv: Optional[List[str]] = None) -> dict:
         held_out = f"reward ({eval_label(args)}, {len(trainer.eval_rows)} held-out prompts)"
         if not trainer.eval_rows:
             print("\nno held-out prompts (--eval-prompt-data), so no held-out reward")
-        elif args.train_iters == 0:
-            print(f"\nwarm start only: {held_out} {summary['reward_after']:.3f}")
+        elif args.train_iters == 0:  # the warm start's model, or the one loaded
+            what = "warm start only" if args.sft_iters else "no RL steps"
+            print(f"\n{what}: {held_out} {summary['reward_after']:.3f}")
         else:
             print(f"\n{held_out}: before RL {summary['reward_before']:.3f} -> after "
                   f"{summary['reward_after']:.3f}")

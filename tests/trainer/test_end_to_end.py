@@ -230,3 +230,12 @@ def test_w4a16_on_cuda_without_bf16_is_refused(flags, refused):
             _quant(args)
     else:
         _quant(args)
+
+
+@pytest.mark.parametrize("sft, says", [("2", "warm start only:"), ("0", "no RL steps:")])
+def test_zero_rl_steps_say_what_was_evaluated(tmp_path, capsys, sft, says):
+    """--train-iters 0 without a warm start evaluated the initial model and called it the warm
+    start's."""
+    main([*TINY, "--save", str(tmp_path / "run"), "--train-iters", "0", "--sft-iters", sft,
+          "--eval-num-prompts", "4"])
+    assert says in capsys.readouterr().out

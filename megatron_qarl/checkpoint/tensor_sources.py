@@ -9,6 +9,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import torch
 
 from ..quant import FP8Block, QuantScheme, W4A16
+from ..quant.w4a16 import GROUP_SIZES
 from .dist_reader import checkpoint_tensors
 from .errors import CheckpointError
 from .hf_config import CONFIG_FILE, Qwen3MoeDims, dims_from_config, read_config
@@ -36,11 +37,32 @@ def scheme_of(config: dict, path: str) -> QuantScheme | None:
     if qc is None:
         return None
     if qc.get("quant_method") == "compressed-tensors" and qc.get("format") == "pack-quantized":
-        return W4A16(qc["config_groups"]["group_0"]["weights"]["group_size"])
+        return _w4a16_of(qc, path)
     if qc.get("quant_method") == "fp8" and qc.get("weight_block_size") == [128, 128]:
         return FP8Block()
     raise CheckpointError(f"{path}: quantization_config {qc.get('quant_method')!r} "
                           f"({qc.get('format', qc.get('fmt'))}) is not one these tools wrote")
+
+
+def _w4a16_of(qc: dict, path: str) -> W4A16:
+    """The W4A16 scheme of a pack-quantized config, only where its weights are ours: one group
+    of symmetric int4 weights, no activation order. Another (asymmetric: zero points) would
+    dequantize wrong without a word."""
+    groups = list((qc.get("config_groups") or {}).values())
+    weights = (groups[0].get("weights") or {}) if len(groups) == 1 else {}
+    ours = {"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group",
+            "actorder": None}
+    differ = [f"{k}={weights.get(k)!r}" for k, v in ours.items() if weights.get(k) != v]
+    if len(groups) != 1 or differ:
+        what = f"{len(groups)} config groups" if len(groups) != 1 else ", ".join(differ)
+        raise CheckpointError(f"{path}: a compressed-tensors config these tools did not write "
+                              f"({what}); they read one group of symmetric int4 weights in "
+                              f"groups, no activation order (tools/checkpoint.py export)")
+    group_size = weights.get("group_size")
+    if group_size not in GROUP_SIZES:
+        raise CheckpointError(f"{path}: W4A16 group_size {group_size!r}; these tools write "
+                              f"{', '.join(map(str, GROUP_SIZES))}")
+    return W4A16(group_size)
 
 
 class HFSource:

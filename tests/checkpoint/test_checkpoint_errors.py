@@ -151,3 +151,23 @@ def test_a_quantized_hf_checkpoint_is_refused(broken):
     with pytest.raises(CheckpointError, match="a fp8 checkpoint .*convert the bf16 model"):
         hf_to_megatron(src, out, progress=False)
     assert not os.path.exists(out)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda w: w.update(symmetric=False), "symmetric=False"),
+    (lambda w: w.update(actorder="group"), "actorder='group'"),
+    (lambda w: w.update(num_bits=8), "num_bits=8"),
+    (lambda w: w.update(group_size=96), "group_size 96"),
+])
+def test_a_w4a16_config_these_tools_did_not_write_is_refused(megatron_dir, tmp_path, hf_dir,
+                                                              edit, message):
+    """Only group_size was read: an asymmetric or act-ordered export (zero points, a
+    permutation) was dequantized as ours without a word."""
+    from megatron_qarl.checkpoint import export_quantized
+
+    out = str(tmp_path / "w4a16")
+    export_quantized(megatron_dir, out, "w4a16", progress=False)
+    _edit_config(out, lambda c: edit(c["quantization_config"]["config_groups"]["group_0"]
+                                     ["weights"]))
+    with pytest.raises(CheckpointError, match=message):
+        list(compare(hf_dir, out))

@@ -88,17 +88,16 @@ def _table_layout(e_pad, warps):
 @gluon.jit
 def expert_tables(counts_ptr, num_experts, rows, BLOCK_M: gl.constexpr, E_PAD: gl.constexpr,
                   num_warps: gl.constexpr, TAIL: gl.constexpr = 0):
-    """The CTA's tables for tile_of, in shared memory, visible to every warp on return.
-    rows: x's token rows; the tables end there even where the counts sum past them (a caller's
-    error the wrapper cannot see without a host sync), so no tile touches memory past x or y.
-    TAIL: an expert's last row tile may hold up to BLOCK_M + TAIL rows."""
+    """The CTA's tables for tile_of, in shared memory, visible to every warp on return, and
+    x's rows, where tile_of ends every tile. TAIL: an expert's last row tile may hold up to
+    BLOCK_M + TAIL rows."""
     layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
     tables = (gl.allocate_shared_memory(gl.int32, [E_PAD], layout),
               gl.allocate_shared_memory(gl.int32, [E_PAD], layout),
               gl.allocate_shared_memory(gl.int32, [E_PAD], layout))
-    _fill_tables(counts_ptr, num_experts, rows, tables, BLOCK_M, TAIL, E_PAD, num_warps)
+    _fill_tables(counts_ptr, num_experts, tables, BLOCK_M, TAIL, E_PAD, num_warps)
     cta_barrier()
-    return tables
+    return tables + (rows, )
 
 
 @gluon.jit
@@ -113,8 +112,8 @@ def _row_tiles(counts, BLOCK_M: gl.constexpr, TAIL: gl.constexpr):
 
 
 @gluon.jit
-def _fill_tables(counts_ptr, num_experts, rows, tables, BLOCK_M: gl.constexpr,
-                 TAIL: gl.constexpr, E_PAD: gl.constexpr, num_warps: gl.constexpr):
+def _fill_tables(counts_ptr, num_experts, tables, BLOCK_M: gl.constexpr, TAIL: gl.constexpr,
+                 E_PAD: gl.constexpr, num_warps: gl.constexpr):
     """Per expert, into shared memory: its last row tile + 1, first row, and row count. Prefix
     sums by scan, O(E): the [E, E] masked reduction this replaced cost short-K CTAs up to 9%
     (W2 E128 decode, round 11). Here and in the lookups every warp holds all E_PAD entries,
@@ -123,10 +122,8 @@ def _fill_tables(counts_ptr, num_experts, rows, tables, BLOCK_M: gl.constexpr,
     layout: gl.constexpr = _table_layout(E_PAD, num_warps)
     idx = gl.arange(0, E_PAD, layout=layout)
     counts = gl.load(counts_ptr + idx, mask=idx < num_experts, other=0)
-    starts = gl.associative_scan(counts, 0, _add) - counts
-    counts = gl.minimum(counts, gl.maximum(rows - starts, 0))
     tables[0].store(gl.associative_scan(_row_tiles(counts, BLOCK_M, TAIL), 0, _add))
-    tables[1].store(starts)
+    tables[1].store(gl.associative_scan(counts, 0, _add) - counts)
     tables[2].store(counts)
 
 
@@ -141,7 +138,10 @@ def tile_of(tables, tile, n_blocks, num_experts, BLOCK_M: gl.constexpr, WARPS: g
             TAIL: gl.constexpr = 0):
     """(expert, first row, row end, N-block) of a tile; an empty row range past the last. The
     rows end BLOCK_M after the first but in an expert's last tile, which takes the rest (up
-    to BLOCK_M + TAIL)."""
+    to BLOCK_M + TAIL), and at x's rows even where the counts sum past them (a caller's error
+    the wrapper cannot see without a host sync): no tile touches memory past x or y. Capped
+    here, not in the tables' scans, which every CTA waits on before its first load (capped
+    there: EP8 decode 3-5% slower, H200)."""
     layout: gl.constexpr = _table_layout(tables[0].shape[0], WARPS)
     tile_ends = tables[0].load(layout)
     row_starts = tables[1].load(layout)
@@ -155,4 +155,5 @@ def tile_of(tables, tile, n_blocks, num_experts, BLOCK_M: gl.constexpr, WARPS: g
     row_start = first_row + (row_tile - first_tile) * BLOCK_M
     row_end = first_row + gl.sum(gl.where(mine, counts, 0), 0)
     row_end = gl.where(row_end - row_start <= BLOCK_M + TAIL, row_end, row_start + BLOCK_M)
+    row_end = gl.minimum(row_end, tables[3])
     return gl.minimum(expert, num_experts - 1), row_start, row_end, tile % n_blocks

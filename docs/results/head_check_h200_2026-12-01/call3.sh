@@ -1,8 +1,7 @@
-# Call 3 (nvidia-h200): call 2 again after moving the Gluon cap from the expert tables' scans
-# (call 2: EP8 decode 3-5% slower than 5cc1bea) into tile_of, one min a tile lookup. The
-# padding; the GEMV at an odd offset), then the W4A16 decode section with 5cc1bea's kernels
-# beside them (.whl/kernels_main = `git archive 5cc1bea kernels`, imported as
-# qarl_kernels_main): the Gluon tables' cap sits in every decode CTA's prologue.
+# Call 3 (nvidia-h200): call 2 again after moving the Gluon kernels' row cap out of the expert
+# tables' scans (call 2: EP8 decode 3-5% slower than 5cc1bea's kernels) into tile_of, one min a
+# tile lookup: the kernels' tests, then the W4A16 decode section with 5cc1bea's kernels beside
+# (.whl/kernels_main = `git archive 5cc1bea kernels`, imported as qarl_kernels_main).
 export PYTHONPATH=/tmp/pp:$PWD:/tmp/site PYTHONUNBUFFERED=1
 pip install -q --no-deps --target /tmp/site .whl/*.whl .whl/rewards/*.whl .whl/test/*.whl 2>&1 | tail -1
 mkdir -p /tmp/pp && ln -sfn $PWD/kernels /tmp/pp/qarl_kernels \

@@ -95,7 +95,9 @@ class W4A16(QuantScheme):
         return {
             f"{prefix}.weight_packed": qweight.data,
             f"{prefix}.weight_scale": qweight.scale,
-            f"{prefix}.weight_shape": torch.tensor(qweight.shape, dtype=torch.int64),
+            # on the codes' device: a publish bucket flattens its tensors in one torch.cat
+            f"{prefix}.weight_shape": torch.tensor(qweight.shape, dtype=torch.int64,
+                                                   device=qweight.data.device),
         }
 
     def from_serving_tensors(self, prefix, tensors):

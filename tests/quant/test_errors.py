@@ -2,7 +2,8 @@
 import pytest
 import torch
 
-from megatron_qarl.quant import FP8Block, QuantizationError, W4A16, get_scheme, quantization_config
+from megatron_qarl.quant import (FP8Block, QuantizationError, QuantizedWeight, W4A16, get_scheme,
+                                 quantization_config)
 
 
 def test_in_features_not_divisible_by_group():
@@ -44,3 +45,15 @@ def test_serving_configs():
     assert "re:.*self_attn.*" in cfg["ignore"]
     assert "re:.*self_attn.*" not in quantization_config(W4A16(64), quantize_attention=True)["ignore"]
     assert quantization_config(FP8Block())["weight_block_size"] == [128, 128]
+
+
+@pytest.mark.parametrize("name", ["w4a16", "fp8-block", "int8"])
+def test_serving_tensors_lie_on_the_weight_device(name):
+    """A publish bucket flattens its tensors with one torch.cat: W4A16's weight_shape was made
+    on the CPU beside CUDA codes, and the first W4A16 publish on a GPU failed there."""
+    scheme = get_scheme(name)
+    qweight = scheme.quantize_weight(torch.randn(256, 256))
+    on_meta = QuantizedWeight(qweight.data.to("meta"), qweight.scale.to("meta"), qweight.shape,
+                              scheme)
+    tensors = scheme.serving_tensors("model.layers.0.mlp.experts.0.up_proj", on_meta)
+    assert {t.device.type for t in tensors.values()} == {"meta"}

@@ -104,6 +104,9 @@ class FakeSGLangServer:
     def _begin_weight_update(self, _):
         if not self.paused:
             return 400, {"success": False, "message": "begin while serving"}
+        if self.in_update:  # SGLang 0.5.23's scheduler holds one session at a time
+            return 400, {"success": False, "message": "a weight-update session is already "
+                                                      "open; call end_weight_update() first"}
         self.in_update = True
         return 200, {"success": True, "message": ""}
 

@@ -119,6 +119,21 @@ def publish_engine_dies_midway():
     assert all(g[0].weight_version == 3 for g in groups)
 
 
+def publish_after_a_failed_bucket_updates_the_engine_again():
+    """An engine that failed one bucket kept SGLang's weight-update session open (it was never
+    sent /end_weight_update), so every later begin was refused and it stayed stale."""
+    servers = [FakeSGLangServer(decode_payload=server_decode) for _ in range(2)]
+    servers[1].reject.add("/update_weights_from_tensor")
+    engine, _ = _engine(servers)
+    engine.publish_weights(model=None, version=1)
+    assert [s.state for s in engine.pool.slots] == [UP, STALE] and not servers[1].in_update
+    assert servers[1].paused and "/continue_generation" not in servers[1].calls
+    servers[1].reject.clear()
+    engine.publish_weights(model=None, version=2)
+    assert [s.state for s in engine.pool.slots] == [UP, UP]
+    assert [s.weight_version for s in servers] == ["2", "2"]
+
+
 def publish_rejected_end_keeps_engine_paused():
     servers = [FakeSGLangServer(decode_payload=server_decode) for _ in range(2)]
     servers[0].reject.add("/end_weight_update")
@@ -184,10 +199,49 @@ def ipc_flattens_each_bucket_once_for_all_engines():
     assert all(s.calls.count("/update_weights_from_tensor") == sent for s in servers)
 
 
+def nccl_publish_rebuilds_the_group_without_a_failed_engine():
+    """NCCL transfer (gloo here, engines in their own processes): an engine that failed one
+    bucket stayed in the broadcast group, so the next bucket's broadcast waited for ranks that
+    never joined (with NCCL a hang until the watchdog) and the healthy engine was lost too."""
+    import multiprocessing
+    import socket
+
+    import sglang.srt.utils as sglang_utils
+    from fake_nccl_engine import gloo_group, serve
+
+    from megatron_qarl.rollout.sglang.http_client import EngineClient
+    from megatron_qarl.rollout.sglang.pool import EngineSlot
+    from megatron_qarl.rollout.sglang.session import UpdateSession
+    from megatron_qarl.rollout.sglang.transfer import NcclTransport
+
+    sglang_utils.init_custom_process_group = gloo_group  # NcclTransport.open imports it here
+    ctx = multiprocessing.get_context("spawn")
+    queues = [ctx.Queue() for _ in range(2)]
+    here = os.path.dirname(os.path.abspath(__file__))
+    procs = [ctx.Process(target=serve, args=(sys.argv[1], here, q, fail), daemon=True)
+             for q, fail in zip(queues, (None, 1))]
+    for p in procs:
+        p.start()
+    try:
+        slots = [EngineSlot(EngineClient(q.get(timeout=60), 30)) for q in queues]
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        buckets = plan_buckets([(f"w{i}", torch.randn(64)) for i in range(3)], 256)
+        UpdateSession(slots, NcclTransport("127.0.0.1", port, timeout_s=30), 1, "abort",
+                      30).run(buckets)
+        assert [s.state for s in slots] == [UP, STALE], [s.state for s in slots]
+    finally:
+        for p in procs:
+            p.kill()
+
+
 SCENARIOS = [payload_round_trip, publish_session_order_and_content, publish_engine_dies_midway,
+             publish_after_a_failed_bucket_updates_the_engine_again,
              publish_rejected_end_keeps_engine_paused, publish_timeout_then_total_failure,
              publish_skips_unreachable_engine_until_the_next,
-             ipc_flattens_each_bucket_once_for_all_engines]
+             ipc_flattens_each_bucket_once_for_all_engines,
+             nccl_publish_rebuilds_the_group_without_a_failed_engine]
 
 if __name__ == "__main__":
     results = {}

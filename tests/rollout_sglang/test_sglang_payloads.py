@@ -13,10 +13,13 @@ from sglang_cpu import ensure_sglang_path
 
 HERE = os.path.dirname(__file__)
 SCENARIOS = ["payload_round_trip", "publish_session_order_and_content",
-             "publish_engine_dies_midway", "publish_rejected_end_keeps_engine_paused",
+             "publish_engine_dies_midway",
+             "publish_after_a_failed_bucket_updates_the_engine_again",
+             "publish_rejected_end_keeps_engine_paused",
              "publish_timeout_then_total_failure",
              "publish_skips_unreachable_engine_until_the_next",
-             "ipc_flattens_each_bucket_once_for_all_engines"]
+             "ipc_flattens_each_bucket_once_for_all_engines",
+             "nccl_publish_rebuilds_the_group_without_a_failed_engine"]
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,10 @@ always resends every tensor.
 
 An engine that fails at any step is dropped from the rest of the session and marked stale:
 it stays paused (it never serves the half-written weights) and out of rotation until a
-later publish rewrites all of its weights. The bucket stream is always drained to the end,
-because producing it drives collectives on every trainer rank.
+later publish rewrites all of its weights. Its weight-update session is still ended (best
+effort): SGLang holds one at a time and refuses the next publish's begin_weight_update while
+one is open. The bucket stream is always drained to the end, because producing it drives
+collectives on every trainer rank.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ class UpdateSession:
         if pause_mode not in PAUSE_MODES:
             raise ValueError(f"--rollout-pause-mode must be one of {PAUSE_MODES}, got "
                              f"{pause_mode!r}")
-        self.live = list(slots)
+        self.slots, self.live = list(slots), list(slots)
         self.failed = {}
         self.transport = transport
         self.version = version
@@ -54,21 +56,38 @@ class UpdateSession:
                 self._fail(slot, e)
         for_each_engine(list(self.live), one)
 
+    def _open(self) -> None:
+        """The transport for the engines still live: NCCL's broadcast group is rebuilt when
+        one was dropped, whose ranks would never join the next broadcast (a hang)."""
+        if not self.live:
+            return
+        try:
+            self.transport.open(self.live)
+        except Exception as e:  # noqa: BLE001
+            for slot in list(self.live):
+                self._fail(slot, e)
+
+    def _end_failed_sessions(self) -> None:
+        """Best effort: an engine that failed before begin_weight_update, or died, answers
+        with an error, which changes nothing."""
+        def one(slot):
+            try:
+                slot.client.post("/end_weight_update", {}, timeout_s=self.timeout_s, retries=0)
+            except Exception:  # noqa: BLE001 - the engine stays stale either way
+                pass
+        for_each_engine([s for s in self.slots if s.url in self.failed], one)
+
     def run(self, buckets: Iterable[Bucket]) -> List[EngineSlot]:
         """Publish every bucket; returns the engines now serving `version`."""
         self._step("/pause_generation", {"mode": self.pause_mode})
         self._step("/flush_cache", {})
         self._step("/begin_weight_update", {"selector": "all"})
-        if self.live:
-            try:
-                self.transport.open(self.live)
-            except Exception as e:  # noqa: BLE001
-                for slot in list(self.live):
-                    self._fail(slot, e)
         for bucket in buckets:  # drained even when every engine failed
+            self._open()
             if self.live:
                 self.transport.send(bucket, list(self.live), self._fail)
         self._step("/end_weight_update", {})
+        self._end_failed_sessions()
         self._step("/update_weight_version", {"new_version": str(self.version),
                                               "abort_all_requests": False})
         self._step("/continue_generation", {})

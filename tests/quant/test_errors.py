@@ -57,3 +57,15 @@ def test_serving_tensors_lie_on_the_weight_device(name):
                               scheme)
     tensors = scheme.serving_tensors("model.layers.0.mlp.experts.0.up_proj", on_meta)
     assert {t.device.type for t in tensors.values()} == {"meta"}
+
+
+def test_w4a16_serving_tensors_flatten_into_one_bucket():
+    """The publish path on the test's device (the GPU suite runs it on CUDA)."""
+    from megatron_qarl.rollout.publish import plan_buckets
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    scheme = get_scheme("w4a16")
+    tensors = scheme.serving_tensors("e.up_proj",
+                                     scheme.quantize_weight(torch.randn(256, 256, device=device)))
+    (bucket, ) = plan_buckets(list(tensors.items()), 1 << 20)
+    assert bucket.flatten().device.type == device

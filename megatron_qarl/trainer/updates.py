@@ -3,6 +3,7 @@ objective, Megatron's gradient finalisation (DP all-reduce, sequence-parallel no
 the optimizer step (which invalidates the quantized-weight caches through its hook)."""
 from __future__ import annotations
 
+import math
 from typing import Callable, Dict, List, Optional
 
 import torch
@@ -66,4 +67,17 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
     out = dict(zip(merged, torch.stack([torch.as_tensor(v, device=total.device).double()
                                         for v in merged.values()]).tolist()))
     out["grad_norm"] = float(grad_norm) if grad_norm is not None else float("nan")
+    _check_finite(out[loss_name], None if grad_norm is None else out["grad_norm"], loss_name)
     return out
+
+
+def _check_finite(loss: float, grad_norm: Optional[float], loss_name: str) -> None:
+    """Without a loss scaler (fp32, bf16) Megatron's optimizer steps on NaN/inf gradients and
+    reports success: the weights are then NaN, so the run stops before anything saves them
+    (the last checkpoint stays good). grad_norm is None where --clip-grad 0 computes none."""
+    if math.isfinite(loss) and (grad_norm is None or math.isfinite(grad_norm)):
+        return
+    raise FloatingPointError(
+        f"non-finite step ({loss_name} {loss}, grad norm {grad_norm}): its update reached the "
+        f"weights in memory, so the run stops before saving them; resume from the last "
+        f"checkpoint (--load) with a lower --lr, or check the data and the reward")

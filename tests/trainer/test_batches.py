@@ -35,13 +35,8 @@ def test_token_budget_buckets_by_length_and_fits():
     assert [len(c) for c in fixed] == [4, 4]
 
 
-def test_an_optimizer_step_reports_the_mini_batch_loss_and_weights_the_routers_loss(monkeypatch):
-    """Each micro-batch's loss is its share of the mini-batch's token mean: the reported loss
-    is their sum (logged before as their mean, 1 / micro-batches of it), and the routers'
-    load-balancing loss, a mean per micro-batch, is weighted 1 / micro-batches as in
-    Megatron's schedules (its gradient grew with the micro-batch count). The diagnostics see
-    the whole mini-batch's per-token values at once (they were means of micro-batch means,
-    which weigh a sequence by its micro-batch's size)."""
+def _single_rank_updates(monkeypatch):
+    """trainer.updates on one rank without Megatron's parallel state or gradient buffers."""
     from megatron.core.transformer.moe.moe_utils import MoEAuxLossAutoScaler
 
     from megatron_qarl.trainer import updates
@@ -52,6 +47,35 @@ def test_an_optimizer_step_reports_the_mini_batch_loss_and_weights_the_routers_l
     monkeypatch.setattr(updates.parallel_state, "get_data_parallel_group", lambda: None)
     monkeypatch.setattr(updates, "all_reduce_sum", lambda value: value)
     monkeypatch.setattr(updates, "finalize_model_grads", lambda models: None)
+    return updates
+
+
+@pytest.mark.parametrize("loss_value, grad_norm", [(float("nan"), None), (1.0, float("inf")),
+                                                   (float("nan"), float("nan"))])
+def test_a_non_finite_step_stops_the_run(monkeypatch, loss_value, grad_norm):
+    """Without a loss scaler Megatron's optimizer steps on NaN gradients and reports success:
+    the run went on with NaN weights and saved them."""
+    updates = _single_rank_updates(monkeypatch)
+    weight = torch.nn.Parameter(torch.ones(()))
+    model = SimpleNamespace(zero_grad_buffer=lambda: None)
+    optimizer = SimpleNamespace(zero_grad=lambda: None, step=lambda: (True, grad_norm, None))
+    batch = collate([Sample([1], [2], [-0.5], "stop")], torch.ones(1), pad_id=0, device="cpu")
+    with pytest.raises(FloatingPointError, match="non-finite step .* stops before saving"):
+        updates.optimizer_step(model, optimizer, batch, [0], micro_batch_size=1, max_tokens=0,
+                               loss_fn=lambda micro, total: (weight * loss_value, {}),
+                               normalizer=lambda mask: mask.sum(), loss_name="pg_loss")
+
+
+def test_an_optimizer_step_reports_the_mini_batch_loss_and_weights_the_routers_loss(monkeypatch):
+    """Each micro-batch's loss is its share of the mini-batch's token mean: the reported loss
+    is their sum (logged before as their mean, 1 / micro-batches of it), and the routers'
+    load-balancing loss, a mean per micro-batch, is weighted 1 / micro-batches as in
+    Megatron's schedules (its gradient grew with the micro-batch count). The diagnostics see
+    the whole mini-batch's per-token values at once (they were means of micro-batch means,
+    which weigh a sequence by its micro-batch's size)."""
+    from megatron.core.transformer.moe.moe_utils import MoEAuxLossAutoScaler
+
+    updates = _single_rank_updates(monkeypatch)
     weight = torch.nn.Parameter(torch.ones(()))
     model = SimpleNamespace(zero_grad_buffer=lambda: None)
     optimizer = SimpleNamespace(zero_grad=lambda: None, step=lambda: (True, 1.0, None))

@@ -11,6 +11,7 @@ from megatron.core.distributed import (
     DistributedDataParallelConfig,
 )
 from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
+from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
 
 from ..layers import install_quant_refresh_hook
 from ..layers.hooks import torch_optimizers
@@ -76,5 +77,16 @@ def build_optimizer(args, ddp_model: DistributedDataParallel, lr: float):
     else:
         optimizer = get_megatron_optimizer(config, [ddp_model])
     use_fused_torch_adam(optimizer)  # where Megatron fell back to torch's Adam (no TE/Apex)
+    apply_group_settings(optimizer, lr, args.weight_decay)
     install_quant_refresh_hook(optimizer, ddp_model)
     return optimizer
+
+
+def apply_group_settings(optimizer, lr: float, weight_decay: float) -> None:
+    """Each param group's lr and weight decay with Megatron's per-group multipliers (norms and
+    biases: wd_mult 0), which only its OptimizerParamScheduler applies: a constant one, as
+    these runs keep both fixed. Without it every group decayed, norms included. Again after a
+    checkpoint load, which restores the groups as they were saved."""
+    OptimizerParamScheduler(optimizer, init_lr=lr, max_lr=lr, min_lr=lr, lr_warmup_steps=0,
+                            lr_decay_steps=1, lr_decay_style="constant", start_wd=weight_decay,
+                            end_wd=weight_decay, wd_incr_steps=1, wd_incr_style="constant")

@@ -44,7 +44,7 @@ from .distributed import all_reduce_metrics, dp_rank_and_size, init_distributed,
 from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
 from .models import build_policy, model_hf_config, model_vocab_rows
-from .optimizer import build_optimizer, shards_adam_buffers, wrap_ddp
+from .optimizer import apply_group_settings, build_optimizer, shards_adam_buffers, wrap_ddp
 from .rollout_engine import build_rollout_engine
 from .updates import optimizer_step
 from .warm_start import warm_start
@@ -336,6 +336,8 @@ class RLTrainer:
         step, rl_state, rng = load_checkpoint(self.args.load, step,
                                               unwrap_model(self.model), optimizer,
                                               self.hf_config)
+        if optimizer is not None:
+            apply_group_settings(optimizer, self.args.lr, self.args.weight_decay)
         invalidate_quantized_weights(self.model)
         self.step, self.sft_done = step, rl_state["sft_done"]
         self.reward_before = rl_state["reward_before"]

@@ -187,3 +187,32 @@ def test_layer_wise_muon_splits_the_matrices_and_keeps_the_ranks_equal():
     for a, b, p in zip(weights_0, weights_1, plain):
         assert torch.equal(a, b)
         torch.testing.assert_close(a, p, rtol=0, atol=1e-6 * p.abs().max().item())
+
+
+@pytest.mark.parametrize("name", ["adam", "muon"])
+def test_norms_and_biases_do_not_decay(single_process, name):
+    """Megatron marks 1-D params wd_mult 0, which only its param scheduler applies: every
+    group decayed, so a zero-gradient step shrank the RMSNorm weights by lr x weight decay."""
+    from types import SimpleNamespace
+
+    from megatron.core.distributed import finalize_model_grads
+
+    from megatron_qarl.trainer.optimizer import build_optimizer
+
+    model = build_tiny("none", moe_aux_loss_coeff=0.0)
+    ddp = wrap_ddp(model, model.config, False)
+    args = SimpleNamespace(
+        weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.98, adam_eps=1e-8, clip_grad=1.0,
+        bf16=False, use_distributed_optimizer=False, optimizer=name, muon_momentum=0.95,
+        muon_use_nesterov=False, muon_scale_mode="spectral", muon_num_ns_steps=5,
+        muon_extra_scale_factor=1.0, muon_fp32_matmul_prec="highest")
+    optimizer = build_optimizer(args, ddp, lr=0.1)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    ddp.zero_grad_buffer()
+    optimizer.zero_grad()
+    for p in model.parameters():  # every gradient exactly zero: only weight decay moves them
+        p.main_grad.zero_()
+    finalize_model_grads([ddp])
+    optimizer.step()
+    moved = {n for n, p in model.named_parameters() if not torch.equal(p, before[n])}
+    assert moved and all(before[n].dim() > 1 for n in moved), sorted(moved)

@@ -211,6 +211,21 @@ def test_a_file_dataset_without_held_out_prompts_says_so(tmp_path):
     assert "nan" not in proc.stdout
 
 
+def test_layer_wise_muon_without_data_parallel_ranks_is_refused():
+    """megatron-core's layer-wise optimizer shards nothing at DP 1 but sums its gradient norm
+    over every rank: at TP 2 with experts unsplit (expert-TP 1) they counted twice, and
+    saving a checkpoint failed."""
+    from megatron_qarl.trainer.flags import build_parser
+    from megatron_qarl.trainer.validation import FlagError, _parallel
+
+    argv = ["--optimizer", "muon", "--use-distributed-optimizer",
+            "--tensor-model-parallel-size", "2", "--sequence-parallel",
+            "--expert-tensor-parallel-size", "1"]
+    with pytest.raises(FlagError, match="these 2 processes leave one; drop it"):
+        _parallel(build_parser().parse_args(argv), world_size=2)
+    assert _parallel(build_parser().parse_args(argv), world_size=4) == 2
+
+
 @pytest.mark.parametrize("flags, refused", [
     (["--rollout-quant", "w4a16"], True),  # the aligned learner and the engine
     (["--rollout-quant", "w4a16-g32", "--no-aligned-learner"], True),  # the engine

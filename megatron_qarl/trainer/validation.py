@@ -57,11 +57,14 @@ def _parallel(args, world_size: int) -> int:
     if tp > 1 and not args.sequence_parallel:
         raise FlagError("--tensor-model-parallel-size > 1 needs --sequence-parallel (Megatron "
                         "requires it for MoE, and every preset is MoE)")
-    if args.optimizer == "muon" and args.use_distributed_optimizer and world_size == tp:
+    if (args.optimizer == "muon" and args.use_distributed_optimizer and world_size == tp
+            and ep * etp < tp):
         # megatron-core 0.16.1's layer-wise optimizer then shards nothing, yet sums its norm
         # over every rank: experts replicated over the TP ranks count twice, and saving fails
         raise FlagError(f"--use-distributed-optimizer with Muon shards over data-parallel "
-                        f"ranks, and these {world_size} processes leave one; drop it")
+                        f"ranks: with one, and experts replicated over the {tp} TP ranks "
+                        f"(expert model x tensor parallel {ep * etp}), megatron-core counts "
+                        f"their gradients {tp // (ep * etp)} times; drop it")
     return world_size // tp
 
 

@@ -221,9 +221,13 @@ def test_layer_wise_muon_without_data_parallel_ranks_is_refused():
     argv = ["--optimizer", "muon", "--use-distributed-optimizer",
             "--tensor-model-parallel-size", "2", "--sequence-parallel",
             "--expert-tensor-parallel-size", "1"]
-    with pytest.raises(FlagError, match="these 2 processes leave one; drop it"):
+    with pytest.raises(FlagError, match="counts their gradients 2 times; drop it"):
         _parallel(build_parser().parse_args(argv), world_size=2)
     assert _parallel(build_parser().parse_args(argv), world_size=4) == 2
+    # one process, or experts split over the TP ranks: nothing replicated, nothing refused
+    assert _parallel(build_parser().parse_args(argv[:2]), world_size=1) == 1
+    split = argv[:-1] + ["2"]
+    assert _parallel(build_parser().parse_args(split), world_size=2) == 1
 
 
 @pytest.mark.parametrize("flags, refused", [

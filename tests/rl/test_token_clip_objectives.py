@@ -82,6 +82,16 @@ def test_token_tis_by_hand(mode):
     assert metrics["tis_clipfrac"].item() == pytest.approx((1 if mode == "tis" else 2) / 3)
 
 
+def test_one_sided_tis_counts_only_weights_over_the_cap():
+    """A weight far below 1 (the learner finds the sampled token nearly impossible) is not
+    truncated by min(w, C); its floor, which keeps exp finite, was counted as truncation."""
+    lp, old, mask = logprobs_from_ratios([[1.0, 1.0]])
+    sampler = sampler_from_weights(old, mask, [[math.exp(-29.0), 1.0]])
+    cfg = PolicyLossConfig(loss="grpo", mismatch_correction="tis")
+    metrics = compute_policy_loss(cfg, lp, old, torch.tensor([1.0]), mask, sampler)[1]
+    assert metrics["tis_clipfrac"].item() == 0.0
+
+
 def test_mis_masks_sequences_outside_band_and_weights_the_rest_by_hand():
     # sequence weights (geometric means): seq0 sqrt(3 * 1) ~ 1.73 inside [0.5, 2], kept and
     # weighted by it; seq1 sqrt(3 * 3) = 3 outside -> masked out of the update

@@ -17,10 +17,12 @@ from .numerics import LOG_RATIO_LIMIT, sequence_mean
 
 
 def truncated_weight(log_weight: Tensor, cap: float, two_sided: bool) -> tuple[Tensor, Tensor]:
-    """exp(log_weight) truncated at cap (and at 1/cap when two_sided), and where it was."""
+    """exp(log_weight) truncated at cap (and at 1/cap when two_sided), and where it was. The
+    one-sided weight's floor at exp(-LOG_RATIO_LIMIT) keeps exp finite and truncates nothing
+    that counts (it was reported as truncation: tokens the learner finds nearly impossible)."""
     log_cap = math.log(cap)
     low = -log_cap if two_sided else -LOG_RATIO_LIMIT
-    truncated = (log_weight > log_cap) | (log_weight < low)
+    truncated = (log_weight > log_cap) | (log_weight < low) if two_sided else log_weight > log_cap
     return torch.exp(log_weight.clamp(low, log_cap)), truncated
 
 

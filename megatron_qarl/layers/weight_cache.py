@@ -7,7 +7,8 @@ re-quantized together at the first read, their NaN/inf checks with one host sync
 weight stalls the host's launches of the forward around it. As a net under the hook, a reader
 also compares each master's autograd version counter with the one recorded at quantization and
 re-quantizes when an in-place update bumped it (an optimizer stepping the params themselves,
-`load_state_dict`). Writes through `.data` or into Megatron's contiguous param buffers do not
+`load_state_dict`), and when the first master's storage moved (`.to(dtype)` swaps `.data`
+without a bump). Writes through `.data` or into Megatron's contiguous param buffers do not
 bump it: for those the hook is the only guard, which is why the trainer must install it.
 
 With keep_operand (W4A16 experts, --quant-keep-operand) each step's quantized weight also keeps
@@ -16,7 +17,7 @@ the dequantized bf16 GEMM operand the kernels make at its first use; `invalidate
 from __future__ import annotations
 
 import weakref
-from typing import List, Optional, Sequence
+from typing import Optional, Sequence
 
 import torch
 
@@ -36,15 +37,18 @@ class QuantizedWeightCache:
         self.stacked = stacked
         self.keep_operand = keep_operand
         self._qweight: Optional[QuantizedWeight] = None
-        self._versions: List[int] = []
+        self._versions: list = []
         self._together: Sequence[weakref.ref] = ()
         #: how many times the weight was quantized (tests and logs: once per optimizer step)
         self.quantize_count = 0
         #: bumped on each re-quantization, so a publisher can tell versions apart
         self.generation = 0
 
-    def _master_versions(self) -> List[int]:
-        return [p._version for p in self.masters]
+    def _master_versions(self) -> list:
+        """Each master's version, then where the first one's data lies (one check for a
+        module moved to another dtype or device, which moves every master)."""
+        first = self.masters[0]
+        return [p._version for p in self.masters] + [first.data_ptr(), first.dtype]
 
     def is_fresh(self) -> bool:
         return self._qweight is not None and self._versions == self._master_versions()

@@ -51,6 +51,21 @@ def test_in_place_master_update_without_hook_is_caught_by_version(single_process
     assert torch.equal(cache.get().scale[1:], old.scale[1:])
 
 
+def test_a_master_moved_to_another_dtype_is_quantized_again():
+    """Module.to(dtype) swaps each param's .data without bumping its version: the cache kept
+    the codes of the fp32 master (7 of 1024 codes differed from the bf16 one's)."""
+    from megatron_qarl.layers.weight_cache import QuantizedWeightCache
+    from megatron_qarl.quant import W4A16
+
+    torch.manual_seed(0)
+    scheme, linear = W4A16(32), torch.nn.Linear(64, 16, bias=False)
+    cache = QuantizedWeightCache(scheme, [linear.weight], "w", stacked=False)
+    cache.get()
+    linear.to(torch.bfloat16)
+    assert not cache.is_fresh()
+    assert torch.equal(cache.get().data, scheme.quantize_weight(linear.weight.detach()).data)
+
+
 def test_hook_covers_writes_the_version_counter_misses(single_process):
     """Megatron's optimizers write through `.data`/param buffers: only the hook sees that."""
     model = build_tiny("int8", targets="experts")

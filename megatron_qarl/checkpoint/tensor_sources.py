@@ -8,7 +8,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 import torch
 
-from ..quant import FP8Block, QuantScheme, W4A16
+from ..quant import FP8Block, QuantScheme, W4A16, quantization_config
 from ..quant.w4a16 import GROUP_SIZES
 from .dist_reader import checkpoint_tensors
 from .errors import CheckpointError
@@ -50,8 +50,8 @@ def _w4a16_of(qc: dict, path: str) -> W4A16:
     dequantize wrong without a word."""
     groups = list((qc.get("config_groups") or {}).values())
     weights = (groups[0].get("weights") or {}) if len(groups) == 1 else {}
-    ours = {"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group",
-            "actorder": None}
+    written = quantization_config(W4A16(GROUP_SIZES[-1]))["config_groups"]["group_0"]["weights"]
+    ours = {k: written[k] for k in ("num_bits", "type", "symmetric", "strategy", "actorder")}
     differ = [f"{k}={weights.get(k)!r}" for k, v in ours.items() if weights.get(k) != v]
     if len(groups) != 1 or differ:
         what = f"{len(groups)} config groups" if len(groups) != 1 else ", ".join(differ)

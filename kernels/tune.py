@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 import torch
 
 from megatron_qarl.quant import get_scheme
+from megatron_qarl.quant.ops import reference_gated_activation
 
 from .bench.cases import DENSE_SHAPES
 from .bench.measure import DECODE_MAX_TOKENS, STEP_CALLS, copies_for, graph_us, median_us, route
@@ -197,7 +198,7 @@ def _w4a16_sweep(cases):
             results.append((t, _name(cfg)))
         results.sort()
         print(f"W4A16 {label} M={m}: " + "; ".join(f"{n} {t:.1f}" for t, n in results[:6])
-              + f" | worst {results[-1][0]:.1f}", flush=True)
+              + (f" | worst {results[-1][0]:.1f}" if results else "no config ran"), flush=True)
 
 
 def _gluon_sweep(cases):
@@ -216,7 +217,11 @@ def _gluon_sweep(cases):
         x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
         probs = torch.rand(x.shape[0], device="cuda")
         triton_cfg = default_config(x.shape[0], e, n, k, 128)  # a config: the Triton kernel
-        want = w4a16_grouped_matmul(x, qws[0], counts, triton_cfg).float()
+        offs = torch.cumsum(counts, 0, dtype=torch.int32)
+        gemm_want = torch._grouped_mm(
+            x, get_scheme("w4a16").dequantize(qws[0]).bfloat16().transpose(1, 2), offs=offs)
+        fused_want = reference_gated_activation(gemm_want, probs).float()
+        gemm_want = gemm_want.float()
         t_triton = _step_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, triton_cfg)
                               for q in qws])
 
@@ -233,11 +238,12 @@ def _gluon_sweep(cases):
             y = _safe(lambda: run(qws[0]))
             if y is None:
                 return None
-            if not swiglu:
-                err = (y.float() - want).norm() / want.norm()
-                if not err < 1e-2:
-                    print(f"WRONG gluon {label} M={m} {tiles}: rel err {err}", flush=True)
-                    return None
+            want = fused_want if swiglu else gemm_want
+            err = (y.float() - want).norm() / want.norm()
+            if not err < 1e-2:
+                print(f"WRONG gluon {label} M={m} {tiles}{' swiglu' if swiglu else ''}: rel err "
+                      f"{err}", flush=True)
+                return None
             bm, bn, st, reg, per_sm = tiles
             name = (f"m{bm} n{bn} st{st}" + ("" if reg is None else f" r{reg}")
                     + ("" if per_sm is None else f" p{per_sm}") + (" xa" if x_async else "")
@@ -282,23 +288,31 @@ def _fp8_sweep():
         wb = scheme.dequantize(qw).bfloat16().transpose(1, 2)
         offs = torch.cumsum(counts, 0, dtype=torch.int32)
         t_bf16 = median_us([lambda: torch._grouped_mm(x, wb, offs=offs)])
-        want = torch._grouped_mm(x, wb, offs=offs).float()
+        want = scheme.reference_grouped_matmul(x, qw, counts.cpu()).float()
         results = []
-        for tiles in FP8_TILES:
-            y = _safe(lambda: fp8_block_grouped_linear(x, qw, counts, tiles))
+
+        def checked(name, fn):
+            """fn's time, or None where it fails or misses the reference (activation codes
+            included: the reference quantizes x as the kernels do)."""
+            y = _safe(fn)
             if y is None:
-                continue
+                return None
             err = (y.float() - want).norm() / want.norm()
-            if not err < 5e-2:
-                print(f"WRONG fp8 {label} M={m} {tiles}: rel err {err}", flush=True)
-                continue
-            results.append((median_us([lambda: fp8_block_grouped_linear(x, qw, counts, tiles)]),
-                            tiles))
+            if not err < 1e-2:
+                print(f"WRONG fp8 {label} M={m} {name}: rel err {err}", flush=True)
+                return None
+            return median_us([fn])
+
+        for tiles in FP8_TILES:
+            t = checked(tiles, lambda: fp8_block_grouped_linear(x, qw, counts, tiles))
+            if t is not None:
+                results.append((t, tiles))
         for tiles in FP8_WS_TILES:  # the activation quantizer included, as above
-            def ws():
-                return fp8_grouped_ws(*fp8_quantize_activation(x), qw, counts, tiles)
-            if _safe(ws) is not None:
-                results.append((median_us([ws]), f"ws{tiles[0]}/{tiles[1]}"))
+            name = f"ws{tiles[0]}/{tiles[1]}"
+            t = checked(name, lambda: fp8_grouped_ws(*fp8_quantize_activation(x), qw, counts,
+                                                     tiles))
+            if t is not None:
+                results.append((t, name))
         results.sort()
         print(f"FP8 {label} M={m}: bf16 {t_bf16:.1f}; " + "; ".join(
             f"{t_} {t:.1f} ({t_bf16 / t:.2f}x)" for t, t_ in results[:4]), flush=True)
@@ -306,8 +320,7 @@ def _fp8_sweep():
 
 
 def _int8_sweep():
-    """Every case checked bit for bit against the first tiles' output (the reference's bits,
-    tests/kernels/test_int8.py), timed against bf16 torch._grouped_mm (decode sizes in CUDA
+    """Every case checked bit for bit against the reference, timed against bf16 torch._grouped_mm (decode sizes in CUDA
     graphs), the weights rotated past L2."""
     scheme = get_scheme("int8")
     for label, e, n, k, m in INT8_CASES:
@@ -319,14 +332,14 @@ def _int8_sweep():
         offs = torch.cumsum(counts, 0, dtype=torch.int32)
         timer = _step_us if m <= DECODE_MAX_TOKENS else median_us
         t_bf16 = timer([lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in wbs])
-        want, results = None, []
+        want, results = scheme.reference_grouped_matmul(x, qws[0], counts.cpu()), []
         for tiles in INT8_TILES:
             y = _safe(lambda: int8_grouped_linear(x, qws[0], counts, tiles))
             if y is None:
                 continue
-            want = y if want is None else want
             if not torch.equal(y, want):
-                print(f"WRONG int8 {label} M={m} {tiles}: differs from {INT8_TILES[0]}", flush=True)
+                print(f"WRONG int8 {label} M={m} {tiles}: differs from the reference",
+                      flush=True)
                 continue
             results.append((timer([lambda q=q: int8_grouped_linear(x, q, counts, tiles)
                                    for q in qws]), tiles))

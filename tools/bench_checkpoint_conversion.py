@@ -19,6 +19,7 @@ import resource
 import shutil
 import threading
 import time
+from queue import Empty
 
 import torch
 from tqdm import tqdm
@@ -74,18 +75,34 @@ def _step(name: str, args: tuple, queue) -> None:
     fn = {"hf-to-megatron": hf_to_megatron, "megatron-to-hf": megatron_to_hf,
           "export": export_quantized}[name.split(":")[0]]
     anon = AnonPeak()
-    report = fn(*args)
+    try:
+        report = fn(*args)
+    except BaseException as err:  # noqa: BLE001 - the parent raises it with the step's name
+        queue.put(f"{type(err).__name__}: {err}")
+        raise
     queue.put((report.bytes, report.seconds, anon.stop(),
                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20))
 
 
 def run_step(name: str, *args) -> tuple:
+    """The step in a process of its own (its peak memory alone); its error, or its end without
+    a result (the OOM killer), raised here rather than waited on."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=_step, args=(name, args, queue))
     proc.start()
-    result = queue.get()
+    while True:
+        ended = not proc.is_alive()  # before the wait: what it sent is in the pipe by then
+        try:
+            result = queue.get(timeout=1.0)
+            break
+        except Empty:
+            if ended:
+                raise RuntimeError(f"{name}: the step's process ended (exit code "
+                                   f"{proc.exitcode}) without a result") from None
     proc.join()
+    if isinstance(result, str):
+        raise RuntimeError(f"{name} failed: {result}")
     return result
 
 

@@ -54,6 +54,11 @@ def main(argv=None):
                    help="with --decode-only: also time MODULE.w4a16_grouped_matmul (an older "
                         "version of the kernel, importable)")
     args = p.parse_args(argv)
+    if args.compare and not args.decode_only:
+        p.error("--compare times older kernels in the decode tables only: add --decode-only")
+    if args.decode_only and (args.only or args.sweep):
+        p.error("--decode-only runs the W4A16 decode tables alone: drop --only / --sweep, or "
+                "run them without --decode-only")
     if not torch.cuda.is_available():
         raise SystemExit("qarl_kernels.bench needs a CUDA GPU; CPU checks are tests/kernels")
     torch.manual_seed(0)

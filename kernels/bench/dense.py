@@ -7,14 +7,12 @@ from megatron_qarl.quant import get_scheme
 
 from ..fp8_gemm import fp8_block_linear, fp8_block_matmul, quantize_linear_input
 from ..fp8_quantize import fp8_quantize_activation
-from ..gluon_hopper import is_hopper
 from ..int8_gemm import dense_tiles as int8_dense_tiles, int8_linear, int8_matmul
 from ..int8_quantize import int8_quantize_activation
-from ..w4a16_gemm import dense_config, w4a16_dense_gluon, w4a16_linear
-from ..w4a16_gluon_rules import DENSE_GLUON_MAX_ROWS
+from ..w4a16_gemm import dense_config, w4a16_linear
 from ..w4a16_quantize import w4a16_quantize
 from .cases import DENSE_SHAPES
-from .measure import STEP_CALLS, copies_for, graph_us
+from .measure import STEP_CALLS, copies_for, graph_output, graph_us
 from .report import Table, fmt, pct_copy
 
 
@@ -44,27 +42,36 @@ def bench_dense(peak, check):
             xq, xs = int8_quantize_activation(x)
             triton_tiles = dense_config(m, n, k, 128, x.device)
             tiles8 = int8_dense_tiles(m, n, k, x.device)[:4] + (1,)
-            check.close(f"w4a16 dense {label} M={m}", w4a16_linear(x, q4[0]),
-                        w4a16.reference_matmul(x, q4[0]))
-            if is_hopper(x.device) and m <= DENSE_GLUON_MAX_ROWS:  # what graphs take
-                check.close(f"w4a16 dense gluon {label} M={m}", w4a16_dense_gluon(x, q4[0]),
-                            w4a16.reference_matmul(x, q4[0]))
-            check.equal(f"int8 dense {label} M={m}", int8_linear(x, q8[0]),
-                        int8.reference_matmul(x, q8[0]))
+            w4_ref, w8_ref = w4a16.reference_matmul(x, q4[0]), int8.reference_matmul(x, q8[0])
+            check.close(f"w4a16 dense {label} M={m}", w4a16_linear(x, q4[0]), w4_ref)
+            check.equal(f"int8 dense {label} M={m}", int8_linear(x, q8[0]), w8_ref)
             tb, t4, t4triton, t4kept, t8, t8g, t8one = (
-                graph_us([lambda w=w: fn(w) for w in weights], calls=STEP_CALLS)
-                for fn, weights in (
-                    (lambda w: x @ w.t(), wb), (lambda q: w4a16_linear(x, q), q4),
-                    (lambda q: w4a16_linear(x, q, triton_tiles), q4),
-                    (lambda q: w4a16_linear(x, q), kept),
-                    (lambda q: int8_linear(x, q), q8), (lambda q: int8_matmul(xq, xs, q), q8),
-                    (lambda q: int8_matmul(xq, xs, q, tiles=tiles8), q8)))
+                graph_us_checked(compare, f"{name} graph {label} M={m}", fn, weights, want)
+                for name, fn, weights, compare, want in (
+                    ("bf16", lambda w: x @ w.t(), wb, None, None),
+                    ("w4a16 dense", lambda q: w4a16_linear(x, q), q4, check.close, w4_ref),
+                    ("w4a16 dense Triton tiles", lambda q: w4a16_linear(x, q, triton_tiles), q4,
+                     check.close, w4_ref),
+                    ("w4a16 dense kept", lambda q: w4a16_linear(x, q), kept, check.close,
+                     w4_ref),
+                    ("int8 dense", lambda q: int8_linear(x, q), q8, check.equal, w8_ref),
+                    ("int8 GEMM", lambda q: int8_matmul(xq, xs, q), q8, check.equal, w8_ref),
+                    ("int8 GEMM one slice", lambda q: int8_matmul(xq, xs, q, tiles=tiles8), q8,
+                     check.equal, w8_ref)))
             io = m * (k + n) * 2
             table.add(f"{label} {n}x{k}", str(m), tb, pct_copy(2 * n * k + io, tb, peak), t4,
                       pct_copy(n * k // 2 + n * k // 64 + io, t4, peak), t4triton, t4kept,
                       fmt(tb / t4, ".2f"), t8, t8g, t8one, fmt(tb / t8, ".2f"))
         del q4, q8, wb, kept
     return [table, _fp8_dense_table(peak, check)]
+
+
+def graph_us_checked(compare, case, fn, weights, want):
+    """graph_us of fn over the rotated weights, after compare (a Checker's method) has checked
+    its graph's output on the first against want (none: the bf16 baseline)."""
+    if want is not None:
+        compare(case, graph_output(lambda: fn(weights[0])), want)
+    return graph_us([lambda w=w: fn(w) for w in weights], calls=STEP_CALLS)
 
 
 def _fp8_dense_table(peak, check):
@@ -87,13 +94,18 @@ def _fp8_dense_table(peak, check):
                              scheme.reference_matmul(x, qws[0]))
             xq, xs = fp8_quantize_activation(x, pad_rows_to=4)  # scaled_mm's rows
             tq = fp8_quantize_activation(x)
-            tb, t8, tquant, tmm, ttriton = (
-                graph_us([lambda w=w: fn(w) for w in weights], calls=STEP_CALLS)
-                for fn, weights in (
-                    (lambda w: x @ w.t(), wb), (lambda q: fp8_block_linear(x, q), qws),
-                    (lambda q: quantize_linear_input(x, q), qws[:1]),
-                    (lambda q: fp8_block_matmul(xq, xs, q, scaled_mm=True), qws),
-                    (lambda q: fp8_block_matmul(*tq, q, scaled_mm=False), qws)))
+            want = scheme.reference_matmul(x, qws[0])
+            tb, t8, tmm, ttriton = (
+                graph_us_checked(check.close_norm, f"{name} graph {label} M={m}", fn, weights,
+                                 want_of)
+                for name, fn, weights, want_of in (
+                    ("bf16", lambda w: x @ w.t(), wb, None),
+                    ("fp8 dense", lambda q: fp8_block_linear(x, q), qws, want),
+                    ("fp8 scaled_mm", lambda q: fp8_block_matmul(xq, xs, q, scaled_mm=True)[:m],
+                     qws, want),
+                    ("fp8 Triton GEMM", lambda q: fp8_block_matmul(*tq, q, scaled_mm=False), qws,
+                     want)))
+            tquant = graph_us([lambda: quantize_linear_input(x, qws[0])], calls=STEP_CALLS)
             table.add(f"{label} {n}x{k}", str(m), tb, t8,
                       pct_copy(n * k + n * k // 16384 * 4 + m * (k + n) * 2, t8, peak), tquant,
                       tmm, ttriton, fmt(tb / t8, ".2f"))

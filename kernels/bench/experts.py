@@ -7,7 +7,7 @@ from megatron_qarl.quant.ops import (composed_swiglu_experts, reference_gated_ac
 
 from ..register import register_cuda_kernels
 from .cases import routed_batch
-from .measure import STEP_CALLS, copies_for, graph_us
+from .measure import STEP_CALLS, copies_for, graph_output, graph_us
 from .report import Table, fmt, pct_copy
 
 
@@ -65,7 +65,10 @@ def bench_experts(peak, check):
                 got = swiglu_experts(x, *qws[0], counts, probs)
                 want = composed_swiglu_experts(x, *qws[0], counts, probs)
                 case = f"{name} experts block {label} M={m}"
-                (check.equal if exact else check.close_norm)(case, got, want)
+                compare = check.equal if exact else check.close_norm
+                compare(case, got, want)
+                compare(case + " graph",
+                        graph_output(lambda: swiglu_experts(x, *qws[0], counts, probs)), want)
                 t = graph_us([lambda q=q: swiglu_experts(x, *q, counts, probs) for q in qws],
                              calls=STEP_CALLS)
                 cells += [t, pct_copy(touched * nbytes // e + io, t, peak),

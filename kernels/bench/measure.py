@@ -55,12 +55,7 @@ def graph_us(fns, replays: int = 200, calls: int = 1) -> float:
     so its kernels run back to back: with one call per graph every call also pays the graph's
     own launch gap (about 2.5 us on the H100, docs/kernel_rounds.md round 10), hence STEP_CALLS."""
     groups = [[fns[(i * calls + j) % len(fns)] for j in range(calls)] for i in range(len(fns))]
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for fn in fns:
-            fn()
-    torch.cuda.current_stream().wait_stream(stream)
+    _warm_up(fns)
     graphs = []
     for group in groups:
         g = torch.cuda.CUDAGraph()
@@ -78,6 +73,30 @@ def graph_us(fns, replays: int = 200, calls: int = 1) -> float:
     end.record()
     torch.cuda.synchronize()
     return start.elapsed_time(end) * 1e3 / (replays * calls)
+
+
+def graph_output(fn) -> torch.Tensor:
+    """What fn returns when a CUDA graph of it replays. A capture may take other kernels than an
+    eager call (the W4A16 GEMMs pick their Gluon tiles by capture state), so the checks of the
+    cells graph_us times read this."""
+    _warm_up([fn])
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fn()
+    graph.replay()
+    torch.cuda.synchronize()
+    return out.clone()
+
+
+def _warm_up(fns):
+    """One eager call of each on a side stream, as capture needs: compilation, buffers made at
+    first use, the lane-order codes the Gluon kernels read."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for fn in fns:
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
 
 
 def ceilings() -> dict:

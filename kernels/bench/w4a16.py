@@ -15,7 +15,7 @@ from ..w4a16_grouped_ws import (w4a16_grouped_ws, w4a16_grouped_ws_grad_input,
                                 applies_grad_input as w4a16_ws_grad_applies)
 from ..w4a16_operand import w4a16_operand
 from .cases import GROUPED_SHAPES, TOKENS, expert_bytes, routed_batch, w4a16_weights
-from .measure import DECODE_MAX_TOKENS, STEP_CALLS, graph_us, median_us
+from .measure import DECODE_MAX_TOKENS, STEP_CALLS, graph_output, graph_us, median_us
 from .report import Table, fmt, pct_copy
 
 
@@ -32,34 +32,36 @@ def bench_w4a16_grouped(peak, check):
         qws, bf16_t = w4a16_weights(scheme, e, n, k)
         # the large-M path under --quant-keep-operand: operand made at first use, then reused
         kept = [dataclasses.replace(q, keep_operand=True) for q in qws[:len(bf16_t)]]
+        ref_w = scheme.dequantize(qws[0]).bfloat16()  # [E, N, K], from torch
         for m in TOKENS:
             counts, rows, touched, x, offs = routed_batch(m, e, k)
-            y = w4a16_grouped_matmul(x, qws[0], counts)
             if rows <= 2048:
-                check.close(f"w4a16 grouped {label} M={m}", y,
-                            scheme.reference_grouped_matmul(x, qws[0], counts.cpu()))
+                want = scheme.reference_grouped_matmul(x, qws[0], counts.cpu())
             else:
-                ref_w = scheme.dequantize(qws[0]).bfloat16().transpose(1, 2)
-                check.close(f"w4a16 grouped {label} M={m}", y,
-                            torch._grouped_mm(x, ref_w, offs=offs))
-                del ref_w
+                want = torch._grouped_mm(x, ref_w.transpose(1, 2), offs=offs)
+            y = w4a16_grouped_matmul(x, qws[0], counts)
+            check.close(f"w4a16 grouped {label} M={m}", y, want)
             t_bf16 = median_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
                                 for w in bf16_t])
             t_k = median_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
             t_ws = t_dq = t_kept = None
             if rows >= 64 * e and w4a16_ws_applies(x, qws[0]):  # the training-size kernel
                 check.close(f"w4a16 grouped WS {label} M={m}",
-                            w4a16_grouped_ws(x, qws[0], counts), y)
+                            w4a16_grouped_ws(x, qws[0], counts), want)
                 t_ws = median_us([lambda q=q: w4a16_grouped_ws(x, q, counts) for q in qws])
             if rows >= 4 * e:
+                check.close(f"w4a16 dequant+grouped_mm {label} M={m}", torch._grouped_mm(
+                    x, w4a16_dequantize(qws[0], counts).transpose(1, 2), offs=offs), want)
+                check.equal(f"w4a16 kept operand {label} M={m}",
+                            w4a16_operand(kept[0], counts), ref_w)
                 t_dq = median_us([lambda q=q: torch._grouped_mm(
                     x, w4a16_dequantize(q, counts).transpose(1, 2), offs=offs) for q in qws])
                 t_kept = median_us([lambda q=q: torch._grouped_mm(
                     x, w4a16_operand(q, counts).transpose(1, 2), offs=offs) for q in kept])
-                check.equal(f"w4a16 kept operand {label} M={m}", kept[0].operand,
-                            bf16_t[0].transpose(1, 2))
             g_k = g_bf = g_bw = None
             if m <= DECODE_MAX_TOKENS:  # decode runs in CUDA graphs: no host launch cost
+                check.close(f"w4a16 grouped graph {label} M={m}",
+                            graph_output(lambda: w4a16_grouped_matmul(x, qws[0], counts)), want)
                 g_k = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws],
                                calls=STEP_CALLS)
                 g_bf = graph_us([lambda w=w: torch._grouped_mm(x, w, offs=offs)
@@ -75,7 +77,7 @@ def bench_w4a16_grouped(peak, check):
                       fmt(t_bf16 / best, ".2f"),
                       t_kept, fmt(None if t_kept is None else t_bf16 / t_kept, ".2f"), g_k, g_bw,
                       g_bf, fmt(None if g_k is None else g_bf / g_k, ".2f"))
-        del qws, bf16_t, kept
+        del qws, bf16_t, kept, ref_w
     return [table]
 
 
@@ -99,16 +101,18 @@ def bench_w4a16_grad_input(check):
         for m in GRAD_TOKENS:
             counts, rows, _, g, offs = routed_batch(m, e, n)
             op = w4a16_grouped_grad_input(g, qws[0], counts)
-            check.close(f"w4a16 grad_input {label} M={m}", op,
-                        torch._grouped_mm(g, ref_w, offs=offs))
+            want = torch._grouped_mm(g, ref_w, offs=offs)
+            check.close(f"w4a16 grad_input {label} M={m}", op, want)
             t_bf16 = median_us([lambda w=w: torch._grouped_mm(g, w.transpose(1, 2), offs=offs)
                                 for w in bf16_t])
             t_ws = None
             if w4a16_ws_grad_applies(g, qws[0]):
                 check.close(f"w4a16 grad_input WS {label} M={m}",
-                            w4a16_grouped_ws_grad_input(g, qws[0], counts), op)
+                            w4a16_grouped_ws_grad_input(g, qws[0], counts), want)
                 t_ws = median_us([lambda q=q: w4a16_grouped_ws_grad_input(g, q, counts)
                                   for q in qws])
+            check.close(f"w4a16 grad_input dequant+grouped_mm {label} M={m}",
+                        torch._grouped_mm(g, w4a16_dequantize(qws[0], counts), offs=offs), want)
             t_dq = median_us([lambda q=q: torch._grouped_mm(g, w4a16_dequantize(q, counts),
                                                             offs=offs) for q in qws])
             t_op = median_us([lambda q=q: w4a16_grouped_grad_input(g, q, counts) for q in qws])

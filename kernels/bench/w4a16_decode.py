@@ -14,7 +14,7 @@ from ..stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from ..w4a16_gemm import w4a16_grouped_matmul, w4a16_grouped_swiglu
 from .cases import (DECODE_SHAPES, DECODE_TOKENS, GROUPED_SHAPES, ROUTED_EXPERTS, expert_bytes,
                     routed_batch, w4a16_weights)
-from .measure import STEP_CALLS, copies_for, graph_us
+from .measure import STEP_CALLS, copies_for, graph_output, graph_us
 from .report import Table, fmt, pct_copy
 
 
@@ -79,7 +79,8 @@ def _median(runs, key):
 
 def _decode_run(scheme, label, shape, m, skew, seed, qws, bf16_t, kernels, check, peak):
     """One routing of a decode row: times (graphs of STEP_CALLS calls, and of one call) and
-    % of copy bandwidth, each kernel checked against the reference first."""
+    % of copy bandwidth, each kernel checked first against the reference as a graph computes it
+    (graph_output)."""
     e, n, k = shape
     counts, rows, touched, x, offs = routed_batch(m, e, k, skew, seed, ROUTED_EXPERTS.get(label))
     bf16_calls = [lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in bf16_t]
@@ -92,8 +93,8 @@ def _decode_run(scheme, label, shape, m, skew, seed, qws, bf16_t, kernels, check
     routing = f"skew {skew} seed {seed}"
     for name, fn in kernels:
         try:
-            check.close(f"w4a16 decode {routing} {name} {label} M={m}", fn(x, qws[0], counts),
-                        want)
+            check.close(f"w4a16 decode {routing} {name} {label} M={m}",
+                        graph_output(lambda: fn(x, qws[0], counts)), want)
             t = graph_us([lambda q=q: fn(x, q, counts) for q in qws], calls=STEP_CALLS)
         except Exception as err:  # a version this Triton cannot compile or launch
             print(f"{name} {label} M={m} failed: {str(err).splitlines()[0][:200]}")
@@ -121,7 +122,8 @@ def _stream_floor_us(touched, n, k):
 def bench_swiglu(check):
     """fc1 (gate+up) with the experts' activation and router probs, in CUDA graphs: the int4
     GEMM then torch's SwiGLU (quant.ops.reference_gated_activation), against the fused
-    epilogue, whose output must be the same bits."""
+    epilogue, whose output must be the same bits in eager calls; in graphs (the Gluon kernel,
+    whose tiles may split K) it is checked against the reference."""
     scheme = get_scheme("w4a16")
     table = Table(f"W4A16 fc1 + SwiGLU + router probs, fused vs unfused (CUDA graphs of "
                   f"{STEP_CALLS} calls)",
@@ -137,6 +139,10 @@ def bench_swiglu(check):
 
             check.equal(f"w4a16 fused swiglu {label} M={m}",
                         w4a16_grouped_swiglu(x, qws[0], counts, probs), unfused(qws[0]))
+            check.close(f"w4a16 fused swiglu graph {label} M={m}",
+                        graph_output(lambda: w4a16_grouped_swiglu(x, qws[0], counts, probs)),
+                        reference_gated_activation(
+                            scheme.reference_grouped_matmul(x, qws[0], counts.cpu()), probs))
             t_unfused = graph_us([lambda q=q: unfused(q) for q in qws], calls=STEP_CALLS)
             t_fused = graph_us([lambda q=q: w4a16_grouped_swiglu(x, q, counts, probs)
                                 for q in qws], calls=STEP_CALLS)

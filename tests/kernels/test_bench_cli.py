@@ -1,5 +1,7 @@
 """`python -m qarl_kernels.bench`'s parts and doc sections, with each table builder replaced by
 one that names itself (the builders need a GPU; tests/kernels checks the kernels on the CPU)."""
+import pytest
+
 import qarl_kernels.bench.__main__ as bench
 
 BUILDERS = ["bench_w4a16_grouped", "bench_w4a16_grad_input", "bench_dense", "bench_quantize",
@@ -45,3 +47,15 @@ def test_decode_only_runs_the_decode_tables_into_their_own_section(monkeypatch, 
     ran, text = _run(monkeypatch, tmp_path, "--decode-only")
     assert ran == ["bench_w4a16_decode", "bench_swiglu", "bench_w4a16_decode"]
     assert "## W4A16 decode (`python -m qarl_kernels.bench --decode-only`)" in text
+
+
+@pytest.mark.parametrize("flags,names", [
+    (["--compare", "old.w4a16_gemm"], "--decode-only"),
+    (["--decode-only", "--only", "fp8"], "--only"),
+    (["--decode-only", "--sweep"], "--sweep"),
+])
+def test_flags_a_run_would_ignore_are_refused(monkeypatch, tmp_path, capsys, flags, names):
+    with pytest.raises(SystemExit) as exit_:
+        _run(monkeypatch, tmp_path, *flags)
+    assert exit_.value.code == 2 and names in capsys.readouterr().err
+    assert not (tmp_path / "benchmarks.md").exists()

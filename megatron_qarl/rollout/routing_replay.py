@@ -10,8 +10,9 @@ every token that was forwarded (the last sampled token never was). SGLang return
 
 The learner's MoE layers see tokens in Megatron's [seq, batch] order flattened to rows
 `s * batch + b`, and under sequence parallelism each TP rank only its slice of the sequence.
-Rows without an engine routing (the final token, padding) get experts 0..k-1: their outputs
-carry no loss.
+Rows without an engine routing (the final token, padding) carry no loss; they get experts
+spread over all of them (spread_unrouted), since one fixed set would send every padding row of
+a micro-batch to one expert-parallel rank.
 """
 from __future__ import annotations
 
@@ -24,29 +25,49 @@ import torch.distributed as dist
 from .base import Sample
 
 FLAG = "--rollout-routing-replay"
+#: the route of a position no engine forwarded (padding, each row's last token)
+UNROUTED = -1
 
 
-def routing_table(samples: Sequence[Sample], seq_len: int) -> torch.Tensor:
+def routing_table(samples: Sequence[Sample], seq_len: int, num_experts: int) -> torch.Tensor:
     """[batch, seq_len, layers, top_k] int64 expert ids, laid out like the learner's padded
-    batch (row b: sample b's prompt+response left-aligned); the trainer carries it with the
-    batch so every micro-batch replays exactly its own samples' routes."""
+    batch (row b: sample b's prompt+response left-aligned), UNROUTED past each sample's routes;
+    the trainer carries it with the batch so every micro-batch replays exactly its own
+    samples' routes. Routes of another length than the sample's forwarded tokens, or ids past
+    the model's experts, are refused: they would replay other tokens' experts."""
     if any(s.routed_experts is None for s in samples):
         raise ValueError(f"{FLAG} needs routed experts on every sample; the engine was not "
                          f"asked for them (the embedded engine: record_routes=True; SGLang: "
                          f"start it with --enable-return-routed-experts)")
     _, layers, top_k = samples[0].routed_experts.shape
-    table = torch.arange(top_k, dtype=torch.int64).expand(len(samples), seq_len, layers, top_k)
-    table = table.clone()
+    table = torch.full((len(samples), seq_len, layers, top_k), UNROUTED, dtype=torch.int64)
     for b, s in enumerate(samples):
         routed = s.routed_experts.to(torch.int64)
-        if routed.shape[1:] != (layers, top_k):
+        forwarded = len(s.prompt_ids) + len(s.response_ids) - 1
+        if routed.shape != (forwarded, layers, top_k):
             raise ValueError(f"{FLAG}: sample {b} has routed experts of shape "
-                             f"{tuple(routed.shape)}, others [*, {layers}, {top_k}]")
-        if routed.shape[0] > seq_len:
-            raise ValueError(f"sample {b} has {routed.shape[0] + 1} tokens, more than the "
+                             f"{tuple(routed.shape)}; its prompt and response forwarded "
+                             f"{forwarded} tokens, so [{forwarded}, {layers}, {top_k}]")
+        if forwarded > seq_len:
+            raise ValueError(f"sample {b} has {forwarded + 1} tokens, more than the "
                              f"learner's sequence length {seq_len}")
-        table[b, : routed.shape[0]] = routed
+        if routed.numel() and not 0 <= int(routed.min()) <= int(routed.max()) < num_experts:
+            raise ValueError(f"{FLAG}: sample {b} routes to experts {int(routed.min())}.."
+                             f"{int(routed.max())}; the model has {num_experts}. SGLang returns "
+                             f"physical expert ids once expert-location dispatch is on (EPLB, "
+                             f"redundant experts): start it without them to replay its routes")
+        table[b, :forwarded] = routed
     return table
+
+
+def spread_unrouted(indices: torch.Tensor, num_experts: int) -> torch.Tensor:
+    """[rows, top_k] expert ids with UNROUTED rows given k distinct experts each, row r from
+    expert (r * k) mod E on: spread over every expert (and so every EP rank) as a router's
+    choice would be, where 0..k-1 for all sent every padding row to EP rank 0."""
+    rows, top_k = indices.shape
+    spread = (torch.arange(rows, device=indices.device)[:, None] * top_k
+              + torch.arange(top_k, device=indices.device)) % num_experts
+    return torch.where(indices[:, :1] == UNROUTED, spread, indices)
 
 
 def table_to_layers(table: torch.Tensor, sp_rank: int = 0,
@@ -63,11 +84,11 @@ def table_to_layers(table: torch.Tensor, sp_rank: int = 0,
     return [table[:, :, layer].reshape(-1, top_k) for layer in range(table.shape[2])]
 
 
-def replay_indices(samples: Sequence[Sample], seq_len: int, sp_rank: int = 0,
+def replay_indices(samples: Sequence[Sample], seq_len: int, num_experts: int, sp_rank: int = 0,
                    sp_size: int = 1) -> List[torch.Tensor]:
     """Per MoE layer, [seq_len/sp_size * batch, top_k] int64 expert ids for a padded batch
     of `samples` (each prompt+response left-aligned in a row of `seq_len` tokens)."""
-    return table_to_layers(routing_table(samples, seq_len), sp_rank, sp_size)
+    return table_to_layers(routing_table(samples, seq_len, num_experts), sp_rank, sp_size)
 
 
 def model_router_replays(model) -> list:
@@ -99,13 +120,16 @@ def _routers_in(model, action):
 
 @contextlib.contextmanager
 def replay_routing(model, per_layer: List[torch.Tensor]):
-    """Forward passes of `model` inside use the given expert ids in every MoE layer."""
+    """Forward passes of `model` inside use the given expert ids in every MoE layer (UNROUTED
+    rows: spread_unrouted's)."""
+    num_experts = next(m.config.num_moe_experts for m in model.modules()
+                       if getattr(m, "router_replay", None) is not None)
     with _routers_in(model, "REPLAY_FORWARD") as replays:
         if len(per_layer) != len(replays):
             raise ValueError(f"{FLAG}: routes for {len(per_layer)} MoE layers, the model "
                              f"has {len(replays)}")
         for r, indices in zip(replays, per_layer):
-            r.set_target_indices(indices)
+            r.set_target_indices(spread_unrouted(indices, num_experts))
         yield
 
 

@@ -30,8 +30,9 @@ class ResponseBatch:
 
 
 def collate(samples: Sequence[Sample], advantages: torch.Tensor, pad_id: int,
-            device, routing: bool = False) -> ResponseBatch:
-    """routing: carry the samples' routed experts, aligned with input_ids, for replay."""
+            device, replay_experts: Optional[int] = None) -> ResponseBatch:
+    """replay_experts: the model's expert count, to carry the samples' routed experts (checked
+    against it), aligned with input_ids, for replay."""
     lengths = [len(s.prompt_ids) + len(s.response_ids) for s in samples]
     longest = max(lengths)
     resp = max(1, max(len(s.response_ids) for s in samples))
@@ -48,10 +49,10 @@ def collate(samples: Sequence[Sample], advantages: torch.Tensor, pad_id: int,
         mask[b, :r] = True
         predict[b] = (p - 1 + torch.arange(resp)).clamp(max=p + r - 1)
     routed = None
-    if routing:
+    if replay_experts:
         from ..rollout.routing_replay import routing_table
 
-        routed = routing_table(samples, longest).to(device)
+        routed = routing_table(samples, longest, replay_experts).to(device)
     return ResponseBatch(input_ids.to(device), predict.to(device),
                          targets.to(device), mask.to(device), sampler.to(device),
                          advantages.float().to(device), torch.tensor(lengths, device=device),

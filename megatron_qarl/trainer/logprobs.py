@@ -9,7 +9,7 @@ import torch
 
 from ..rollout.embedded.decode_graph import logits_in_model_dtype
 from ..rollout.embedded.generate import causal_mask
-from ..rollout.routing_replay import replay_routing, table_to_layers
+from ..rollout.routing_replay import UNROUTED, replay_routing, table_to_layers
 from .batches import ResponseBatch
 from .token_logprobs import token_logprobs
 
@@ -44,15 +44,13 @@ def response_logprobs(model, batch: ResponseBatch, temperature: float,
 
 def _replay(model, batch: ResponseBatch, pad: int, length_multiple: int):
     """The routers take this batch's engine routes (--rollout-routing-replay); padding
-    rows get experts 0..k-1 (their outputs are never read)."""
+    rows are UNROUTED (their outputs are never read)."""
     table = batch.routed_experts
     if table is None:
         return contextlib.nullcontext()
     if pad:
-        top_k = table.shape[-1]
-        fill = torch.arange(top_k, device=table.device).expand(
-            table.shape[0], pad, table.shape[2], top_k)
-        table = torch.cat([table, fill], dim=1)
+        table = torch.cat([table, table.new_full((table.shape[0], pad, *table.shape[2:]),
+                                                 UNROUTED)], dim=1)
     sp_rank = 0
     if length_multiple > 1:  # sequence parallel: this TP rank's slice of the sequence
         from megatron.core import parallel_state

@@ -208,7 +208,8 @@ class RLTrainer:
         advantages = group_normalized_advantages(rewards, args.n_samples_per_prompt,
                                                  args.advantage_std_norm)
         batch = collate(samples, advantages, tok.pad_id, self.device,
-                        routing=args.rollout_routing_replay)
+                        replay_experts=(self.config.num_moe_experts
+                                        if args.rollout_routing_replay else None))
 
         with timer.phase("old_logprobs"), torch.no_grad():
             batch.old_logprobs = self._logprobs(batch)

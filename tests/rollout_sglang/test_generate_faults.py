@@ -2,6 +2,7 @@
 SGLang): sample order and content, retries on another engine when one dies or times out,
 a loud failure when none is left, version refusal, routing replay, launch flags."""
 import os
+from types import SimpleNamespace
 import sys
 
 import pytest
@@ -15,7 +16,8 @@ from megatron_qarl.rollout import SamplingParams  # noqa: E402
 from megatron_qarl.rollout.sglang import (EngineRequestError, EngineUnavailable,  # noqa: E402
                                           LaunchSpec, SGLangConfig, SGLangRolloutEngine,
                                           check_server_version, server_command)
-from megatron_qarl.rollout.routing_replay import replay_indices, replay_routing  # noqa: E402
+from megatron_qarl.rollout.routing_replay import (  # noqa: E402
+    UNROUTED, replay_indices, replay_routing, spread_unrouted)
 from megatron_qarl.rollout.sglang.pool import DOWN  # noqa: E402
 
 PROMPTS = [[1, 2, 3], [4, 5], [6], [7, 8, 9, 10]]
@@ -190,16 +192,18 @@ def test_routing_replay_feeds_megatron_router_replay(servers):
 
     engine = _engine(servers, routing_replay=True)
     samples = [g[0] for g in engine.generate(PROMPTS[:2], SamplingParams())]
-    per_layer = replay_indices(samples, seq_len=8)
+    per_layer = replay_indices(samples, seq_len=8, num_experts=4)  # the fake server's
     assert len(per_layer) == DIMS.num_layers and per_layer[0].shape == (16, 2)
     # row s * batch + b holds sample b's token s
     assert torch.equal(per_layer[1][1 * 2 + 0], samples[0].routed_experts[1, 1].long())
     model = torch.nn.ModuleList(torch.nn.Module() for _ in range(DIMS.num_layers))
     for layer in model:
         layer.router_replay = RouterReplay()
+        layer.config = SimpleNamespace(num_moe_experts=4)
     with replay_routing(model, per_layer):
         _, idx = model[0].router_replay.get_replay_topk(torch.randn(16, 4), 2)
-        assert torch.equal(idx, per_layer[0])
+        assert torch.equal(idx, spread_unrouted(per_layer[0], 4))
+        assert torch.equal(idx[per_layer[0] != UNROUTED], per_layer[0][per_layer[0] != UNROUTED])
     assert model[0].router_replay.router_replay_action is None
     with pytest.raises(ValueError, match="routes for 1 MoE layers, the model has"):
         with replay_routing(model, per_layer[:1]):

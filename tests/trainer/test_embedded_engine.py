@@ -235,7 +235,8 @@ def test_replay_makes_the_learner_route_like_the_sampler(replay_config):
 
     def learner_routes(routing):
         seen.clear()
-        batch = collate(samples, torch.zeros(len(samples)), 0, "cpu", routing=routing)
+        batch = collate(samples, torch.zeros(len(samples)), 0, "cpu",
+                        replay_experts=replay_config.num_moe_experts if routing else None)
         with torch.no_grad():
             response_logprobs(learner, batch, temperature=1.0)
         # routing maps [seq * batch, experts] -> per sample [seq, layers, experts]

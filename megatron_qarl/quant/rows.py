@@ -41,11 +41,13 @@ def cat(parts: Sequence[Weight], dim: int) -> Weight:
     if isinstance(parts[0], torch.Tensor):
         return torch.cat(list(parts), dim=parts[0].dim() - 2 + dim)
     first = parts[0]
-    block = first.scheme.scale_block_rows
-    if dim == 0 and any(p.shape[-2] % block for p in parts[:-1]):
+    block = first.scheme.scale_block_rows  # FP8's blocks are square: as many columns
+    sizes = [p.shape[-2 + dim] for p in parts]
+    if any(size % block for size in sizes[:-1]):
+        unit = ("rows", "columns")[dim]
         raise ReshardError(
-            f"{first.scheme.name}: parts of {[p.shape[-2] for p in parts]} rows; all but the "
-            f"last must be whole {block}-row quantization blocks")
+            f"{first.scheme.name}: parts of {sizes} {unit}; all but the last must be whole "
+            f"{block}-{unit[:-1]} quantization blocks")
     shape = list(first.shape)
     shape[len(shape) - 2 + dim] = sum(p.shape[len(shape) - 2 + dim] for p in parts)
     data = torch.cat([p.data for p in parts], dim=_component_dim(first.data, dim))

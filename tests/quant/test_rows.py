@@ -34,6 +34,22 @@ def test_fp8_rows_cut_inside_a_block_are_refused():
         cat([short, rest], 0)
 
 
+def test_fp8_columns_cat_in_whole_blocks_only():
+    """Two 64-column shards' [*, 1] scales made a [*, 2] scale for 128 columns, one block:
+    dequantized 430 off (no layout makes such shards today: layers/layout.py refuses them)."""
+    scheme, q = _fp8_weight(rows=128, cols=256)
+    left, right = _fp8_weight(rows=128, cols=128)[1], _fp8_weight(rows=128, cols=128)[1]
+    joined = cat([left, right], 1)
+    assert joined.shape == (128, 256)
+    torch.testing.assert_close(scheme.dequantize(joined),
+                               torch.cat([scheme.dequantize(left), scheme.dequantize(right)], 1),
+                               rtol=0, atol=0)
+    narrow = _fp8_weight(rows=128, cols=64)[1]
+    with pytest.raises(ReshardError, match=r"parts of \[64, 64\] columns; all but the last must "
+                                           r"be whole 128-column quantization blocks"):
+        cat([narrow, narrow], 1)
+
+
 @pytest.mark.parametrize("scheme_name", ["w4a16", "int8"])
 def test_per_row_scales_split_anywhere(scheme_name):
     scheme = get_scheme(scheme_name)

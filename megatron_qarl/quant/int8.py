@@ -93,4 +93,11 @@ class Int8W8A8(QuantScheme):
 
         w = require(tensors, f"{prefix}.weight", torch.int8)
         s = require(tensors, f"{prefix}.weight_scale", torch.float32)
+        if s.numel() != w.shape[0] or s.dim() > 2:
+            from .errors import QuantizationError
+
+            raise QuantizationError(
+                f"{prefix}.weight_scale: shape {tuple(s.shape)}, expected ({w.shape[0]}, 1) "
+                f"(one scale per output row of a {tuple(w.shape)} weight); the checkpoint is "
+                f"corrupt or not per-channel INT8")
         return QuantizedWeight(w, s.reshape(-1, 1), tuple(w.shape), self)

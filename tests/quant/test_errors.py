@@ -69,3 +69,21 @@ def test_w4a16_serving_tensors_flatten_into_one_bucket():
                                      scheme.quantize_weight(torch.randn(256, 256, device=device)))
     (bucket, ) = plan_buckets(list(tensors.items()), 1 << 20)
     assert bucket.flatten().device.type == device
+
+
+@pytest.mark.parametrize("name,scale_key,bad_scale", [
+    ("fp8-block", "weight_scale_inv", torch.ones(1, 1)),
+    ("int8", "weight_scale", torch.ones(128)),
+])
+def test_serving_scales_of_another_shape_are_refused(name, scale_key, bad_scale):
+    """A scale tensor of another layout was reshaped into the weight's (INT8: any numel)."""
+    scheme = get_scheme(name)
+    qweight = scheme.quantize_weight(torch.randn(256, 256), "layers.0.o_proj")
+    tensors = scheme.serving_tensors("layers.0.o_proj", qweight)
+    back = scheme.from_serving_tensors("layers.0.o_proj", tensors)
+    assert torch.equal(scheme.dequantize(back), scheme.dequantize(qweight))
+    tensors[f"layers.0.o_proj.{scale_key}"] = bad_scale
+    with pytest.raises(QuantizationError, match=rf"layers\.0\.o_proj\.{scale_key}: shape "
+                                                rf"\({bad_scale.shape[0]},.*the checkpoint is "
+                                                rf"corrupt"):
+        scheme.from_serving_tensors("layers.0.o_proj", tensors)

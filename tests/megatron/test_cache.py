@@ -45,10 +45,11 @@ def test_in_place_master_update_without_hook_is_caught_by_version(single_process
     cache = caches(model)[0]
     old = cache.get()
     with torch.no_grad():
-        cache.masters[0].mul_(2.0)  # bumps the parameter's _version
+        cache.masters[1].mul_(2.0)  # bumps the parameter's _version
     assert not cache.is_fresh()
-    assert torch.equal(cache.get().scale[0], old.scale[0] * 2)  # expert 0 of the stack
-    assert torch.equal(cache.get().scale[1:], old.scale[1:])
+    assert torch.equal(cache.get().scale[1], old.scale[1] * 2)  # expert 1 of the stack
+    assert torch.equal(cache.get().scale[0], old.scale[0])
+    assert torch.equal(cache.get().scale[2:], old.scale[2:])
 
 
 def test_a_master_moved_to_another_dtype_is_quantized_again():

@@ -28,7 +28,9 @@ def test_ste_gradients(scheme_name, master_dtype):
     w_full = master.detach().float().requires_grad_()
     (x.detach() @ w_full.t()).backward(g)
     assert master.grad.dtype == master_dtype
-    assert torch.allclose(master.grad.float(), w_full.grad.to(master_dtype).float(), rtol=1e-2, atol=1e-3)
+    rtol = 1e-5 if master_dtype == torch.float32 else 1e-2  # bf16: the gradient's rounding
+    torch.testing.assert_close(master.grad.float(), w_full.grad.to(master_dtype).float(),
+                               rtol=rtol, atol=1e-3 * rtol)
 
 
 def test_grouped_ste_matches_per_expert_and_handles_empty_experts():

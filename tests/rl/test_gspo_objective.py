@@ -41,3 +41,13 @@ def test_gspo_sequence_tis_by_hand():
     assert loss.item() == pytest.approx(-2 * s, abs=1e-6)
     loss.backward()
     torch.testing.assert_close(lp.grad, torch.tensor([[-2 * s / 2, -2 * s / 2]]), atol=1e-6, rtol=1e-5)
+
+
+def test_gspo_tis_weight_is_the_sequences():
+    """Token weights 4 and 0.25: the sequence's weight is their geometric mean, 1 (per token,
+    capped at 2: 2 and 0.25, a mean of 1.125)."""
+    lp, old, mask = logprobs_from_ratios([[1.0, 1.0]])
+    sampler = sampler_from_weights(old, mask, [[4.0, 0.25]])
+    loss, _ = compute_policy_loss(_config(mismatch_correction="tis"), lp, old,
+                                  torch.tensor([1.0]), mask, sampler)
+    assert loss.item() == pytest.approx(-1.0, rel=1e-6)

@@ -54,6 +54,30 @@ def test_tbpo_by_hand():
     assert metrics["seq_mismatch_weight_clipfrac"].item() == pytest.approx(1 / 6)
 
 
+def test_tbpo_weight_band_and_metrics_by_hand():
+    """Per-token weights that differ within a sequence (its weight is their geometric mean,
+    clipped to [1/c, c] on both sides), a lower band of its own, an A = 0 sequence (kept,
+    contributes nothing) and a row without tokens (in no metric's denominator)."""
+    cfg = PolicyLossConfig(loss="tbpo", loss_agg_mode="token-mean",
+                           tbpo=TBPOConfig(seq_clip_ratio_high=0.1, neg_seq_clip_ratio_low=0.05,
+                                           neg_seq_clip_ratio_high=0.2, seq_tis_imp_ratio_cap=2.0))
+    lp, old, mask = logprobs_from_ratios([[1.0, 1.0], [1.0, 1.0], [0.93, 0.93], [1.5, 1.5],
+                                          [None, None]])
+    sampler = sampler_from_weights(old, mask, [
+        [4.0, 0.25],   # geometric mean 1 (arithmetic 2.125, max 4)
+        [0.1, 0.1],    # 0.1, clipped up to 1/c = 0.5
+        [1.0, 1.0],    # A < 0 at r = 0.93: below 1 - delta_l (inside 1 - eps_h): masked
+        [1.0, 1.0],    # A = 0 at r = 1.5: kept (a positive one would be masked)
+        [None, None]])
+    loss, metrics = compute_policy_loss(cfg, lp, old, torch.tensor([1.0, 1.0, -1.0, 0.0, 1.0]),
+                                        mask, sampler)
+    assert loss.item() == pytest.approx((-1.0 * 2 - 0.5 * 2) / 8, rel=1e-5)
+    assert metrics["masked_seq_frac"].item() == pytest.approx(1 / 4)
+    assert metrics["seq_masked_frac_neg_low"].item() == pytest.approx(1 / 4)
+    assert metrics["seq_masked_frac_pos_high"].item() == 0.0
+    assert metrics["seq_mismatch_weight_clipfrac"].item() == pytest.approx(1 / 4)
+
+
 def test_tbpo_seq_mean_token_mean_by_hand():
     cfg = PolicyLossConfig(loss="tbpo", loss_agg_mode="seq-mean-token-mean")
     # on-policy first mini-batch: r = 1 exactly, inside every band; w = 1.5 (cap 2)

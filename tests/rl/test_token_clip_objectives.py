@@ -109,6 +109,13 @@ def test_mis_masks_sequences_outside_band_and_weights_the_rest_by_hand():
     assert metrics["mis_weight_mean"].item() == pytest.approx(w, rel=1e-5)
 
 
+def test_mis_band_includes_its_bounds():
+    from megatron_qarl.rl.objectives.mis import mis_weight
+
+    weight, keep = mis_weight(torch.tensor([0.0, 0.0, math.log(4.0)]), 1.0, 1.0)
+    assert keep.tolist() == [True, True, False] and weight.tolist() == [1.0, 1.0, 0.0]
+
+
 def test_dapo_flag_default_is_clip_higher():
     for cfg in (PolicyLossConfig(loss="dapo"), PolicyLossConfig.from_flags({"loss": "dapo"})):
         assert cfg.token_clip.clip_ratio_high == 0.28 and cfg.token_clip.clip_ratio_low == 0.2

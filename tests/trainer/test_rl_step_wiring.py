@@ -1,0 +1,98 @@
+"""What one RL step feeds its loss: each response scored against its own prompt's answer,
+advantages as --advantage-std-norm says, and the objective's old and sampler logprobs each in
+its place. Each of these, miswired, passed every trainer test (a review's mutations): the
+end-to-end runs check only that training moves."""
+import math
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from megatron_qarl.rollout.base import Sample
+from megatron_qarl.trainer import trainer as trainer_module
+from megatron_qarl.trainer.batches import collate, select
+
+SAMPLES = 2
+#: (prompt, sample) -> reward: prompt 2's responses 0 and 2, prompt 0's 1 and 0, prompt 1's 3, 3
+REWARDS = {(2, 0): 0.0, (2, 1): 2.0, (0, 0): 1.0, (0, 1): 0.0, (1, 0): 3.0, (1, 1): 3.0}
+
+
+class _Engine:
+    """Response tokens: the prompt's own id, then 10 + the sample's index."""
+
+    def generate(self, prompts, params):
+        return [[Sample(p, [p[0], 10 + i], [-0.1, -0.2], "stop") for i in range(SAMPLES)]
+                for p in prompts]
+
+    def release_memory(self):
+        pass
+
+    resume_memory = release_memory
+
+    def publish_weights(self, model, version):
+        pass
+
+
+def _reward(text, answer):
+    prompt, sample = (int(t) for t in text.split())
+    assert prompt == answer, f"prompt {prompt}'s response scored against answer {answer}"
+    return REWARDS[(prompt, sample - 10)]
+
+
+@pytest.mark.parametrize("std_norm", [True, False])
+def test_rewards_pair_with_their_prompts_and_advantages_follow_the_flag(monkeypatch, std_norm):
+    monkeypatch.setattr(trainer_module, "dp_rank_and_size", lambda: (0, 1))
+    monkeypatch.setattr(trainer_module, "all_reduce_metrics", lambda metrics, device: metrics)
+    trained = []
+    fake = SimpleNamespace(
+        args=SimpleNamespace(rollout_batch_size=3, n_samples_per_prompt=SAMPLES,
+                             advantage_std_norm=std_norm, rollout_routing_replay=False),
+        order=SimpleNamespace(next_indices=lambda n: [2, 0, 1]),
+        train_rows=[SimpleNamespace(prompt_ids=[i, 99], answer=i) for i in range(3)],
+        engine=_Engine(), sampling=None, reward_fn=_reward, device="cpu", model=None,
+        tokenizer=SimpleNamespace(pad_id=0, decode=lambda ids: " ".join(map(str, ids))),
+        _rl_optimizer=lambda: None, _logprobs=lambda batch: batch.sampler_logprobs.clone(),
+        _train=lambda batch, optimizer: trained.append(batch) or {})
+    metrics = trainer_module.RLTrainer.rl_step(fake, step=1)
+    assert metrics["reward_mean"] == pytest.approx(sum(REWARDS.values()) / 6)
+    # groups in rollout order: [0, 2], [1, 0], [3, 3]; Bessel's std: sqrt(2), sqrt(1/2)
+    want = torch.tensor([-1.0, 1.0, 0.5, -0.5, 0.0, 0.0])
+    if std_norm:
+        want /= torch.tensor([math.sqrt(2)] * 2 + [math.sqrt(0.5)] * 2 + [1.0] * 2)
+    torch.testing.assert_close(trained[0].advantages, want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_objective_gets_old_and_sampler_logprobs_in_their_places(monkeypatch):
+    """Swapped, the proximal ratio and the mismatch weight trade roles."""
+    samples = [Sample([1], [2, 3], [-2.0, -2.0], "stop") for _ in range(2)]
+    batch = collate(samples, torch.tensor([1.0, -1.0]), pad_id=0, device="cpu")
+    batch.old_logprobs = torch.where(batch.mask, -1.0, 0.0)
+    seen = []
+
+    def spy(cfg, logprobs, old, advantages, mask, sampler, normalizer=None):
+        seen.append((old, sampler, advantages))
+        return logprobs.sum() * 0, {"pg_loss": torch.tensor(0.0)}
+
+    def one_micro_batch(model, optimizer, batch_, rows, *, loss_fn, diagnostics, normalizer,
+                        **_):
+        micro = select(batch_, rows)
+        _, values = loss_fn(micro, normalizer(micro.mask))
+        diagnostics(micro, values)
+        return {}
+
+    monkeypatch.setattr(trainer_module, "compute_policy_loss", spy)
+    monkeypatch.setattr(trainer_module, "optimizer_step", one_micro_batch)
+    monkeypatch.setattr(trainer_module, "dp_rank_and_size", lambda: (0, 1))
+    monkeypatch.setattr(trainer_module, "response_logprobs",
+                        lambda model, micro, *a, **k: (micro.old_logprobs * 0, micro.mask * 0.0))
+    fake = SimpleNamespace(
+        args=SimpleNamespace(global_batch_size=2, micro_batch_size=2,
+                             max_tokens_per_micro_batch=0, rollout_temperature=1.0),
+        loss_cfg=SimpleNamespace(loss_agg_mode="token-mean"), model=None,
+        _sequence_multiple=lambda: 1)
+    trainer_module.RLTrainer._train(fake, batch, optimizer=None)
+    assert len(seen) == 2  # the trained loss and the diagnostics
+    for old, sampler, advantages in seen:
+        assert torch.equal(old[batch.mask], torch.full((4,), -1.0))
+        assert torch.equal(sampler[batch.mask], torch.full((4,), -2.0))
+        assert sorted(advantages.tolist()) == [-1.0, 1.0]

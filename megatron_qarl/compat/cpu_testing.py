@@ -3,8 +3,11 @@ for world size 1 or 2 with TP/EP/expert-TP, the targeted patches megatron-core 0
 off-GPU (each with its reason), and a helper that runs a function in 2 gloo processes.
 
 Only tests and the trainer under --device cpu import this module: it replaces `torch.cuda.*`
-entry points in the process. On a machine with a GPU it replaces only what Megatron's modules
-call (`current_device`, answered by caller), so torch and GPU code in the same process keep CUDA.
+entry points in the process. On a machine with a GPU, torch and the project's own GPU code in
+the same process keep CUDA (`current_device` is answered by caller, the CUDA streams stay, the
+dispatcher's host copies act on CUDA tensors as upstream's), but Megatron's own causal mask and
+optimizer buffers go to the CPU (patches 4 and 7): a GPU Megatron model runs in a process that
+never imported this module (the GPU tests spawn one).
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ import torch.multiprocessing as mp
 from .megatron_fixes import apply_megatron_fixes
 
 _PATCHED = False
+#: moe_utils.maybe_move_tensor_to_cpu as upstream wrote it (for CUDA tensors), once patched
+_UPSTREAM_MOVE_TO_HOST = None
 
 
 class CpuRNGStatesTracker:
@@ -110,8 +115,11 @@ def _cpu_causal_mask(sq: int) -> torch.Tensor:
 
 
 def _move_to_host(tensor, as_numpy: bool = False, record_stream: bool = False):
-    """CPU version of moe_utils.maybe_move_tensor_to_cpu: on CPU the original returns the
-    tensor unchanged even when numpy split sizes were asked for, and the alltoall then fails."""
+    """moe_utils.maybe_move_tensor_to_cpu for CPU tensors: there the original returns the
+    tensor unchanged even when numpy split sizes were asked for, and the alltoall then fails.
+    CUDA tensors take the original."""
+    if torch.is_tensor(tensor) and tensor.is_cuda:
+        return _UPSTREAM_MOVE_TO_HOST(tensor, as_numpy=as_numpy, record_stream=record_stream)
     if torch.is_tensor(tensor) and as_numpy:
         return tensor.numpy()
     return tensor
@@ -209,6 +217,8 @@ def patch_megatron_for_cpu() -> None:
     # 6. the alltoall dispatcher's host copies of split sizes, and its side stream, which
     #    needs a stand-in only where there is no CUDA (with a GPU the real streams work, and
     #    torch's own users of them stay intact).
+    global _UPSTREAM_MOVE_TO_HOST
+    _UPSTREAM_MOVE_TO_HOST = moe_utils.maybe_move_tensor_to_cpu
     moe_utils.maybe_move_tensor_to_cpu = _move_to_host
     token_dispatcher.maybe_move_tensor_to_cpu = _move_to_host
     if not torch.cuda.is_available():

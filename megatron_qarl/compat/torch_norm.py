@@ -23,6 +23,10 @@ class TorchNorm:
                 f"normalization {config.normalization!r} is not supported without "
                 f"TransformerEngine; use --normalization RMSNorm or LayerNorm"
             )
+        if config.layernorm_zero_centered_gamma:  # x/rms * (1 + w): a torch norm takes w
+            raise ValueError(
+                "layernorm_zero_centered_gamma: this model's norms are torch's, which scale by "
+                "w, not 1 + w (Qwen3 uses plain weights); unset it in the model's config")
         on_gpu = torch.cuda.is_available() and not config.use_cpu_initialization
         device = torch.cuda.current_device() if on_gpu else "cpu"
         norm = _NORMS[config.normalization](

@@ -3,6 +3,7 @@ import gc
 import os
 import time
 
+import pytest
 import torch
 from megatron.core.transformer.moe import moe_utils, token_dispatcher
 
@@ -104,3 +105,41 @@ def test_a_trained_model_leaves_no_process_groups_behind():
     for scheme in ("w4a16", "none", "fp8-block"):
         train_one(scheme)
         assert _communication_threads(settle_to=threads) <= threads, scheme
+
+
+def test_the_dispatchers_host_copy_is_upstreams_for_cuda_tensors(monkeypatch):
+    """The CPU stand-in returned CUDA split sizes as they were (and called .numpy() on them when
+    numpy was asked for) where upstream copies them to the host."""
+    from megatron_qarl.compat import cpu_testing
+
+    init_parallel(tp=1, ep=1)  # patches applied
+    calls = []
+    monkeypatch.setattr(cpu_testing, "_UPSTREAM_MOVE_TO_HOST",
+                        lambda t, **kw: calls.append(kw) or "upstream")
+
+    class OnCuda(torch.Tensor):
+        @property
+        def is_cuda(self):
+            return True
+
+    sizes = torch.tensor([3, 1])
+    assert token_dispatcher.maybe_move_tensor_to_cpu(sizes.as_subclass(OnCuda),
+                                                     as_numpy=True) == "upstream"
+    assert calls == [{"as_numpy": True, "record_stream": False}]
+    assert token_dispatcher.maybe_move_tensor_to_cpu(sizes, as_numpy=True).tolist() == [3, 1]
+
+
+def test_the_torch_norm_refuses_zero_centred_weights():
+    """Megatron's WrappedTorchNorm asserts it; TorchNorm dropped that check with the sequence
+    parallel one, and a config asking for x/rms * (1 + w) got x/rms * w."""
+    from types import SimpleNamespace
+
+    from megatron_qarl.compat import TorchNorm
+
+    config = SimpleNamespace(normalization="RMSNorm", layernorm_zero_centered_gamma=True,
+                             use_cpu_initialization=True, params_dtype=torch.float32,
+                             sequence_parallel=False)
+    with pytest.raises(ValueError, match="layernorm_zero_centered_gamma: .* not 1 \\+ w"):
+        TorchNorm(config=config, hidden_size=8)
+    config.layernorm_zero_centered_gamma = False
+    assert torch.equal(TorchNorm(config=config, hidden_size=8).weight, torch.ones(8))

@@ -142,9 +142,9 @@ def bench_swiglu(check):
             check.equal(f"w4a16 fused swiglu {label} M={m}",
                         w4a16_grouped_swiglu(x, qws[0], counts, probs), unfused(qws[0]))
             check.close_norm(f"w4a16 fused swiglu graph {label} M={m}",
-                        graph_output(lambda: w4a16_grouped_swiglu(x, qws[0], counts, probs)),
-                        reference_gated_activation(
-                            scheme.reference_grouped_matmul(x, qws[0], counts.cpu()), probs))
+                             graph_output(lambda: w4a16_grouped_swiglu(x, qws[0], counts, probs)),
+                             reference_gated_activation(
+                                 scheme.reference_grouped_matmul(x, qws[0], counts.cpu()), probs))
             t_unfused = graph_us([lambda q=q: unfused(q) for q in qws], calls=STEP_CALLS)
             t_fused = graph_us([lambda q=q: w4a16_grouped_swiglu(x, q, counts, probs)
                                 for q in qws], calls=STEP_CALLS)

@@ -320,8 +320,8 @@ def _fp8_sweep():
 
 
 def _int8_sweep():
-    """Every case checked bit for bit against the reference, timed against bf16 torch._grouped_mm (decode sizes in CUDA
-    graphs), the weights rotated past L2."""
+    """Every case checked bit for bit against the reference, timed against bf16
+    torch._grouped_mm (decode sizes in CUDA graphs), the weights rotated past L2."""
     scheme = get_scheme("int8")
     for label, e, n, k, m in INT8_CASES:
         master = torch.randn(e, n, k, device="cuda")

@@ -28,8 +28,10 @@ def test_routes_fill_each_sample_s_forwarded_tokens_and_nothing_else():
 
 
 @pytest.mark.parametrize("routes,match", [
-    (torch.zeros(3, LAYERS, TOP_K), r"has routed experts of shape \(3, 2, 2\); its prompt and response forwarded 4"),
-    (torch.zeros(5, LAYERS, TOP_K), r"has routed experts of shape \(5, 2, 2\); its prompt and response forwarded 4"),
+    (torch.zeros(3, LAYERS, TOP_K), r"has routed experts of shape \(3, 2, 2\); its prompt and "
+                                    r"response forwarded 4"),
+    (torch.zeros(5, LAYERS, TOP_K), r"has routed experts of shape \(5, 2, 2\); its prompt and "
+                                    r"response forwarded 4"),
     (torch.full((4, LAYERS, TOP_K), EXPERTS), r"routes to experts 8..8; the model has 8"),
     (torch.full((4, LAYERS, TOP_K), -2), r"routes to experts -2..-2"),
 ])

@@ -56,6 +56,20 @@ def test_triton_tiles_end_at_x_rows(counts, rows, device):
     assert _owner_of_rows(out.cpu(), rows) == _expected_owners(counts, rows)
 
 
+def test_triton_tiles_read_negative_counts_as_none(device):
+    """Prefix sums of [-2, 5, 5] started expert 1 at row -2: the kernels read x[-2] and wrote
+    y[-2] (a review). Routing never makes such counts; the Triton kernels are safe anyway."""
+    counts, rows = [-2, 5, 5], 10
+    grid = tile_bound(rows, len(counts), BLOCK_M)
+    out = torch.full((grid, 3), -1, dtype=torch.int32, device=device)
+    _triton_tiles[(grid,)](torch.tensor(counts, dtype=torch.int32, device=device), out,
+                           len(counts), rows, BLOCK_M=BLOCK_M,
+                           E_PAD=triton.next_power_of_2(len(counts)))
+    tiles = out.cpu()
+    assert (tiles[:, 1] >= 0).all()
+    assert _owner_of_rows(tiles, rows) == _expected_owners(counts, rows)
+
+
 if HOPPER:
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl

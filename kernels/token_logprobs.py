@@ -95,7 +95,7 @@ def _span_kernel(logits_ptr, rows_ptr, seed_ptr, stats_ptr, key_ptr, index_ptr, 
 
 @triton.jit(do_not_specialize=["race", "entropy"])
 def _row_kernel(stats_ptr, key_ptr, index_ptr, logits_ptr, rows_ptr, tokens_ptr, logprob_ptr,
-                entropy_ptr, norm_ptr, parts, stride, inv_temperature, race, entropy,
+                entropy_ptr, norm_ptr, parts, vocab, stride, inv_temperature, race, entropy,
                 PARTS: tl.constexpr):
     i = tl.program_id(0)
     p = tl.arange(0, PARTS)
@@ -117,7 +117,10 @@ def _row_kernel(stats_ptr, key_ptr, index_ptr, logits_ptr, rows_ptr, tokens_ptr,
     else:
         token = tl.load(tokens_ptr + i)
     row = tl.load(rows_ptr + i).to(tl.int64)
-    chosen = tl.load(logits_ptr + row * stride + token).to(tl.float32) * inv_temperature
+    # a target outside the vocabulary gets NaN (the trainer stops on a non-finite loss), not
+    # a neighbouring row's logit: checking the targets on the host would need a sync
+    chosen = tl.load(logits_ptr + row * stride + token, mask=(token >= 0) & (token < vocab),
+                     other=float("nan")).to(tl.float32) * inv_temperature
     tl.store(logprob_ptr + i, (chosen - peak) - log_total)  # torch's (x - max) - log(sum)
     tl.store(norm_ptr + i * 2, peak)
     tl.store(norm_ptr + i * 2 + 1, log_total)
@@ -159,14 +162,27 @@ def _grad_kernel(grad_ptr, upstream_ptr, logits_ptr, slots_ptr, targets_ptr, nor
 
 
 def _check_logits(logits: torch.Tensor, caller: str) -> None:
-    if logits.dim() != 2 or logits.stride(1) != 1 or not logits.is_floating_point():
+    if logits.dim() != 2 or logits.stride(1) != 1 or not logits.is_floating_point() \
+            or logits.shape[1] == 0:
         raise ValueError(f"{caller}: logits {logits.dtype} {tuple(logits.shape)} strides "
                          f"{logits.stride()}; pass [rows, vocab] floating-point logits with "
-                         f"unit stride along the vocabulary")
+                         f"unit stride along a non-empty vocabulary")
+
+
+def _check_rows(caller: str, rows: torch.Tensor, targets: torch.Tensor,
+                upstream: torch.Tensor = None) -> None:
+    """One row index, target (and upstream gradient) each: the kernels read them by count."""
+    shapes = [tuple(t.shape) for t in (rows, targets, upstream) if t is not None]
+    if rows.dim() != 1 or len(set(shapes)) != 1:
+        raise ValueError(f"{caller}: rows, targets{', upstream' if upstream is not None else ''}"
+                         f" of shapes {shapes}; pass one of each per scored token, 1-D")
 
 
 def inverse_temperature(temperature: float) -> float:
     """fp32(1 / T), the factor the kernels scale logits by."""
+    if not 0 < temperature < float("inf"):
+        raise ValueError(f"temperature {temperature}: the sampler's and the learner's "
+                         f"softmax(logits / T) needs a finite T > 0")
     return float(np.float32(1.0 / temperature))
 
 
@@ -204,8 +220,8 @@ def _rows_pass(logits, rows, tokens, temperature, with_entropy, seed=None):
         _span_kernel[(count, parts)](logits, rows, seed, stats, keys, index, logits.shape[1],
                                      stride, inv, int(race), SPAN=SPAN, BLOCK=BLOCK)
         _row_kernel[(count,)](stats, keys, index, logits, rows, tokens, logprobs, entropy,
-                              norm, parts, stride, inv, int(race), int(with_entropy),
-                              PARTS=parts_pow2)
+                              norm, parts, logits.shape[1], stride, inv, int(race),
+                              int(with_entropy), PARTS=parts_pow2)
     return tokens, logprobs, entropy if with_entropy else entropy[:0], norm
 
 
@@ -216,6 +232,7 @@ def token_logprobs_forward(logits: torch.Tensor, rows: torch.Tensor, targets: to
     empty, norm [M, 2] for the backward), all fp32, of softmax(logits[rows].float() / T)
     (scaled by inverse_temperature(T))."""
     _check_logits(logits, "token_logprobs")
+    _check_rows("token_logprobs", rows, targets)
     _, logprobs, entropy, norm = _rows_pass(_unit_rows(logits), rows.long().contiguous(),
                                             targets.long().contiguous(), temperature,
                                             with_entropy)
@@ -227,6 +244,7 @@ def token_logprobs_backward(upstream: torch.Tensor, logits: torch.Tensor, rows: 
                             ) -> torch.Tensor:
     """d(sum upstream * log p(target)) / d logits: [N, V] in the logits' dtype, zero outside
     `rows`."""
+    _check_rows("token_logprobs_backward", rows, targets, upstream)
     logits = _unit_rows(logits)
     grad = torch.empty_like(logits)
     slots = torch.full((logits.shape[0],), -1, dtype=torch.int64, device=logits.device)

@@ -87,10 +87,32 @@ def test_the_draw_is_race_argmaxs_on_the_scaled_logits(device, small_spans):
 
 
 def test_bad_logits_are_refused(device):
-    with pytest.raises(ValueError, match="unit stride along the vocabulary"):
+    with pytest.raises(ValueError, match="unit stride along a non-empty vocabulary"):
         kernel.token_logprobs_forward(torch.zeros(4, 8, device=device).t(),
                                       torch.arange(2, device=device),
                                       torch.zeros(2, dtype=torch.long, device=device), 1.0, False)
     with pytest.raises(ValueError, match="draw fewer rows at a time"):
         kernel.sample_with_logprobs(torch.zeros(1, 2**31, device="meta"), 1.0,
                                     torch.Generator())
+    with pytest.raises(ValueError, match="non-empty vocabulary"):
+        kernel.sample_with_logprobs(torch.zeros(2, 0, device=device), 1.0, torch.Generator())
+
+
+def test_bad_targets_temperatures_and_shapes(device, small_spans):
+    """A target outside the vocabulary read a neighbouring row's logit, a short targets or
+    upstream tensor was read past its end, and T <= 0 gave NaN or out-of-vocabulary tokens
+    (a review): now NaN, which stops training, and clear errors."""
+    logits = _logits(3, 2 * small_spans + 5, torch.float32, device)
+    vocab, rows = logits.shape[1], torch.arange(3, device=device)
+    targets = torch.tensor([vocab, vocab - 2, -1], device=device)
+    logprobs, _, _ = kernel.token_logprobs_forward(logits, rows, targets, 1.0, False)
+    assert logprobs[[0, 2]].isnan().all() and logprobs[1].isfinite()
+    with pytest.raises(ValueError, match=r"rows, targets of shapes \[\(3,\), \(2,\)\]"):
+        kernel.token_logprobs_forward(logits, rows, targets[:2], 1.0, False)
+    _, _, norm = kernel.token_logprobs_forward(logits, rows, targets.clamp(0, 5), 1.0, False)
+    with pytest.raises(ValueError, match="rows, targets, upstream of shapes"):
+        kernel.token_logprobs_backward(torch.ones(2, device=device), logits, rows,
+                                       targets.clamp(0, 5), 1.0, norm)
+    for temperature in (0.0, -1.0, float("inf")):
+        with pytest.raises(ValueError, match="needs a finite T > 0"):
+            kernel.sample_with_logprobs(logits, temperature, torch.Generator(device))

@@ -19,11 +19,14 @@ def expert_offsets(tokens_per_expert: torch.Tensor, device: torch.device) -> tor
 
 def grouped_mm(a: torch.Tensor, b: torch.Tensor, tokens_per_expert: torch.Tensor,
                use_torch: bool = None) -> torch.Tensor:
-    """a [T, K] (rows sorted by expert) x b [E, K, N] -> [T, N], rows of expert e times b[e]."""
+    """a [T, K] (rows sorted by expert) x b [E, K, N] -> [T, N], rows of expert e times b[e].
+    a in any layout (autograd hands the backward expanded or strided gradients; _grouped_mm
+    takes unit-stride rows only)."""
     if use_torch is None:
         use_torch = torch_grouped_mm_available(a.device)
     if use_torch:
-        return torch._grouped_mm(a, b, offs=expert_offsets(tokens_per_expert, a.device))
+        return torch._grouped_mm(a.contiguous(), b,
+                                 offs=expert_offsets(tokens_per_expert, a.device))
     counts, routed = _host_counts(tokens_per_expert, a.shape[0])
     parts = [ae @ b[e] for e, ae in enumerate(torch.split(a[:routed], counts))]
     return torch.cat([*parts, a.new_zeros(a.shape[0] - routed, b.shape[-1])])
@@ -45,8 +48,8 @@ def grouped_weight_grad(grad_out: torch.Tensor, x: torch.Tensor,
     if use_torch is None:
         use_torch = torch_grouped_mm_available(x.device)
     if use_torch:
-        return torch._grouped_mm(grad_out.t(), x, offs=expert_offsets(tokens_per_expert,
-                                                                      x.device))
+        return torch._grouped_mm(grad_out.contiguous().t(), x.contiguous(),
+                                 offs=expert_offsets(tokens_per_expert, x.device))
     counts, routed = _host_counts(tokens_per_expert, x.shape[0])
     return torch.stack([g.t() @ xe for g, xe in zip(torch.split(grad_out[:routed], counts),
                                                     torch.split(x[:routed], counts))])

@@ -46,6 +46,18 @@ def test_torch_grouped_mm_and_fallback_agree(use_torch, device, assert_gemm_clos
     assert_gemm_close(grouped_weight_grad(grad_out, x, tokens, use_torch), want)
 
 
+def test_torch_grouped_mm_takes_strided_and_expanded_inputs(device, assert_gemm_close):
+    """Autograd hands the backward gradients in any layout (y.sum()'s is expanded, strides
+    (0, 0)), and a caller's x may be a strided view: _grouped_mm refused both (a review)."""
+    _, _, tokens, x, _ = _case(device)
+    wide = torch.stack([x.detach()] * 2, dim=-1).flatten(1)[:, ::2]  # x, column stride 2
+    b = torch.randn(3, 64, 24, device=device).bfloat16()
+    assert_gemm_close(grouped_mm(wide, b, tokens, True), grouped_mm(x.detach(), b, tokens, True))
+    ones = torch.ones((), device=device, dtype=torch.bfloat16).expand(x.shape[0], 24)
+    assert_gemm_close(grouped_weight_grad(ones, wide, tokens, True),
+                      grouped_weight_grad(ones.contiguous(), x.detach(), tokens, True))
+
+
 def test_fallback_leaves_padding_rows_and_refuses_counts_past_x(device):
     """Before SM90 (no torch._grouped_mm) the loop split x by the counts, which raised on a
     fixed-size exchange's padding rows past their sum."""

@@ -22,7 +22,7 @@ COUNT_IN_KERNEL_TOKENS = 64
 
 
 @triton.jit
-def _routed_sum_kernel(rows_ptr, map_ptr, through_ptr, out_ptr, T, E, H,
+def _routed_sum_kernel(rows_ptr, map_ptr, through_ptr, out_ptr, T, E, H, R,
                        stride_through_t, stride_through_e,
                        ROUTES: tl.constexpr, E_BLOCK: tl.constexpr, BLOCK_H: tl.constexpr,
                        COUNT_IN_KERNEL: tl.constexpr, T_CHUNK: tl.constexpr,
@@ -52,6 +52,7 @@ def _routed_sum_kernel(rows_ptr, map_ptr, through_ptr, out_ptr, T, E, H,
         chosen = (taken > 0) & (rank == r)
         row = tl.sum(tl.where(chosen, row_of, 0), 0).to(tl.int64)
         present = h_mask & (offs_h * 0 + tl.sum(chosen.to(tl.int32), 0) > 0)
+        present &= offs_h * 0 + row < R  # a map with more entries than rows: not past them
         acc += tl.load(rows_ptr + row * H + offs_h, mask=present, other=0.0).to(tl.float32)
     if OUT_BF16:
         out = to_bf16(acc, SOFTWARE)
@@ -84,7 +85,7 @@ def routed_sum(rows: torch.Tensor, routing_map: torch.Tensor, routes: int,
     block_h = min(block_h, triton.next_power_of_2(hidden))
     _routed_sum_kernel[(tokens, triton.cdiv(hidden, block_h))](
         rows, routing_map.view(torch.uint8), through, out, tokens, experts, hidden,
-        through.stride(0), through.stride(1),
+        rows.shape[0], through.stride(0), through.stride(1),
         ROUTES=routes, E_BLOCK=triton.next_power_of_2(experts), BLOCK_H=block_h,
         COUNT_IN_KERNEL=count_in_kernel, T_CHUNK=16,
         OUT_BF16=rows.dtype == torch.bfloat16, SOFTWARE=INTERPRETED)

@@ -326,7 +326,9 @@ def w4a16_linear(x: torch.Tensor, qweight, config: W4A16Config = None) -> torch.
     gluon_rows = DENSE_KEPT_GLUON_MAX_ROWS if qweight.keep_operand else DENSE_GLUON_MAX_ROWS
     gluon = DENSE_GEMV_ROWS < rows <= gluon_rows
     tiles = _gluon_route(x2, qweight, config, rows) if gluon else None
-    if config is None and rows <= DENSE_GEMV_ROWS:
+    if rows == 0:
+        y = x2.new_empty(0, qweight.out_features)
+    elif config is None and rows <= DENSE_GEMV_ROWS:
         y = w4a16_gemv(x2, qweight)
     elif tiles:
         y = w4a16_dense_gluon(x2, qweight, tiles)

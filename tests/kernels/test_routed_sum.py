@@ -59,3 +59,17 @@ def test_kernel_rounds_once_not_per_addition(device):
     rows[0] = 1.0
     got = routed_sum(rows, routing_map, 9, block_h=4)
     assert torch.equal(got, torch.full((1, 4), 1.015625, dtype=torch.bfloat16, device=device))
+
+
+def test_rows_fewer_than_the_maps_entries_are_never_read_past(device):
+    """Four rows for a map of six entries: the kernel read the two past rows' end (a view in
+    front of other values; a review). Those routes now add nothing."""
+    routing_map = torch.tensor([[1, 1, 0], [0, 1, 1], [1, 0, 1]], dtype=torch.bool,
+                               device=device)
+    room = torch.full((6, 4), 1000.0, device=device)
+    room[:4] = torch.arange(16.0, device=device).view(4, 4)
+    got = routed_sum(room[:4], routing_map, 2, block_h=4)
+    assert got.abs().max() < 1000
+    full = routed_sum(torch.cat([room[:4], torch.zeros(2, 4, device=device)]), routing_map, 2,
+                      block_h=4)
+    assert torch.equal(got, full)  # the missing rows count as zeros

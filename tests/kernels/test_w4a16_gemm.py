@@ -118,3 +118,11 @@ def test_operand_is_the_engine_weight_bit_for_bit(k, group, device):
     _, qweight = _setup(1, 48, k, group, device)
     eye = torch.eye(k, device=device).bfloat16()
     assert torch.equal(w4a16_linear(eye, qweight[0]), qweight[0].dequantize().bfloat16().t())
+
+
+def test_dense_call_of_no_rows_is_empty(device):
+    """Zero rows went to the one-token GEMV, which refused them from inside w4a16_linear."""
+    qweight = get_scheme("w4a16-g32").quantize_weight(torch.randn(48, 64, device=device))
+    for shape in ((0, 64), (2, 0, 64)):
+        y = w4a16_linear(torch.zeros(shape, device=device, dtype=torch.bfloat16), qweight)
+        assert y.shape == (*shape[:-1], 48)

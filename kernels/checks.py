@@ -81,6 +81,14 @@ def tile_rows(x_rows: int, routed_rows) -> int:
     return routed_rows
 
 
+def check_expert_tokens(x: torch.Tensor) -> None:
+    """The fused experts' tokens: bf16, or uint8 rows the dispatcher moved quantized (fp32
+    tokens gave INT8 a bf16 result off the composed reference by 1%, FP8 an error about h)."""
+    if x.dtype not in (torch.bfloat16, torch.uint8):
+        raise ValueError(f"x: dtype {x.dtype}; the fused experts take bf16 tokens (or the "
+                         f"dispatcher's quantized uint8 rows): cast with x.to(torch.bfloat16)")
+
+
 def check_swiglu_input(h: torch.Tensor, probs) -> None:
     """fc1's output h = [gate | up] [tokens, 2 * ffn] in bf16, and one router prob a row."""
     if h.dim() != 2 or h.shape[1] % 2:

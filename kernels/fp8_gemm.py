@@ -16,7 +16,8 @@ import triton.language as tl
 
 from megatron_qarl.quant.fp8_block import BLOCK, unpack_activation_rows
 
-from .checks import check_activation, check_tokens_per_expert, counts_on, tile_rows
+from .checks import (check_activation, check_expert_tokens, check_tokens_per_expert, counts_on,
+                     tile_rows)
 from .expert_tiles import program_tile, row_tile_count, row_tile_grid
 from .fp8_grouped_ws import MIN_ROWS as ws_min_rows, MIN_ROWS_PER_EXPERT as \
     ws_min_rows_per_expert, applies as ws_applies, default_tiles as ws_tiles, fp8_grouped_ws
@@ -216,6 +217,7 @@ def fp8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tenso
     rows the dispatcher moved quantized), then the SwiGLU writing fc2's FP8 input directly
     (fp8_quantize_swiglu), then fc2. Where x is padded past routed_rows the tiles are chosen
     for those, and the quantizers skip the rows past the counts."""
+    check_expert_tokens(x)
     if x.dtype == torch.uint8:
         h = fp8_block_grouped_packed(x, fc1, tokens_per_expert, routed_rows)
     else:

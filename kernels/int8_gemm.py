@@ -13,7 +13,8 @@ import triton.language as tl
 
 from megatron_qarl.quant.int8 import unpack_activation_rows
 
-from .checks import check_activation, check_tokens_per_expert, counts_on, tile_rows
+from .checks import (check_activation, check_expert_tokens, check_tokens_per_expert, counts_on,
+                     tile_rows)
 from .expert_tiles import program_tile, tile_bound
 from .gluon_hopper import sm_count
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
@@ -190,6 +191,7 @@ def int8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tens
     (int8_quantize_swiglu), then fc2; rows past the counts are left unset. routed_rows: as
     int8_matmul's."""
     check_tokens_per_expert(tokens_per_expert, fc1.data.shape[0], x.shape[0])
+    check_expert_tokens(x)
     if x.dtype == torch.uint8:
         xq, xs = unpack_activation_rows(x, fc1.in_features)
     else:

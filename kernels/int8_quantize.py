@@ -190,6 +190,8 @@ def int8_quantize(weight: Masters, scheme, name: str = "weight",
 
 def int8_quantize_activation(x: torch.Tensor) -> tuple:
     """x [M, K] -> (int8 codes [M, K], fp32 scales [M, 1]): quant.int8.quantize_activation."""
+    if x.dim() != 2:  # [M, 1, K] read as K = 1 gave codes the GEMM read K bytes a row of
+        raise ValueError(f"x: shape {tuple(x.shape)}; flatten the activations to [tokens, in]")
     return _quantize_rows(x, None, x.shape[1])
 
 

@@ -50,9 +50,11 @@ def race_argmax(scores: torch.Tensor, generator: torch.Generator, block: int = 2
     """scores [B, V] fp32 -> [B] int64: token v with probability softmax(scores)_v; -inf
     scores never win. `programs`: the grid's size to aim for (default: 4 per SM), by splitting
     rows into spans."""
-    if scores.dim() != 2 or scores.dtype != torch.float32 or scores.stride(1) != 1:
+    if scores.dim() != 2 or scores.dtype != torch.float32 or scores.stride(1) != 1 \
+            or scores.shape[1] == 0:
         raise ValueError(f"race_argmax: scores {scores.dtype} {tuple(scores.shape)} strides "
-                         f"{scores.stride()}; pass [batch, vocab] fp32 rows with unit stride")
+                         f"{scores.stride()}; pass [batch, vocab] fp32 rows with unit stride "
+                         f"over a non-empty vocabulary")
     rows, vocab = scores.shape
     if rows * vocab >= 2**31:
         raise ValueError(f"race_argmax: {rows} x {vocab} scores; the Philox offsets are int32, "

@@ -109,6 +109,20 @@ def test_swiglu_quantizer_names_the_bad_tensor(device):
         int8_quantize_swiglu(h, None)
 
 
+def test_the_fused_experts_and_grouped_linear_refuse_what_they_would_misread(device):
+    """fp32 tokens came out 1% off the composed reference; a [M, 1, K] x was quantized as K = 1
+    and its codes read K bytes a row (a review)."""
+    scheme = get_scheme("int8")
+    fc1 = scheme.quantize_weight(torch.randn(2, 8, 16, device=device))
+    fc2 = scheme.quantize_weight(torch.randn(2, 16, 4, device=device))
+    tokens = torch.tensor([2, 1], device=device)
+    with pytest.raises(ValueError, match="x: dtype torch.float32; the fused experts take bf16"):
+        int8_swiglu_experts(torch.randn(3, 16, device=device), fc1, fc2, tokens,
+                            torch.ones(3, device=device))
+    with pytest.raises(ValueError, match=r"x: shape \(3, 1, 16\); flatten the activations"):
+        int8_grouped_linear(torch.randn(3, 1, 16, device=device).bfloat16(), fc1, tokens)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_weight_quantizer_gives_the_schemes_bits(dtype, device):
     torch.manual_seed(0)

@@ -51,3 +51,5 @@ def test_bad_scores_are_refused(device):
                     _generator(device, 0))
     with pytest.raises(ValueError, match="draw fewer rows at a time"):
         race_argmax(torch.zeros(1, 2**31, device="meta"), _generator("cpu", 0))
+    with pytest.raises(ValueError, match="over a non-empty vocabulary"):
+        race_argmax(torch.zeros(2, 0, device=device), _generator(device, 0))

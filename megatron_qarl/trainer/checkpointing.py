@@ -155,19 +155,22 @@ def load_model_weights(folder: str, model, hf_config: dict) -> None:
     HF model or a training checkpoint, at any TP/EP; the optimizer, RL state and RNG start
     fresh. model: the unwrapped GPTModel."""
     _check_saved_model(folder, hf_config)
+    template = model.sharded_state_dict()
     try:
-        loaded, missing, _ = dist_checkpointing.load(model.sharded_state_dict(), folder,
-                                                     strict=StrictHandling.RETURN_ALL)
+        # RETURN_ALL's sets: the checkpoint's keys not asked for (a training checkpoint's
+        # optimizer and RNG state: fine), and the keys asked for that it lacks
+        loaded, _, absent = dist_checkpointing.load(template, folder,
+                                                    strict=StrictHandling.RETURN_ALL)
     except (Exception, DCPCheckpointException) as err:  # noqa: BLE001 - the folder is unusable
         raise CheckpointError(
             f"--pretrained-checkpoint {folder} cannot be loaded ({first_failure(err)}); it is "
             f"corrupt, incomplete or of another model. It was left untouched") from err
-    if missing:
+    if absent:
         raise CheckpointError(
-            f"--pretrained-checkpoint {folder} lacks {len(missing)} of this model's tensors "
-            f"({', '.join(sorted(missing)[:3])}, ...): it holds another model; check the "
+            f"--pretrained-checkpoint {folder} lacks {len(absent)} of this model's tensors "
+            f"({', '.join(sorted(absent)[:3])}, ...): it holds another model; check the "
             f"--model flags against its hf_assets/config.json. It was left untouched")
-    model.load_state_dict(loaded)
+    model.load_state_dict({key: value for key, value in loaded.items() if key in template})
 
 
 def load_checkpoint(root: str, step: Optional[int], model, optimizer,

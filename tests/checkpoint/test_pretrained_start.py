@@ -31,6 +31,19 @@ def test_a_converted_hf_model_starts_the_run_and_a_rerun_resumes(megatron_dir, t
     assert "resumed from" in again.stderr and "starting from" not in again.stderr
     assert [r["step"] for r in records(save / "metrics.jsonl")] == [1, 2]
 
+    # a training checkpoint (optimizer and RNG state beside the weights) starts a run too: its
+    # extra tensors were taken for missing ones, and every training checkpoint was refused
+    other = tmp_path / "other"
+    from_training = train("--save", str(other), "--pretrained-checkpoint",
+                          str(save / "iter_0000002"), "--sft-iters", "0", "--lr", "1e-6",
+                          *VOCAB_256, "--train-iters", "1")
+    assert f"starting from the model weights of {save / 'iter_0000002'}" in from_training.stderr
+    restarted = checkpoint_tensors(str(other / "iter_0000001"), tmp_path / "restarted")
+    second = checkpoint_tensors(str(save / "iter_0000002"), tmp_path / "second")
+    for key in converted:  # the model's weights (the checkpoints hold Adam's moments too)
+        step = (restarted[key].float() - second[key].float()).abs().max().item()
+        assert step <= 3e-6, (key, step)
+
 
 def test_a_pretrained_checkpoint_of_another_model_is_named(megatron_dir, tmp_path):
     proc = train("--save", str(tmp_path / "run"), "--pretrained-checkpoint", megatron_dir,

@@ -221,6 +221,12 @@ def _checkpoints(args):
                             f"(available: {', '.join(map(str, steps))})")
     elif args.ckpt_step is not None:
         raise FlagError("--ckpt-step needs --load")
+    saved = available_steps(args.save) if args.save is not None else []
+    same = args.load is not None and os.path.realpath(args.load) == os.path.realpath(args.save)
+    if saved and not same:  # its steps would be overwritten one by one, its metrics mixed in
+        raise FlagError(f"--save {args.save!r} holds another run's checkpoints (steps "
+                        f"{', '.join(map(str, saved))}); resume it with --load {args.save!r}, "
+                        f"or give a new --save folder")
     if args.wandb_project and importlib.util.find_spec("wandb") is None:
         raise FlagError("--wandb-project needs the wandb package (pip install "
                         "megatron-qarl[wandb]); or drop it: metrics.jsonl has every number")

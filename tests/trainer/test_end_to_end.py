@@ -179,6 +179,23 @@ def test_bad_flags_fail_before_any_work(tmp_path, capsys, flags, message):
     assert not save.exists()  # nothing started, nothing written
 
 
+def test_a_save_folder_of_another_run_is_not_overwritten(tmp_path, capsys):
+    """Without --load of it, a run replaced the folder's checkpoints step by step and mixed
+    its metrics into the other run's (a review): refused, every byte left as it was."""
+    save, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    for folder in (save, elsewhere):
+        (folder / "iter_0000003").mkdir(parents=True)
+        (folder / "latest_checkpointed_iteration.txt").write_text("3")
+    for flags in ([], ["--load", str(elsewhere)]):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*TINY, "--save", str(save), *flags])
+        assert exit_info.value.code == 2
+        assert f"--save '{save}' holds another run's checkpoints (steps 3); resume it with " \
+               f"--load '{save}', or give a new --save folder" in capsys.readouterr().err
+    assert sorted(p.name for p in save.iterdir()) == ["iter_0000003",
+                                                       "latest_checkpointed_iteration.txt"]
+
+
 def test_wandb_logging_without_wandb_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
     """It failed with ModuleNotFoundError once the model was built."""
     import importlib.util

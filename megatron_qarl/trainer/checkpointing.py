@@ -138,8 +138,13 @@ def _check_saved_model(folder: str, hf_config: dict) -> None:
     path = os.path.join(folder, HF_ASSETS, CONFIG_FILE)
     if not os.path.isfile(path):
         return
-    with open(path) as f:
-        saved = json.load(f)
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+    except json.JSONDecodeError as err:
+        raise CheckpointError(
+            f"checkpoint {folder}: {path} is not JSON ({err}); the checkpoint is damaged. It "
+            f"was left untouched; resume from another step with --ckpt-step") from err
     differ = [f"{key} {saved[key]} there, {hf_config[key]} here ({flag})"
               for key, flag in _SHAPE_FLAGS.items()
               if key in saved and saved[key] != hf_config.get(key)]
@@ -189,10 +194,10 @@ def load_checkpoint(root: str, step: Optional[int], model, optimizer,
             optimizer.load_state_dict(loaded["optimizer"])
     # torch's DCP raises CheckpointException, a BaseException, for unreadable shards.
     except (Exception, DCPCheckpointException) as err:  # noqa: BLE001 - the folder is unusable
-        others = [s for s in available_steps(root) if s != step]
-        hint = (f"if it is damaged, resume from an earlier one with --ckpt-step {others[-1]} "
-                f"(available: {', '.join(map(str, others))})" if others
-                else "no other checkpoint exists")
+        earlier = [s for s in available_steps(root) if s < step]
+        hint = (f"if it is damaged, resume from an earlier one with --ckpt-step {earlier[-1]} "
+                f"(available: {', '.join(map(str, earlier))})" if earlier
+                else "no earlier checkpoint exists")
         raise CheckpointError(
             f"checkpoint {folder} cannot be loaded ({first_failure(err)}); it is corrupt, "
             f"incomplete or from another model/parallel layout. It was left untouched. If the "

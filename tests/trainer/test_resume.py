@@ -132,6 +132,26 @@ def test_a_checkpoint_of_another_model_is_named_before_any_tensor_is_read(tmp_pa
     assert _digest(save) == before
 
 
+def test_a_torn_model_config_and_a_damaged_earlier_step_are_named(tmp_path, killed_run):
+    """A torn hf_assets/config.json raised a bare JSONDecodeError; a damaged step 1 was told to
+    try --ckpt-step 2, a later one (a review)."""
+    save = tmp_path / "run"
+    shutil.copytree(killed_run, save)
+    (save / "iter_0000002" / "hf_assets" / "config.json").write_text('{"hidden_')
+    before = _digest(save)
+    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3", check=False)
+    assert proc.returncode == 1
+    assert "hf_assets/config.json is not JSON" in proc.stderr, proc.stderr[-2000:]
+    assert _digest(save) == before
+    shard = sorted(p for p in (save / "iter_0000001").iterdir() if p.suffix == ".distcp")[0]
+    shard.write_bytes(shard.read_bytes()[:100])
+    proc = train("--save", str(save), "--load", str(save), "--ckpt-step", "1",
+                 "--train-iters", "3", check=False)
+    assert proc.returncode == 1
+    assert "resume from an earlier one with --ckpt-step 0 (available: 0)" in proc.stderr
+    assert _digest(save / "iter_0000000") == _digest(killed_run / "iter_0000000")
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_nccl_saves_name_their_device(tmp_path):
     """The trainer binds its GPU to the NCCL process group (init_process_group's device_id, as

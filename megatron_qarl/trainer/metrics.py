@@ -3,7 +3,9 @@ nothing written), wandb when --wandb-project is given (offline unless configured
 one-line console summary beside the progress bar."""
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import math
 import os
 import time
@@ -11,6 +13,8 @@ from contextlib import contextmanager
 from typing import Dict, Optional
 
 import torch
+
+log = logging.getLogger(__name__)
 
 
 def _plain(value):
@@ -46,13 +50,19 @@ class PhaseTimer:
 class MetricsLogger:
     def __init__(self, path: str, *, enabled: bool, wandb_project: Optional[str] = None,
                  wandb_name: Optional[str] = None, wandb_dir: Optional[str] = None,
-                 config: Optional[dict] = None):
-        """Only the rank that logs (enabled) opens files or wandb."""
+                 config: Optional[dict] = None, resume_mark: Optional[dict] = None):
+        """Only the rank that logs (enabled) opens files or wandb. resume_mark: the mark()
+        a resumed checkpoint saved; the records logged after it are dropped, since the resumed
+        run logs those steps again."""
         self.path, self.enabled, self.wandb = path, enabled, None
         if not enabled:
             return
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        self.file = open(path, "a", encoding="utf-8")
+        kept = self._resume_at(resume_mark) if resume_mark else None
+        if kept is None:
+            kept = open(path, "rb").read() if os.path.exists(path) else b""
+        self._hash, self._bytes = hashlib.sha1(kept), len(kept)
+        self.file = open(path, "ab")
         if wandb_project:
             import wandb  # optional extra: megatron-qarl[wandb]
 
@@ -60,13 +70,39 @@ class MetricsLogger:
             self.wandb = wandb.init(project=wandb_project, name=wandb_name, dir=wandb_dir,
                                     config=config, mode=None if configured else "offline")
 
+    def _resume_at(self, mark: dict) -> Optional[bytes]:
+        """The file cut back to `mark` (atomically), or None where it does not begin with the
+        marked records (another run's file, or one a user edited): then it is kept whole."""
+        text = open(self.path, "rb").read() if os.path.exists(self.path) else b""
+        kept = text[:mark["bytes"]]
+        if len(kept) < mark["bytes"] or hashlib.sha1(kept).hexdigest() != mark["sha1"]:
+            log.warning("%s does not begin with the records the resumed checkpoint saw; "
+                        "appending to it as it is", self.path)
+            return None
+        if len(text) > len(kept):
+            with open(self.path + ".tmp", "wb") as f:
+                f.write(kept)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(self.path + ".tmp", self.path)
+            log.info("%s: dropped %d records logged after the resumed checkpoint", self.path,
+                     text[len(kept):].count(b"\n"))
+        return kept
+
+    def mark(self) -> Optional[dict]:
+        """Where the file stands (its length and hash): a checkpoint saves it for resume_mark."""
+        return {"bytes": self._bytes, "sha1": self._hash.hexdigest()} if self.enabled else None
+
     def log(self, event: str, step: int, values: Dict[str, object]) -> None:
         if not self.enabled:
             return
         record = {"event": event, "step": step, "time": time.time(),
                   **{k: _plain(v) for k, v in values.items()}}
-        self.file.write(json.dumps(record) + "\n")
+        line = (json.dumps(record) + "\n").encode("utf-8")
+        self.file.write(line)
         self.file.flush()
+        self._hash.update(line)
+        self._bytes += len(line)
         if self.wandb is not None:
             numeric = {f"{event}/{k}": v for k, v in record.items()
                        if isinstance(v, (int, float)) and k not in ("step", "time")}

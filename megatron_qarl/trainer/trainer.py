@@ -76,6 +76,7 @@ class RLTrainer:
                                            self.device, self._sequence_multiple())
         self.optimizer = None
         self.step, self.sft_done, self.reward_before = 0, args.sft_iters == 0, None
+        self.metrics_mark = None  # where metrics.jsonl stood at the resumed checkpoint
         try:
             if args.load and available_steps(args.load):
                 self._resume()
@@ -86,7 +87,8 @@ class RLTrainer:
             self.logger = MetricsLogger(metrics_path, enabled=self.is_logger,
                                         wandb_project=args.wandb_project,
                                         wandb_name=args.wandb_exp_name,
-                                        wandb_dir=args.wandb_save_dir, config=vars(args))
+                                        wandb_dir=args.wandb_save_dir, config=vars(args),
+                                        resume_mark=self.metrics_mark)
         except BaseException:
             self.engine.shutdown()  # SGLang servers it launched must not outlive the set-up
             raise
@@ -316,7 +318,8 @@ class RLTrainer:
     # ---------------------------------------------------------------- checkpoints
     def save(self) -> None:
         rl_state = {"step": self.step, "order": self.order.state_dict(),
-                    "sft_done": self.sft_done, "reward_before": self.reward_before}
+                    "sft_done": self.sft_done, "reward_before": self.reward_before,
+                    "metrics_mark": self.logger.mark()}  # the logging rank's, rank 0's
         rng = rng_state({"engine": self.engine.state_dict()})
         optimizer = self.optimizer if self.step > 0 else None
         save_checkpoint(self.args.save, self.step, unwrap_model(self.model), optimizer,
@@ -342,6 +345,7 @@ class RLTrainer:
         invalidate_quantized_weights(self.model)
         self.step, self.sft_done = step, rl_state["sft_done"]
         self.reward_before = rl_state["reward_before"]
+        self.metrics_mark = rl_state.get("metrics_mark")  # absent before 2026-12-01
         self.order.load_state_dict(rl_state["order"])
         restore_rng_state(rng)
         self.engine.load_state_dict(rng["engine"])

@@ -30,6 +30,8 @@ def test_a_converted_hf_model_starts_the_run_and_a_rerun_resumes(megatron_dir, t
     again = train(*flags, "--train-iters", "2")
     assert "resumed from" in again.stderr and "starting from" not in again.stderr
     assert [r["step"] for r in records(save / "metrics.jsonl")] == [1, 2]
+    # the first run's final eval and summary came after its checkpoint: the resume drops them
+    assert [r["step"] for r in records(save / "metrics.jsonl", "summary")] == [2]
 
     # a training checkpoint (optimizer and RNG state beside the weights) starts a run too: its
     # extra tensors were taken for missing ones, and every training checkpoint was refused

@@ -61,6 +61,7 @@ def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path, killed_run):
     step3 = {name: [r for r in records(d / "metrics.jsonl") if r["step"] == 3]
              for name, d in (("full", full), ("cut", cut))}
     assert len(step3["cut"]) == 1  # the killed run never logged step 3
+    assert [r["step"] for r in records(cut / "metrics.jsonl")] == [1, 2, 3]
     for key in ("prompt_indices", "rollout_sha1", "reward_mean"):
         assert step3["full"][0][key] == step3["cut"][0][key], key
     a = checkpoint_tensors(str(full / "iter_0000003"), tmp_path / "a")

@@ -1,0 +1,48 @@
+"""metrics.jsonl across a resume: the records logged after the resumed checkpoint are dropped,
+since the resumed run logs those steps again (every resume duplicated them, and a re-run of a
+finished run its final eval and summary: a review). A file that does not begin with what the
+checkpoint saw is kept whole."""
+import json
+import logging
+
+from megatron_qarl.trainer.metrics import MetricsLogger
+
+
+def _events(path):
+    return [(r["event"], r["step"]) for r in map(json.loads, open(path))]
+
+
+def test_a_resume_drops_what_was_logged_after_its_checkpoint(tmp_path):
+    path = str(tmp_path / "metrics.jsonl")
+    first = MetricsLogger(path, enabled=True)
+    first.log("train", 1, {"loss": 0.5})
+    mark = first.mark()  # the checkpoint at step 1
+    first.log("train", 2, {"loss": 0.4})
+    first.log("eval", 2, {"eval_reward": 0.9})
+    first.close()
+
+    resumed = MetricsLogger(path, enabled=True, resume_mark=mark)
+    assert _events(path) == [("train", 1)]
+    resumed.log("train", 2, {"loss": 0.4})
+    second_mark = resumed.mark()
+    resumed.close()
+    assert _events(path) == [("train", 1), ("train", 2)]
+    again = MetricsLogger(path, enabled=True, resume_mark=second_mark)  # nothing after it
+    again.close()
+    assert _events(path) == [("train", 1), ("train", 2)]
+
+
+def test_a_file_the_checkpoint_did_not_see_is_kept_whole(tmp_path, caplog):
+    saw = tmp_path / "saw.jsonl"
+    logger = MetricsLogger(str(saw), enabled=True)
+    logger.log("train", 1, {"loss": 0.5})
+    mark = logger.mark()
+    logger.close()
+    other = tmp_path / "other.jsonl"  # a copied warm start's mark meets the RL run's file
+    other.write_text(json.dumps({"event": "eval", "step": 0, "eval_reward": 0.1}) + "\n" * 40)
+    before = other.read_bytes()
+    with caplog.at_level(logging.WARNING):
+        MetricsLogger(str(other), enabled=True, resume_mark=mark).close()
+    assert other.read_bytes() == before
+    assert "does not begin with the records the resumed checkpoint saw" in caplog.text
+    assert MetricsLogger(str(tmp_path / "quiet.jsonl"), enabled=False).mark() is None

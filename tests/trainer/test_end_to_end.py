@@ -196,6 +196,15 @@ def test_a_save_folder_of_another_run_is_not_overwritten(tmp_path, capsys):
                                                        "latest_checkpointed_iteration.txt"]
 
 
+def test_load_of_one_checkpoint_names_its_folder_and_step(tmp_path, capsys):
+    (tmp_path / "run" / "iter_0000004").mkdir(parents=True)
+    with pytest.raises(SystemExit):
+        main([*TINY, "--save", str(tmp_path / "new"), "--load",
+              str(tmp_path / "run" / "iter_0000004")])
+    assert f"is one checkpoint, not a --save folder: --load '{tmp_path / 'run'}' --ckpt-step 4" \
+        in capsys.readouterr().err
+
+
 def test_wandb_logging_without_wandb_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
     """It failed with ModuleNotFoundError once the model was built."""
     import importlib.util

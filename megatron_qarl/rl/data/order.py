@@ -38,6 +38,8 @@ class PromptOrder:
             raise DatasetError(
                 f"the checkpoint's data order has {state['num_rows']} rows and seed "
                 f"{state['seed']}, this run {self.num_rows} and {self.seed}; resume with the "
-                f"same --prompt-data and --seed, or start a new --save directory"
+                f"same --prompt-data and --seed (and the flags that select its rows: "
+                f"--synthetic-num-prompts, --seq-length, --skip-long-prompts), or start a new "
+                f"--save directory"
             )
         self.epoch, self.index = state["epoch"], state["index"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 from typing import Optional
 
@@ -102,7 +103,9 @@ def save_checkpoint(root: str, step: int, model, optimizer, rl_state: dict, rng:
     final, tmp = step_dir(root, step), step_dir(root, step) + ".tmp"
     if _rank() == 0:
         os.makedirs(root, exist_ok=True)
-        shutil.rmtree(tmp, ignore_errors=True)  # a crashed earlier attempt at this step
+        for name in os.listdir(root):  # crashed saves (of any step: a resumed run may never
+            if re.fullmatch(r"iter_\d{7}\.tmp", name):  # save that step again) hold GBs
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
         os.makedirs(tmp)
     _barrier()
     dist_checkpointing.save(_sharded_state(model, optimizer, rl_state, rng, False), tmp)

@@ -56,7 +56,9 @@ def test_kill_and_resume_gives_the_same_batch_and_weights(tmp_path, killed_run):
     train("--save", str(full), "--train-iters", "3")
     shutil.copytree(killed_run, cut)
     assert not (cut / "iter_0000003").exists() and (cut / "iter_0000002").is_dir()
+    (cut / "iter_0000009.tmp").mkdir()  # a crashed save of a step this run never reaches
     resumed = train("--save", str(cut), "--load", str(cut), "--train-iters", "3")
+    assert not (cut / "iter_0000009.tmp").exists()
     assert f"resumed from {cut} at step 2 of --train-iters 3\n" in resumed.stderr
     step3 = {name: [r for r in records(d / "metrics.jsonl") if r["step"] == 3]
              for name, d in (("full", full), ("cut", cut))}

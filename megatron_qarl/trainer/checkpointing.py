@@ -181,14 +181,34 @@ def load_model_weights(folder: str, model, hf_config: dict) -> None:
     model.load_state_dict({key: value for key, value in loaded.items() if key in template})
 
 
+def _check_saved_layout(folder: str, layout: dict) -> None:
+    """The parallel layout and optimizer a checkpoint was saved with (its rl_state's, since
+    2026-12-01) against this run's, before any tensor is read: another one failed deep in the
+    load, naming RNG shards or optimizer keys, or blaming the vocabulary for TP's padding."""
+    try:
+        saved = dist_checkpointing.load_common_state_dict(folder)["rl_state"]["layout"]
+    except Exception:  # noqa: BLE001 - older or damaged: the full load reports the latter
+        return
+    differ = [f"{key} {saved[key]} there, {value} here" for key, value in layout.items()
+              if key in saved and saved[key] != value]
+    if differ:
+        raise CheckpointError(
+            f"checkpoint {folder} was saved with another parallel layout or optimizer: "
+            f"{'; '.join(differ)}. Resume it with the ones it was saved with (--pretrained-"
+            f"checkpoint reads its model weights at any layout); it was left untouched")
+
+
 def load_checkpoint(root: str, step: Optional[int], model, optimizer,
-                    hf_config: Optional[dict] = None):
+                    hf_config: Optional[dict] = None, layout: Optional[dict] = None):
     """Load into model/optimizer in place; returns (step, rl_state, this rank's rng state).
-    hf_config: the HF config.json of the model built, checked against the saved one."""
+    hf_config: the HF config.json of the model built; layout: this run's parallel sizes and
+    optimizer (the trainer's parallel_layout); each checked against the saved one."""
     step = latest_step(root) if step is None else step
     folder = step_dir(root, step)
     if hf_config is not None:
         _check_saved_model(folder, hf_config)
+    if layout is not None:
+        _check_saved_layout(folder, layout)
     template = _sharded_state(model, optimizer, None, None, True)
     try:
         loaded = dist_checkpointing.load(template, folder)

@@ -319,12 +319,25 @@ class RLTrainer:
     def save(self) -> None:
         rl_state = {"step": self.step, "order": self.order.state_dict(),
                     "sft_done": self.sft_done, "reward_before": self.reward_before,
-                    "metrics_mark": self.logger.mark()}  # the logging rank's, rank 0's
+                    "metrics_mark": self.logger.mark(),  # the logging rank's, rank 0's
+                    "layout": self._layout()}
         rng = rng_state({"engine": self.engine.state_dict()})
         optimizer = self.optimizer if self.step > 0 else None
         save_checkpoint(self.args.save, self.step, unwrap_model(self.model), optimizer,
                         rl_state, rng, self.hf_config,
                         self.args.tokenizer_model if self.args.tokenizer_type == "hf" else None)
+
+    def _layout(self) -> Dict[str, object]:
+        """What a resume needs unchanged: the optimizer state and RNG shards follow it."""
+        return {"--tensor-model-parallel-size":
+                parallel_state.get_tensor_model_parallel_world_size(),
+                "--expert-model-parallel-size":
+                parallel_state.get_expert_model_parallel_world_size(),
+                "--expert-tensor-parallel-size":
+                parallel_state.get_expert_tensor_parallel_world_size(),
+                "data-parallel size (processes / TP)": dp_rank_and_size()[1],
+                "--optimizer": self.args.optimizer,
+                "--use-distributed-optimizer": bool(self.args.use_distributed_optimizer)}
 
     def _start_from_pretrained(self) -> None:
         folder = resolve(self.args.pretrained_checkpoint)
@@ -339,7 +352,7 @@ class RLTrainer:
         optimizer = self._rl_optimizer() if step > 0 else None
         step, rl_state, rng = load_checkpoint(self.args.load, step,
                                               unwrap_model(self.model), optimizer,
-                                              self.hf_config)
+                                              self.hf_config, self._layout())
         if optimizer is not None:
             apply_group_settings(optimizer, self.args.lr, self.args.weight_decay)
         invalidate_quantized_weights(self.model)

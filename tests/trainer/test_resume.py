@@ -135,6 +135,18 @@ def test_a_checkpoint_of_another_model_is_named_before_any_tensor_is_read(tmp_pa
     assert _digest(save) == before
 
 
+def test_another_optimizer_or_layout_is_named_before_any_tensor_is_read(tmp_path, killed_run):
+    save = tmp_path / "run"
+    shutil.copytree(killed_run, save)
+    before = _digest(save)
+    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3",
+                 "--optimizer", "muon", check=False)
+    assert proc.returncode == 1
+    assert "was saved with another parallel layout or optimizer: --optimizer adam there, muon " \
+           "here" in proc.stderr, proc.stderr[-2000:]
+    assert _digest(save) == before
+
+
 def test_a_torn_model_config_and_a_damaged_earlier_step_are_named(tmp_path, killed_run):
     """A torn hf_assets/config.json raised a bare JSONDecodeError; a damaged step 1 was told to
     try --ckpt-step 2, a later one (a review)."""

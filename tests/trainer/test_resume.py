@@ -121,29 +121,24 @@ def test_corrupted_checkpoint_is_reported_and_nothing_saved_is_lost(tmp_path, ki
     assert records(save / "metrics.jsonl")[-1]["step"] == 2
 
 
-def test_a_checkpoint_of_another_model_is_named_before_any_tensor_is_read(tmp_path, killed_run):
-    """Its hf_assets/config.json says which model it holds: a resume with other model flags
-    names the field and the flag, and changes nothing saved."""
+@pytest.mark.parametrize("flags,message", [
+    (["--num-layers", "3"], "holds another model than this run builds: num_hidden_layers 2 "
+                            "there, 3 here (--num-layers)"),
+    (["--optimizer", "muon"], "was saved with another parallel layout or optimizer: "
+                              "--optimizer adam there, muon here"),
+])
+def test_another_model_or_optimizer_is_named_before_any_tensor_is_read(tmp_path, killed_run,
+                                                                        flags, message):
+    """The checkpoint says which model (hf_assets/config.json) and which layout and optimizer
+    (its rl_state) it holds: a resume with other flags names the field and the flag, and
+    changes nothing saved."""
     save = tmp_path / "run"
     shutil.copytree(killed_run, save)
     before = _digest(save)
-    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3",
-                 "--num-layers", "3", check=False)
+    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3", *flags,
+                 check=False)
     assert proc.returncode == 1
-    assert "holds another model than this run builds: num_hidden_layers 2 there, 3 here " \
-           "(--num-layers)" in proc.stderr, proc.stderr[-2000:]
-    assert _digest(save) == before
-
-
-def test_another_optimizer_or_layout_is_named_before_any_tensor_is_read(tmp_path, killed_run):
-    save = tmp_path / "run"
-    shutil.copytree(killed_run, save)
-    before = _digest(save)
-    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3",
-                 "--optimizer", "muon", check=False)
-    assert proc.returncode == 1
-    assert "was saved with another parallel layout or optimizer: --optimizer adam there, muon " \
-           "here" in proc.stderr, proc.stderr[-2000:]
+    assert message in proc.stderr, proc.stderr[-2000:]
     assert _digest(save) == before
 
 

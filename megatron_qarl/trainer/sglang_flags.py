@@ -115,6 +115,7 @@ def sglang_config(args, dims: Optional[Qwen3MoeDims], top_k: int = 8) -> SGLangC
         nccl_master_port=args.rollout_nccl_master_port or 0,
         pause_mode=args.rollout_pause_mode, colocated=args.sglang_colocated,
         routing_replay=args.rollout_routing_replay, top_k=top_k,
+        seed=args.seed if args.deterministic_mode else None,
         log_dir=os.path.join(args.save, "sglang") if args.save else "runs/sglang")
 
 

@@ -34,6 +34,7 @@ class FakeSGLangServer:
         self.delay: Dict[str, float] = {}
         self.reject: set = set()
         self.abort_generates = 0  # answer this many /generate calls with aborted samples
+        self.deterministic = False  # as started with --enable-deterministic-inference
         self._counts: Dict[str, int] = {}
         self._lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -67,12 +68,19 @@ class FakeSGLangServer:
         return 200, info if self.ep_size is None else {**info, "ep_size": self.ep_size}
 
     def _generate(self, body):
-        sp = body["sampling_params"]
+        prompts = body["input_ids"]
+        params = body["sampling_params"]
+        params = params if isinstance(params, list) else [params] * len(prompts)
         outs = []
         aborted, self.abort_generates = self.abort_generates > 0, max(0, self.abort_generates - 1)
-        for prompt in body["input_ids"]:
+        for prompt, sp in zip(prompts, params):
             for j in range(sp.get("n", 1)):
-                ids = [(sum(prompt) + j + t) % 97 for t in range(min(3, sp["max_new_tokens"]))]
+                # SGLang's draw: a seeded request's samples follow its seed alone, and under
+                # --enable-deterministic-inference an unseeded one is seeded with 42, shared
+                # by its n copies; else each copy draws its own
+                seed = sp.get("sampling_seed", 42 if self.deterministic else None)
+                draw = j if seed is None else seed
+                ids = [(sum(prompt) + draw + t) % 97 for t in range(min(3, sp["max_new_tokens"]))]
                 meta = {"id": f"r{len(outs)}", "weight_version": self.weight_version,
                         "finish_reason": {"type": "abort"} if aborted else
                         {"type": "length", "length": len(ids)},

@@ -55,6 +55,27 @@ def test_samples_grouped_per_prompt_with_logprobs_and_routing(servers):
     assert all("/generate" in s.calls for s in servers)
 
 
+def test_deterministic_servers_draw_each_sample_from_its_own_seed(servers):
+    """Under --enable-deterministic-inference SGLang seeds an unseeded request with 42 and
+    its n copies share it: every group was n copies of one response (a review). With a seed
+    (--deterministic-mode passes --seed) each sample is its own request and seed: the n
+    differ, and a second engine of the same seed draws the same ones."""
+    for s in servers:
+        s.deterministic = True
+    params = SamplingParams(n=3, max_new_tokens=3)
+    unseeded = _engine(servers, per_request=2).generate(PROMPTS, params)
+    assert all(len({tuple(s.response_ids) for s in g}) == 1 for g in unseeded)
+    seeded = [_engine(servers, per_request=2, seed=7).generate(PROMPTS, params)
+              for _ in range(2)]
+    body = servers[0].generated[-1][0]
+    assert len(body["input_ids"]) == 2 * 3 and all(sp["n"] == 1 for sp in body["sampling_params"])
+    assert len({sp["sampling_seed"] for sp in body["sampling_params"]}) == 6
+    # the fake's draw is the seed mod 97, so two of a group's three may meet by chance
+    assert sum(len({tuple(s.response_ids) for s in g}) > 1 for g in seeded[0]) == len(PROMPTS)
+    assert [[s.response_ids for s in g] for g in seeded[0]] == \
+           [[s.response_ids for s in g] for g in seeded[1]]
+
+
 def test_engine_dying_mid_generation_is_retried_elsewhere(servers):
     servers[0].die_on["/generate"] = 1
     engine = _engine(servers, per_request=len(PROMPTS))  # one request, first to engine 0

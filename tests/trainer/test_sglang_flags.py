@@ -103,3 +103,14 @@ def test_routing_replay_asks_the_servers_for_routes():
     plain = sglang_config(build_parser().parse_args(SGLANG + ["--sglang-model-path", "/m"]),
                           dims=None)
     assert not plain.routing_replay and not plain.launch.routed_experts
+
+
+def test_deterministic_mode_seeds_every_sample():
+    """--deterministic-mode launches batch-invariant servers and passes --seed, from which each
+    sample gets its own sampling_seed (without one, a prompt's n samples were identical)."""
+    args = build_parser().parse_args(SGLANG + ["--sglang-model-path", "/m", "--seed", "5",
+                                               "--deterministic-mode"])
+    cfg = sglang_config(args, dims=None)
+    assert cfg.launch.deterministic and cfg.seed == 5
+    assert sglang_config(build_parser().parse_args(SGLANG + ["--sglang-model-path", "/m"]),
+                         dims=None).seed is None

@@ -34,6 +34,7 @@ class SGLangConfig:
     # --enable-memory-saver); launched servers take LaunchSpec.colocated instead
     colocated: bool = False
     top_k: int = 8  # experts per token (for decoding routed experts)
+    # --seed under --deterministic-mode: every sample's own sampling_seed (sample_seeds)
     seed: Optional[int] = None
     log_dir: str = "runs/sglang"
 

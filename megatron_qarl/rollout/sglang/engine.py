@@ -19,7 +19,7 @@ from ..base import RolloutEngine, Sample, SamplingParams
 from ..publish import ParallelGroups, ShardedParam, hf_stream, model_params, plan_buckets
 from .config import SGLangConfig, check_expert_split
 from .errors import EngineRequestError, EngineUnavailable, SGLangError
-from .generation import generate_request, parse_generate_response
+from .generation import generate_request, parse_generate_response, sample_seeds
 from .http_client import EngineClient, RetryPolicy
 from .launcher import ServerProcess
 from .pool import DOWN, STALE, UP, EnginePool, EngineSlot, for_each_engine
@@ -128,12 +128,17 @@ class SGLangRolloutEngine(RolloutEngine):
             return []
         workers = max(1, min(len(chunks), 8 * len(self.pool.slots)))
         with ThreadPoolExecutor(max_workers=workers) as ex:
-            results = list(ex.map(lambda c: self._generate_chunk(c, params), chunks))
+            results = list(ex.map(lambda i: self._generate_chunk(chunks[i], params, i * k),
+                                  range(len(chunks))))
         return [group for r in results for group in r]
 
-    def _generate_chunk(self, prompts, params: SamplingParams) -> List[List[Sample]]:
+    def _generate_chunk(self, prompts, params: SamplingParams,
+                        first: int) -> List[List[Sample]]:
+        """first: the chunk's first prompt in the call (its samples' seeds)."""
         cfg = self.config
-        body = generate_request(prompts, params, cfg.routing_replay, cfg.seed)
+        seeds = None if cfg.seed is None else sample_seeds(cfg.seed, self.weight_version, first,
+                                                           len(prompts), params.n)
+        body = generate_request(prompts, params, cfg.routing_replay, seeds)
         routing = (cfg.dims.num_layers, cfg.top_k) if cfg.routing_replay else None
         failures = []
         for attempt in range(cfg.retries + 1):

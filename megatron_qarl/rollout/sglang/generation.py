@@ -9,6 +9,7 @@ shared/reference/sglang.md). Routed experts come base64-encoded int32,
 from __future__ import annotations
 
 import base64
+import hashlib
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -20,8 +21,21 @@ from .errors import EngineRequestError
 FINISH_REASONS = ("stop", "length", "abort")
 
 
+def sample_seeds(seed: int, version: int, first: int, prompts: int, n: int) -> List[int]:
+    """One sampling seed per sample, prompt-major, for prompts first.. of a generate call
+    with weights `version`: a hash of all four, so every sample of a step draws its own
+    stream and a re-run draws the same ones."""
+    def one(i, j):
+        key = f"{seed}:{version}:{first + i}:{j}".encode()
+        return int.from_bytes(hashlib.sha256(key).digest()[:4], "little") & 0x7FFFFFFF
+    return [one(i, j) for i in range(prompts) for j in range(n)]
+
+
 def generate_request(prompts: Sequence[Sequence[int]], params: SamplingParams,
-                     return_routed_experts: bool, seed: Optional[int] = None) -> dict:
+                     return_routed_experts: bool, seeds: Optional[List[int]] = None) -> dict:
+    """seeds (sample_seeds): one request per sample, each with its own sampling_seed. With
+    --enable-deterministic-inference SGLang seeds a request without one with 42, and the n
+    copies of one request share theirs: each prompt's n samples came out identical."""
     sampling = {
         "max_new_tokens": params.max_new_tokens,
         "temperature": params.temperature,
@@ -31,10 +45,12 @@ def generate_request(prompts: Sequence[Sequence[int]], params: SamplingParams,
         "n": params.n,
         "skip_special_tokens": False,
     }
-    if seed is not None:
-        sampling["sampling_seed"] = seed
+    input_ids = [list(p) for p in prompts]
+    if seeds is not None:
+        input_ids = [p for p in input_ids for _ in range(params.n)]
+        sampling = [{**sampling, "n": 1, "sampling_seed": s} for s in seeds]
     return {
-        "input_ids": [list(p) for p in prompts],
+        "input_ids": input_ids,
         "sampling_params": sampling,
         "return_logprob": True,
         "logprob_start_len": -1,

@@ -229,3 +229,36 @@ def test_routing_replay_feeds_megatron_router_replay(servers):
     with pytest.raises(ValueError, match="routes for 1 MoE layers, the model has"):
         with replay_routing(model, per_layer[:1]):
             pass
+
+
+def test_a_server_dying_mid_answer_is_unavailable_not_a_crash():
+    """An answer cut short (its Content-Length not reached: http.client's IncompleteRead)
+    escaped the bridge's error handling and failed the rollout on every rank (a review):
+    now the engine is unavailable, so the chunk is retried on another."""
+    import socket
+    import threading
+
+    from megatron_qarl.rollout.sglang.http_client import EngineClient
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def answer_half():
+        conn, _ = listener.accept()
+        request = b""
+        while b"\r\n\r\n" not in request:  # the whole request first: unread bytes reset
+            request += conn.recv(65536)
+        head, body = request.split(b"\r\n\r\n", 1)
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        while len(body) < length:
+            body += conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 1000\r\n\r\n[{\"text\": ")
+        conn.close()
+
+    threading.Thread(target=answer_half, daemon=True).start()
+    client = EngineClient(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout_s=5.0)
+    with pytest.raises(EngineUnavailable, match="IncompleteRead"):
+        client.post("/generate", {"input_ids": [[1]]}, retries=0)
+    listener.close()

@@ -6,6 +6,7 @@ request and raises EngineRequestError at once. Non-idempotent calls pass retries
 """
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import time
@@ -53,8 +54,11 @@ class EngineClient:
             if e.code >= 500:
                 raise EngineUnavailable(f"{self.url}{path}: HTTP {e.code}: {detail}") from e
             raise EngineRequestError(f"{self.url}{path}: HTTP {e.code}: {detail}") from e
-        except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError) as e:
-            raise EngineUnavailable(f"{self.url}{path}: {getattr(e, 'reason', e)}") from e
+        # http.client.HTTPException: a server that died mid-answer (IncompleteRead)
+        except (urllib.error.URLError, http.client.HTTPException, ConnectionError,
+                socket.timeout, TimeoutError) as e:
+            raise EngineUnavailable(f"{self.url}{path}: {getattr(e, 'reason', None) or e!r}") \
+                from e
         text = raw.decode(errors="replace")
         try:
             out = json.loads(text) if text.strip() else None

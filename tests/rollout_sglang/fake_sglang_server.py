@@ -35,6 +35,7 @@ class FakeSGLangServer:
         self.reject: set = set()
         self.abort_generates = 0  # answer this many /generate calls with aborted samples
         self.deterministic = False  # as started with --enable-deterministic-inference
+        self.server_args: Dict[str, object] = {}  # more ServerArgs fields /server_info reports
         self._counts: Dict[str, int] = {}
         self._lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -64,7 +65,8 @@ class FakeSGLangServer:
         return 200, None
 
     def _server_info(self, _):
-        info = {"version": self.version, "tp_size": self.tp_size, "dp_size": 1}
+        info = {"version": self.version, "tp_size": self.tp_size, "dp_size": 1,
+                **self.server_args}
         return 200, info if self.ep_size is None else {**info, "ep_size": self.ep_size}
 
     def _generate(self, body):
@@ -82,6 +84,7 @@ class FakeSGLangServer:
                 draw = j if seed is None else seed
                 ids = [(sum(prompt) + draw + t) % 97 for t in range(min(3, sp["max_new_tokens"]))]
                 meta = {"id": f"r{len(outs)}", "weight_version": self.weight_version,
+                        "prompt_tokens": len(prompt),
                         "finish_reason": {"type": "abort"} if aborted else
                         {"type": "length", "length": len(ids)},
                         "output_token_logprobs": [[-0.25 * (t + 1), i, None]

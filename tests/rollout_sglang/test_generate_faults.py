@@ -262,3 +262,42 @@ def test_a_server_dying_mid_answer_is_unavailable_not_a_crash():
     with pytest.raises(EngineUnavailable, match="IncompleteRead"):
         client.post("/generate", {"input_ids": [[1]]}, retries=0)
     listener.close()
+
+
+def test_truncated_prompts_and_samples_across_updates_are_not_trained_on():
+    """A server started with --allow-auto-truncate cuts prompts silently (meta prompt_tokens
+    says so); a sample whose tokens span two weight versions carries only the last in
+    weight_version (its weight_versions spans tell)."""
+    from megatron_qarl.rollout.sglang.generation import parse_generate_response
+
+    def answer(**meta):
+        return [{"output_ids": [5, 6], "meta_info": {
+            "output_token_logprobs": [[-0.1, 5, None], [-0.2, 6, None]],
+            "finish_reason": {"type": "length", "length": 2}, "weight_version": "3", **meta}}]
+
+    ok = parse_generate_response(answer(prompt_tokens=3, weight_versions=[
+        {"version": "3", "start": 0, "end": 2}]), [[1, 2, 3]], 1, "u")
+    assert ok[0][0].weight_version == 3
+    with pytest.raises(EngineRequestError, match="read 2 of the prompt's 3 tokens"):
+        parse_generate_response(answer(prompt_tokens=2), [[1, 2, 3]], 1, "u")
+    straddled = parse_generate_response(answer(weight_versions=[["2", 0, 1], ["3", 1, 2]]),
+                                        [[1, 2, 3]], 1, "u")
+    assert straddled[0][0].weight_version == -1  # stale: the engine's check refuses it
+
+
+def test_server_settings_this_run_needs_are_checked_at_connect(servers):
+    for s in servers:
+        s.server_args = {"enable_return_routed_experts": False}
+    with pytest.raises(EngineRequestError, match="restart the server with "
+                                                 "--enable-return-routed-experts"):
+        _engine(servers, routing_replay=True)
+    for s in servers:
+        s.server_args = {"enable_return_routed_experts": True, "enable_eplb": True,
+                         "enable_deterministic_inference": False}
+    with pytest.raises(EngineRequestError, match="no EPLB or redundant experts.*"
+                                                 "--enable-deterministic-inference"):
+        _engine(servers, routing_replay=True, seed=1)
+    for s in servers:
+        s.server_args = {"enable_return_routed_experts": True, "enable_eplb": False,
+                         "ep_num_redundant_experts": 0, "enable_deterministic_inference": True}
+    _engine(servers, routing_replay=True, seed=1)

@@ -99,6 +99,7 @@ class SGLangRolloutEngine(RolloutEngine):
                 raise EngineRequestError(
                     f"{url}: dp_size {info['dp_size']}; SGLang weight updates need "
                     f"dp_size 1: start one server per data-parallel replica instead")
+            _check_server_settings(info, cfg, url)
             if not self.servers and "ep_size" in info:  # launched ones: checked by the flags
                 check_expert_split(cfg.scheme_name, cfg.dims.ffn, int(info.get("tp_size", 1)),
                                    int(info["ep_size"]), url,
@@ -235,3 +236,18 @@ class SGLangRolloutEngine(RolloutEngine):
         tags = [t for t in tags if t in self._released]
         self._memory_call("/resume_memory_occupation", tags)
         self._released.difference_update(tags)
+
+
+def _check_server_settings(info: dict, cfg: SGLangConfig, url: str) -> None:
+    """What a server reports of its start flags (/server_info is its ServerArgs) against what
+    this run needs of it; a setting it does not report is taken on trust."""
+    needs = []
+    if cfg.routing_replay and info.get("enable_return_routed_experts") is False:
+        needs.append("--enable-return-routed-experts (for --rollout-routing-replay)")
+    if cfg.routing_replay and (info.get("enable_eplb") or info.get("ep_num_redundant_experts")):
+        needs.append("no EPLB or redundant experts (--rollout-routing-replay replays logical "
+                     "expert ids; those make SGLang return physical ones)")
+    if cfg.seed is not None and info.get("enable_deterministic_inference") is False:
+        needs.append("--enable-deterministic-inference (for --deterministic-mode)")
+    if needs:
+        raise EngineRequestError(f"{url}: restart the server with {'; '.join(needs)}")

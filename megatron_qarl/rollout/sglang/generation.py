@@ -82,7 +82,17 @@ def _sample(prompt: List[int], out: dict, url: str, routing: Optional[tuple]) ->
     reason = (meta.get("finish_reason") or {"type": "abort"}).get("type")
     if reason not in FINISH_REASONS:
         raise EngineRequestError(f"{url}/generate: unknown finish_reason {reason!r}")
+    if meta.get("prompt_tokens") is not None and int(meta["prompt_tokens"]) != len(prompt):
+        raise EngineRequestError(
+            f"{url}/generate: the server read {meta['prompt_tokens']} of the prompt's "
+            f"{len(prompt)} tokens (started with --allow-auto-truncate?): the sample would not "
+            f"be of its prompt; serve without it, or lower --seq-length")
     version = meta.get("weight_version")
+    # SGLang 0.5.23: the versions of the response's spans, {version, start, end} or
+    # [version, start, end]; weight_version is the last span's
+    spans = meta.get("weight_versions") or []
+    if len({str(v["version"] if isinstance(v, dict) else v[0]) for v in spans}) > 1:
+        version = None  # sampled across an update: stale for _check_versions
     routed = None
     if routing is not None:
         if meta.get("routed_experts") is None:

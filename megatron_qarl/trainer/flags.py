@@ -159,7 +159,7 @@ def _rollout(p):
 def _data(p):
     g = p.add_argument_group("data and rewards")
     g.add_argument("--prompt-data", default="synthetic:arithmetic",
-                   help=".jsonl or .parquet file, or synthetic:arithmetic")
+                   help=".jsonl, .json or .parquet file, or synthetic:arithmetic")
     g.add_argument("--eval-prompt-data", default=None,
                    help="held-out prompts (default for synthetic data: a disjoint seed)")
     g.add_argument("--eval-num-prompts", type=int, default=64)

@@ -177,7 +177,7 @@ def _data(args):
         if source is None or source.startswith(SYNTHETIC_PREFIX):
             continue
         if not os.path.isfile(source):
-            raise FlagError(f"{flag} {source!r}: no such file (use a .jsonl/.parquet path or "
+            raise FlagError(f"{flag} {source!r}: no such file (use a .jsonl/.json/.parquet path or "
                             f"synthetic:arithmetic)")
     held_out = args.eval_prompt_data or args.prompt_data.startswith(SYNTHETIC_PREFIX)
     if args.eval_interval and not held_out:

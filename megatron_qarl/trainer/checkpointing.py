@@ -202,7 +202,7 @@ def load_checkpoint(root: str, step: Optional[int], model, optimizer,
                     hf_config: Optional[dict] = None, layout: Optional[dict] = None):
     """Load into model/optimizer in place; returns (step, rl_state, this rank's rng state).
     hf_config: the HF config.json of the model built; layout: this run's parallel sizes and
-    optimizer (the trainer's parallel_layout); each checked against the saved one."""
+    optimizer (RLTrainer._layout); each checked against the saved one."""
     step = latest_step(root) if step is None else step
     folder = step_dir(root, step)
     if hf_config is not None:

@@ -60,7 +60,7 @@ class MetricsLogger:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         kept = self._resume_at(resume_mark) if resume_mark else None
         if kept is None:
-            kept = open(path, "rb").read() if os.path.exists(path) else b""
+            kept = _read(path)
         self._hash, self._bytes = hashlib.sha1(kept), len(kept)
         self.file = open(path, "ab")
         if wandb_project:
@@ -73,7 +73,7 @@ class MetricsLogger:
     def _resume_at(self, mark: dict) -> Optional[bytes]:
         """The file cut back to `mark` (atomically), or None where it does not begin with the
         marked records (another run's file, or one a user edited): then it is kept whole."""
-        text = open(self.path, "rb").read() if os.path.exists(self.path) else b""
+        text = _read(self.path)
         kept = text[:mark["bytes"]]
         if len(kept) < mark["bytes"] or hashlib.sha1(kept).hexdigest() != mark["sha1"]:
             log.warning("%s does not begin with the records the resumed checkpoint saw; "
@@ -113,6 +113,13 @@ class MetricsLogger:
             self.file.close()
             if self.wandb is not None:
                 self.wandb.finish()
+
+
+def _read(path: str) -> bytes:
+    if not os.path.exists(path):
+        return b""
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def console_line(step: int, values: Dict[str, object]) -> str:

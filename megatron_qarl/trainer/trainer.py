@@ -327,8 +327,11 @@ class RLTrainer:
                         rl_state, rng, self.hf_config,
                         self.args.tokenizer_model if self.args.tokenizer_type == "hf" else None)
 
-    def _layout(self) -> Dict[str, object]:
-        """What a resume needs unchanged: the optimizer state and RNG shards follow it."""
+    def _layout(self, with_optimizer: bool = True) -> Dict[str, object]:
+        """What a resume needs unchanged: the optimizer state and RNG shards follow it (a
+        warm start's step 0 holds no optimizer state: any optimizer may go on from it)."""
+        optimizer = {"--optimizer": self.args.optimizer,
+                     "--use-distributed-optimizer": bool(self.args.use_distributed_optimizer)}
         return {"--tensor-model-parallel-size":
                 parallel_state.get_tensor_model_parallel_world_size(),
                 "--expert-model-parallel-size":
@@ -336,8 +339,7 @@ class RLTrainer:
                 "--expert-tensor-parallel-size":
                 parallel_state.get_expert_tensor_parallel_world_size(),
                 "data-parallel size (processes / TP)": dp_rank_and_size()[1],
-                "--optimizer": self.args.optimizer,
-                "--use-distributed-optimizer": bool(self.args.use_distributed_optimizer)}
+                **(optimizer if with_optimizer else {})}
 
     def _start_from_pretrained(self) -> None:
         folder = resolve(self.args.pretrained_checkpoint)
@@ -352,7 +354,7 @@ class RLTrainer:
         optimizer = self._rl_optimizer() if step > 0 else None
         step, rl_state, rng = load_checkpoint(self.args.load, step,
                                               unwrap_model(self.model), optimizer,
-                                              self.hf_config, self._layout())
+                                              self.hf_config, self._layout(step > 0))
         if optimizer is not None:
             apply_group_settings(optimizer, self.args.lr, self.args.weight_decay)
         invalidate_quantized_weights(self.model)

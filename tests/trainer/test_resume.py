@@ -142,6 +142,16 @@ def test_another_model_or_optimizer_is_named_before_any_tensor_is_read(tmp_path,
     assert _digest(save) == before
 
 
+def test_a_warm_start_goes_on_with_another_optimizer(tmp_path, killed_run):
+    """Step 0 holds no optimizer state: compare.sh-style runs copy one warm start into runs
+    of any optimizer, which the layout check must not refuse."""
+    save = tmp_path / "run"
+    shutil.copytree(killed_run / "iter_0000000", save / "iter_0000000")
+    train("--save", str(save), "--load", str(save), "--train-iters", "1", "--optimizer", "muon",
+          "--muon-fp32-matmul-prec", "highest")
+    assert (save / "iter_0000001").is_dir()
+
+
 def test_a_torn_model_config_and_a_damaged_earlier_step_are_named(tmp_path, killed_run):
     """A torn hf_assets/config.json raised a bare JSONDecodeError; a damaged step 1 was told to
     try --ckpt-step 2, a later one (a review)."""

@@ -32,6 +32,15 @@ def unit_stride_rows(t: torch.Tensor) -> torch.Tensor:
     return t if t.stride(-1) == 1 else t.contiguous()
 
 
+def unit_stride_codes(xq: torch.Tensor, dtype: torch.dtype, in_features: int) -> torch.Tensor:
+    """A quantized activation [M, in] of `dtype` (its quantizer's), rows of unit stride: the
+    GEMMs read K codes a row from its start (a transposed or unquantized one read others)."""
+    if xq.dim() != 2 or xq.dtype != dtype or xq.shape[1] != in_features:
+        raise ValueError(f"xq: {xq.dtype} {tuple(xq.shape)}; pass the [tokens, {in_features}] "
+                         f"{dtype} codes of the scheme's activation quantizer")
+    return unit_stride_rows(xq)
+
+
 def check_activation(x: torch.Tensor, in_features: int, name: str = "x") -> None:
     if x.shape[-1] != in_features:
         raise ValueError(

@@ -17,7 +17,7 @@ import triton.language as tl
 from megatron_qarl.quant.fp8_block import BLOCK, unpack_activation_rows
 
 from .checks import (check_activation, check_expert_tokens, check_tokens_per_expert, counts_on,
-                     tile_rows)
+                     tile_rows, unit_stride_codes)
 from .expert_tiles import program_tile, row_tile_count, row_tile_grid
 from .fp8_grouped_ws import MIN_ROWS as ws_min_rows, MIN_ROWS_PER_EXPERT as \
     ws_min_rows_per_expert, applies as ws_applies, default_tiles as ws_tiles, fp8_grouped_ws
@@ -119,6 +119,7 @@ def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_w
     if wq.dim() == 2:
         wq, ws = wq.unsqueeze(0), ws.unsqueeze(0)
     n, k = qweight.shape[-2], qweight.shape[-1]
+    xq = unit_stride_codes(xq, torch.float8_e4m3fn, k)
     rows = xq.shape[0]
     y = torch.empty(rows, n, device=xq.device, dtype=torch.bfloat16)
     if rows == 0:

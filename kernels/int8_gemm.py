@@ -14,7 +14,7 @@ import triton.language as tl
 from megatron_qarl.quant.int8 import unpack_activation_rows
 
 from .checks import (check_activation, check_expert_tokens, check_tokens_per_expert, counts_on,
-                     tile_rows)
+                     tile_rows, unit_stride_codes)
 from .expert_tiles import program_tile, tile_bound
 from .gluon_hopper import sm_count
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
@@ -139,6 +139,7 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
     if dense:
         wq, ws = wq.unsqueeze(0), ws.unsqueeze(0)
     num_experts, n, k = wq.shape
+    xq = unit_stride_codes(xq, torch.int8, k)
     rows = xq.shape[0]
     out_bf16 = out_dtype == torch.bfloat16
     y = torch.empty(rows, n, device=xq.device,

@@ -6,11 +6,12 @@ operands are rounded to bf16, see fp8_dequantize and int8_dequantize); grad_weig
 product grad_out_e^T @ x_e for the master weights. Both are torch._grouped_mm calls (no host
 sync, no per-expert loop), but W4A16's grad_input at few rows per expert on Hopper: the
 warp-specialized kernel dequantizes in shared memory there, where writing the whole bf16 operand
-cost as much as the GEMM.
+cost as much as the GEMM. The counts' shape and dtype are checked here as in the forward: the
+ops are registered and callable on their own (too few counts read past them).
 """
 import torch
 
-from .checks import counts_on
+from .checks import check_tokens_per_expert, counts_on
 from .fp8_dequantize import fp8_dequantize
 from .grouped_mm import grouped_mm, grouped_weight_grad
 from .int8_gemm import int8_dequantize
@@ -51,6 +52,7 @@ def grad_input_takes_ws(grad_out: torch.Tensor, qweight) -> bool:
 def w4a16_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,
                            tokens_per_expert: torch.Tensor) -> tuple:
     """(grad_x, grad_W) of the aligned W4A16 grouped GEMM: the quant.ops grouped-backward op."""
+    check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
     return (w4a16_grouped_grad_input(grad_out, qweight, tokens_per_expert),
             grouped_grad_weight(grad_out, x, tokens_per_expert))
 
@@ -65,6 +67,7 @@ def grouped_grad_weight(grad_out: torch.Tensor, x: torch.Tensor,
 def bf16_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,
                           tokens_per_expert: torch.Tensor) -> tuple:
     """(grad_x, grad_W) of scheme 'none' grouped experts (bf16 weights: the true gradient)."""
+    check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
     return (grouped_mm(grad_out.to(torch.bfloat16), qweight.data, tokens_per_expert),
             grouped_grad_weight(grad_out, x, tokens_per_expert))
 
@@ -73,6 +76,7 @@ def fp8_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,
                          tokens_per_expert: torch.Tensor) -> tuple:
     """(grad_x, grad_W) of the aligned FP8 block grouped GEMM: the quant.ops grouped-backward
     op (the pure-torch reference loops over experts in fp32 after a host sync)."""
+    check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
     weight = fp8_dequantize(qweight, tokens_per_expert)
     return (grouped_mm(grad_out.to(torch.bfloat16), weight, tokens_per_expert),
             grouped_grad_weight(grad_out, x, tokens_per_expert))
@@ -81,5 +85,6 @@ def fp8_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,
 def int8_grouped_backward(grad_out: torch.Tensor, x: torch.Tensor, qweight,
                           tokens_per_expert: torch.Tensor) -> tuple:
     """(grad_x, grad_W) of the aligned INT8 grouped GEMM: the quant.ops grouped-backward op."""
+    check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
     return (grouped_mm(grad_out.to(torch.bfloat16), int8_dequantize(qweight), tokens_per_expert),
             grouped_grad_weight(grad_out, x, tokens_per_expert))

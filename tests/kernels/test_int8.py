@@ -9,7 +9,7 @@ from megatron_qarl.quant import QuantizationError, get_scheme
 from megatron_qarl.quant.int8 import (pack_activation_rows, packed_row_bytes, quantize_activation,
                                       unpack_activation_rows)
 from megatron_qarl.quant.ops import reference_gated_activation
-from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear, int8_swiglu_experts
+from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_swiglu_experts
 from qarl_kernels.int8_quantize import (ONE_PASS_K, _row_program, int8_quantize,
                                         int8_quantize_activation, int8_quantize_packed_rows,
                                         int8_quantize_swiglu)
@@ -188,3 +188,17 @@ def test_experts_op_takes_the_dispatchers_packed_rows(device):
     probs = torch.rand(9, device=device)
     assert torch.equal(int8_swiglu_experts(int8_quantize_packed_rows(x), fc1, fc2, tokens, probs),
                        int8_swiglu_experts(x, fc1, fc2, tokens, probs))
+
+
+def test_int8_matmul_reads_codes_by_their_strides_and_refuses_others(device):
+    """A transposed-layout codes tensor was read as if its rows were contiguous (62 off), and
+    unquantized bf16 passed as codes was multiplied as such (a review)."""
+    scheme = get_scheme("int8")
+    qweight = scheme.quantize_weight(torch.randn(12, 32, device=device))
+    x = torch.randn(5, 32, device=device).bfloat16()
+    xq, xs = int8_quantize_activation(x)
+    want = int8_matmul(xq, xs, qweight)
+    assert torch.equal(int8_matmul(xq.t().contiguous().t(), xs, qweight), want)
+    with pytest.raises(ValueError, match=r"xq: torch.bfloat16 \(5, 32\); pass the \[tokens, 32\] "
+                                         r"torch.int8 codes"):
+        int8_matmul(x, xs, qweight)

@@ -157,3 +157,15 @@ def test_grad_input_takes_the_ws_kernel_by_rows_per_expert(monkeypatch, experts,
     assert moe_backward.grad_input_takes_ws(grad_out, qweight) == taken
     kept = dataclasses.replace(qweight, keep_operand=True)
     assert not moe_backward.grad_input_takes_ws(grad_out, kept)
+
+
+@pytest.mark.parametrize("backward", [fp8_grouped_backward, int8_grouped_backward])
+def test_backward_ops_check_their_counts(backward, device):
+    """Called on their own (they are registered ops), too few counts read past them and float
+    counts were taken (a review)."""
+    scheme = get_scheme("fp8-block" if backward is fp8_grouped_backward else "int8")
+    qweight = scheme.quantize_weight(torch.randn(3, 24, 128, device=device))
+    x, grad_out = torch.randn(7, 128, device=device), torch.randn(7, 24, device=device)
+    for counts in (torch.tensor([4, 3]), torch.tensor([4.0, 0.0, 3.0])):
+        with pytest.raises(ValueError, match="tokens_per_expert: "):
+            backward(grad_out, x, qweight, counts)

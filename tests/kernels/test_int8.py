@@ -9,7 +9,8 @@ from megatron_qarl.quant import QuantizationError, get_scheme
 from megatron_qarl.quant.int8 import (pack_activation_rows, packed_row_bytes, quantize_activation,
                                       unpack_activation_rows)
 from megatron_qarl.quant.ops import reference_gated_activation
-from qarl_kernels.int8_gemm import int8_grouped_linear, int8_linear, int8_matmul, int8_swiglu_experts
+from qarl_kernels.int8_gemm import (int8_grouped_linear, int8_linear, int8_matmul,
+                                    int8_swiglu_experts)
 from qarl_kernels.int8_quantize import (ONE_PASS_K, _row_program, int8_quantize,
                                         int8_quantize_activation, int8_quantize_packed_rows,
                                         int8_quantize_swiglu)

@@ -156,6 +156,10 @@ def _quant(args):
     if args.quant_targets not in ("experts", "experts+attention"):
         raise FlagError(f"--quant-targets must be 'experts' or 'experts+attention', got "
                         f"{args.quant_targets!r}")
+    if args.quant_targets != "experts" and args.rollout_quant == "none":
+        raise FlagError(f"--quant-targets {args.quant_targets} with --rollout-quant none "
+                        f"quantizes nothing (the run is the bf16 one): drop it, or pick a "
+                        f"scheme")
     if args.quant_keep_operand and not isinstance(get_scheme(args.learner_quant), W4A16):
         raise FlagError(f"--quant-keep-operand keeps the W4A16 experts' dequantized operand, but "
                         f"the learner runs {args.learner_quant!r} (--rollout-quant {args.rollout_quant}"

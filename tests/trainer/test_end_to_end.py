@@ -160,6 +160,8 @@ def test_help_does_not_import_megatron_core():
     (["--eval-temperature", "0.6", "--eval-top-p", "1.5"], "--eval-top-p must be in (0, 1]"),
     (["--use-distributed-optimizer"], "--use-distributed-optimizer with Adam needs CUDA"),
     (["--bf16"], "--bf16 needs CUDA"),
+    (["--rollout-quant", "none", "--quant-targets", "experts+attention"],
+     "--quant-targets experts+attention with --rollout-quant none quantizes nothing"),
     (["--moe-aux-loss-coeff", "-0.1"], "--moe-aux-loss-coeff must be >= 0"),
     (["--distributed-timeout-minutes", "0"], "--distributed-timeout-minutes must be > 0"),
     (["--logprob-max-tokens-per-micro-batch", "8"],

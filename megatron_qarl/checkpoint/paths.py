@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import List
+from typing import List, Optional
 
 from .errors import CheckpointError
 
 TRACKER = "latest_checkpointed_iteration.txt"
 METADATA = "metadata.json"  # megatron-core's marker of a distributed checkpoint
 _STEP_DIR = re.compile(r"^iter_(\d{7})$")
+_UNFINISHED_DIR = re.compile(r"^iter_\d{7}\.tmp$")
 
 
 def step_dir(root: str, step: int) -> str:
@@ -24,6 +25,20 @@ def available_steps(root: str) -> List[int]:
         return []
     return sorted(int(m.group(1)) for name in os.listdir(root)
                   if (m := _STEP_DIR.match(name)) and os.path.isdir(os.path.join(root, name)))
+
+
+def step_of(folder: str) -> Optional[int]:
+    """The step of a complete checkpoint's iter_N folder, else None."""
+    m = _STEP_DIR.match(os.path.basename(os.path.normpath(folder)))
+    return int(m.group(1)) if m and os.path.isdir(folder) else None
+
+
+def unfinished_saves(root: str) -> List[str]:
+    """The iter_N.tmp folders under root: saves that crashed before their rename."""
+    if not os.path.isdir(root):
+        return []
+    return [os.path.join(root, name) for name in os.listdir(root)
+            if _UNFINISHED_DIR.match(name)]
 
 
 def latest_step(root: str) -> int:

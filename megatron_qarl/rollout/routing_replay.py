@@ -91,45 +91,44 @@ def replay_indices(samples: Sequence[Sample], seq_len: int, num_experts: int, sp
     return table_to_layers(routing_table(samples, seq_len, num_experts), sp_rank, sp_size)
 
 
-def model_router_replays(model) -> list:
-    """The RouterReplay of each MoE layer of this model, in layer order. megatron-core also
-    keeps a process-wide list, which holds the routers of every model built, the embedded
-    engine's own copy included; replay and recording must address one model's."""
-    replays = [m.router_replay for m in model.modules()
-               if getattr(m, "router_replay", None) is not None]
-    if not replays:
+def model_routers(model) -> list:
+    """The routers (with a RouterReplay each) of this model's MoE layers, in layer order.
+    megatron-core also keeps a process-wide list of RouterReplays, which holds those of every
+    model built, the embedded engine's own copy included; replay and recording must address
+    one model's."""
+    routers = [m for m in model.modules() if getattr(m, "router_replay", None) is not None]
+    if not routers:
         raise ValueError(f"{FLAG}: the model has no RouterReplay; build it with "
                          f"moe_enable_routing_replay=True")
-    return replays
+    return routers
 
 
 @contextlib.contextmanager
 def _routers_in(model, action):
     from megatron.core.transformer.moe.router_replay import RouterReplayAction
 
-    replays = model_router_replays(model)
-    for r in replays:
-        r.set_router_replay_action(getattr(RouterReplayAction, action))
+    routers = model_routers(model)
+    for r in routers:
+        r.router_replay.set_router_replay_action(getattr(RouterReplayAction, action))
     try:
-        yield replays
+        yield routers
     finally:
-        for r in replays:
-            r.clear_router_replay_action()
-            r.clear_indices()
+        for r in routers:
+            r.router_replay.clear_router_replay_action()
+            r.router_replay.clear_indices()
 
 
 @contextlib.contextmanager
 def replay_routing(model, per_layer: List[torch.Tensor]):
     """Forward passes of `model` inside use the given expert ids in every MoE layer (UNROUTED
     rows: spread_unrouted's)."""
-    num_experts = next(m.config.num_moe_experts for m in model.modules()
-                       if getattr(m, "router_replay", None) is not None)
-    with _routers_in(model, "REPLAY_FORWARD") as replays:
-        if len(per_layer) != len(replays):
+    with _routers_in(model, "REPLAY_FORWARD") as routers:
+        if len(per_layer) != len(routers):
             raise ValueError(f"{FLAG}: routes for {len(per_layer)} MoE layers, the model "
-                             f"has {len(replays)}")
-        for r, indices in zip(replays, per_layer):
-            r.set_target_indices(spread_unrouted(indices, num_experts))
+                             f"has {len(routers)}")
+        for r, indices in zip(routers, per_layer):
+            r.router_replay.set_target_indices(
+                spread_unrouted(indices, r.config.num_moe_experts))
         yield
 
 
@@ -137,8 +136,8 @@ def replay_routing(model, per_layer: List[torch.Tensor]):
 def record_routing(model, batch: int, room: int, tp_group: Optional[object] = None):
     """Yields a RouteRecorder for a decode loop over a right-padded batch of `batch` rows and
     `room` positions; tp_group: the TP group under sequence parallelism, else None."""
-    with _routers_in(model, "RECORD") as replays:
-        yield RouteRecorder(replays, batch, room, tp_group)
+    with _routers_in(model, "RECORD") as routers:
+        yield RouteRecorder([r.router_replay for r in routers], batch, room, tp_group)
 
 
 class RouteRecorder:

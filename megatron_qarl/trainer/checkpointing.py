@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import shutil
 from typing import Optional
 
@@ -30,7 +29,7 @@ from torch.distributed.checkpoint.api import (
 from ..checkpoint.errors import first_failure
 from ..checkpoint.hf_config import CONFIG_FILE
 from ..checkpoint.megatron_checkpoint import HF_ASSETS, copy_hf_assets
-from ..checkpoint.paths import TRACKER, available_steps, latest_step, step_dir
+from ..checkpoint.paths import TRACKER, available_steps, latest_step, step_dir, unfinished_saves
 
 
 class CheckpointError(RuntimeError):
@@ -103,9 +102,8 @@ def save_checkpoint(root: str, step: int, model, optimizer, rl_state: dict, rng:
     final, tmp = step_dir(root, step), step_dir(root, step) + ".tmp"
     if _rank() == 0:
         os.makedirs(root, exist_ok=True)
-        for name in os.listdir(root):  # crashed saves (of any step: a resumed run may never
-            if re.fullmatch(r"iter_\d{7}\.tmp", name):  # save that step again) hold GBs
-                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        for folder in unfinished_saves(root):  # of any step: a resumed run may never save
+            shutil.rmtree(folder, ignore_errors=True)  # that step again, and each holds GBs
         os.makedirs(tmp)
     _barrier()
     dist_checkpointing.save(_sharded_state(model, optimizer, rl_state, rng, False), tmp)

@@ -14,7 +14,7 @@ from ..rl.data.templates import check_template
 from ..rl.objectives.config import PolicyLossConfig
 from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
-from ..checkpoint.paths import METADATA, available_steps, resolve, step_dir
+from ..checkpoint.paths import METADATA, available_steps, resolve, step_of
 from .sglang_flags import check_sglang_flags
 
 
@@ -216,11 +216,11 @@ def _checkpoints(args):
                 f"python tools/checkpoint.py hf-to-megatron HF_DIR OUT_DIR")
     if args.load is not None:
         steps = available_steps(args.load)
-        parent, name = os.path.split(os.path.normpath(args.load))
-        if not steps and parent and name in map(os.path.basename, (
-                step_dir(parent, s) for s in available_steps(parent))):
+        one = step_of(args.load)
+        if not steps and one is not None:
             raise FlagError(f"--load {args.load!r} is one checkpoint, not a --save folder: "
-                            f"--load {parent!r} --ckpt-step {int(name[5:])}")
+                            f"--load {os.path.dirname(os.path.normpath(args.load))!r} "
+                            f"--ckpt-step {one}")
         if not steps and args.pretrained_checkpoint is None:
             raise FlagError(f"--load {args.load!r} holds no checkpoint (no iter_* folder); "
                             f"check the path, drop --load to start fresh, or give "

@@ -98,14 +98,18 @@ def check_expert_tokens(x: torch.Tensor) -> None:
                          f"dispatcher's quantized uint8 rows): cast with x.to(torch.bfloat16)")
 
 
-def check_swiglu_input(h: torch.Tensor, probs) -> None:
-    """fc1's output h = [gate | up] [tokens, 2 * ffn] in bf16, and one router prob a row."""
+def check_swiglu_input(h: torch.Tensor) -> None:
+    """fc1's output h = [gate | up] [tokens, 2 * ffn] in bf16."""
     if h.dim() != 2 or h.shape[1] % 2:
         raise ValueError(f"h: shape {tuple(h.shape)}; the experts' fc1 output [tokens, 2 * ffn] "
                          f"= [gate | up] is expected")
     if h.dtype != torch.bfloat16:
         raise ValueError(f"h: dtype {h.dtype}; fc1's output is bf16 (cast with "
                          f"h.to(torch.bfloat16))")
-    if probs is not None and tuple(probs.shape) != (h.shape[0],):
-        raise ValueError(f"probs: shape {tuple(probs.shape)}; one router prob per row of h "
-                         f"({h.shape[0]},)")
+
+
+def check_probs(probs, rows: int) -> None:
+    """None, or one router prob per row of the GEMM's input."""
+    if probs is not None and tuple(probs.shape) != (rows,):
+        raise ValueError(f"probs: shape {tuple(probs.shape)}; one router prob per row of x "
+                         f"({rows},)")

@@ -16,8 +16,8 @@ import triton.language as tl
 
 from megatron_qarl.quant.fp8_block import BLOCK, unpack_activation_rows
 
-from .checks import (check_activation, check_expert_tokens, check_tokens_per_expert, counts_on,
-                     tile_rows, unit_stride_codes)
+from .checks import (check_activation, check_expert_tokens, check_probs, check_tokens_per_expert,
+                     counts_on, tile_rows, unit_stride_codes)
 from .expert_tiles import program_tile, row_tile_count, row_tile_grid
 from .fp8_grouped_ws import MIN_ROWS as ws_min_rows, MIN_ROWS_PER_EXPERT as \
     ws_min_rows_per_expert, applies as ws_applies, default_tiles as ws_tiles, fp8_grouped_ws
@@ -33,36 +33,39 @@ _SCALED_MM_PAD = 4
 
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
 def _fp8_grouped_kernel(
-    xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, partials_ptr, counters_ptr, num_experts,
-    total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse,
-    stride_wsn, stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    SPLIT_K: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr, ROW_LOOP: tl.constexpr,
-    PDL: tl.constexpr, SOFTWARE: tl.constexpr,
+    xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, p_ptr, counts_ptr, partials_ptr, counters_ptr,
+    num_experts, total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn,
+    stride_wse, stride_wsn, stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr,
+    ROW_LOOP: tl.constexpr, HAS_PROBS: tl.constexpr, PDL: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """ROW_LOOP: as w4a16_gemm's kernel (programs walk the row tiles of a capped grid).
-    Axis 2: a slice of K (split_k.split_sum adds the slices). PDL: pdl.py."""
+    Axis 2: a slice of K (split_k.split_sum adds the slices). HAS_PROBS: each row's router
+    prob p_ptr[row] multiplies its accumulator before the rounding. PDL: pdl.py."""
     wait_for_previous_kernel(PDL)
     if ROW_LOOP:
         tiles = row_tile_count(counts_ptr, num_experts, BLOCK_M, E_PAD)
         for tile in range(tl.program_id(1), tiles, tl.num_programs(1)):
-            _fp8_tile(tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, partials_ptr,
-                      counters_ptr, num_experts, total_rows, N, K, stride_xm, stride_xsm,
-                      stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn, stride_ym,
-                      BLOCK_M, BLOCK_N, BLOCK_K, SPLIT_K, E_PAD, DENSE, SOFTWARE)
+            _fp8_tile(tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, p_ptr, counts_ptr,
+                      partials_ptr, counters_ptr, num_experts, total_rows, N, K, stride_xm,
+                      stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn,
+                      stride_ym, BLOCK_M, BLOCK_N, BLOCK_K, SPLIT_K, E_PAD, DENSE, HAS_PROBS,
+                      SOFTWARE)
     else:
-        _fp8_tile(tl.program_id(1), xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr,
+        _fp8_tile(tl.program_id(1), xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, p_ptr, counts_ptr,
                   partials_ptr, counters_ptr, num_experts, total_rows, N, K, stride_xm,
                   stride_xsm, stride_xsk, stride_we, stride_wn, stride_wse, stride_wsn,
-                  stride_ym, BLOCK_M, BLOCK_N, BLOCK_K, SPLIT_K, E_PAD, DENSE, SOFTWARE)
+                  stride_ym, BLOCK_M, BLOCK_N, BLOCK_K, SPLIT_K, E_PAD, DENSE, HAS_PROBS,
+                  SOFTWARE)
 
 
 @triton.jit
 def _fp8_tile(
-    tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, partials_ptr, counters_ptr,
+    tile, xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, p_ptr, counts_ptr, partials_ptr, counters_ptr,
     num_experts, total_rows, N, K, stride_xm, stride_xsm, stride_xsk, stride_we, stride_wn,
     stride_wse, stride_wsn, stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr, E_PAD: tl.constexpr, DENSE: tl.constexpr,
-    SOFTWARE: tl.constexpr,
+    HAS_PROBS: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
         counts_ptr, num_experts, total_rows, N, tile, BLOCK_M, BLOCK_N, E_PAD, DENSE)
@@ -107,14 +110,18 @@ def _fp8_tile(
 
     y_ptrs = y_ptr + rows[:, None].to(tl.int64) * stride_ym + offs_n[None, :]
     mask = row_mask[:, None] & n_mask[None, :]
+    prob = tl.zeros([BLOCK_M], dtype=tl.float32)
+    if HAS_PROBS:
+        prob = tl.load(p_ptr + rows, mask=row_mask, other=0.0).to(tl.float32)
     store_split(acc, y_ptrs, mask, partials_ptr, counters_ptr,
-                tile * tl.num_programs(0) + tl.program_id(0), SPLIT_K, SOFTWARE)
+                tile * tl.num_programs(0) + tl.program_id(0), SPLIT_K, SOFTWARE, prob[:, None],
+                HAS_PROBS)
 
 
 def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_warps,
-            num_stages, split_k=1, routed_rows=None):
+            num_stages, split_k=1, routed_rows=None, probs=None):
     """routed_rows: the rows the grid is sized for (expert_tiles.row_tile_grid); split_k:
-    slices of K for a dense call (split_k.py)."""
+    slices of K for a dense call (split_k.py); probs: see the kernel's HAS_PROBS."""
     wq, ws = qweight.data, qweight.scale
     if wq.dim() == 2:
         wq, ws = wq.unsqueeze(0), ws.unsqueeze(0)
@@ -133,12 +140,12 @@ def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_w
                                                 block_m * block_n, torch.float32, y)
     pdl = pdl_on(y.device, rows)
     _fp8_grouped_kernel[(col_tiles, tiles, split_k)](
-        xq, xs, wq, ws, y, counts, partials, counters, num_experts, rows, n, k,
-        xq.stride(0), xs.stride(0), xs.stride(1), wq.stride(0), wq.stride(1),
-        ws.stride(0), ws.stride(1), y.stride(0),
+        xq, xs, wq, ws, y, y if probs is None else probs, counts, partials, counters,
+        num_experts, rows, n, k, xq.stride(0), xs.stride(0), xs.stride(1), wq.stride(0),
+        wq.stride(1), ws.stride(0), ws.stride(1), y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=BLOCK, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, ROW_LOOP=row_loop,
-        PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
+        HAS_PROBS=probs is not None, PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
         launch_pdl=pdl)
     return y
 
@@ -171,37 +178,43 @@ def _decode_tiles(rows: int, num_experts: int, k: int):
 
 def fp8_block_grouped_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight,
                              tokens_per_expert: torch.Tensor, tiles=None,
-                             routed_rows: int = None) -> torch.Tensor:
+                             routed_rows: int = None, probs: torch.Tensor = None) -> torch.Tensor:
     """Quantized activations (e4m3 [T, in], scales [T, in/128] as fp8_quantize_activation
     returns them) sorted by expert, FP8Block QuantizedWeight [E, out, in] -> bf16 [T, out].
     routed_rows: where xq is padded past the rows routing is expected to fill, the kernel and
-    its tiles are chosen for those (checks.tile_rows); rows past the counts are skipped."""
+    its tiles are chosen for those (checks.tile_rows); rows past the counts are skipped.
+    probs [T]: each row's router prob, multiplied into its fp32 accumulator (fc2)."""
     check_activation(xq, qweight.in_features, "xq")
     num_experts = qweight.data.shape[0]
     check_tokens_per_expert(tokens_per_expert, num_experts, xq.shape[0])
+    check_probs(probs, xq.shape[0])
+    probs = None if probs is None else probs.contiguous()
     rows = tile_rows(xq.shape[0], routed_rows)
     counts = counts_on(xq.device, tokens_per_expert)
     if tiles is None and ws_applies(xq, qweight, rows):
         # the Gluon kernel reads the scales K-block-major (a copy of 4 B per 128 inputs when
         # they come token-major, as in packed rows); the Triton kernel takes any strides
         xs = xs if xs.stride(0) == 1 else xs.t().contiguous().t()
-        return fp8_grouped_ws(xq, xs, qweight, counts, ws_tiles(rows))
+        return fp8_grouped_ws(xq, xs, qweight, counts, ws_tiles(rows), probs=probs)
     if tiles is None:  # where the Gluon kernel starts on Hopper, _tiles
         gluon_rows = max(ws_min_rows, ws_min_rows_per_expert * num_experts)
         tiles = (_decode_tiles(rows, num_experts, qweight.in_features) if rows < gluon_rows
                  else _tiles(rows // max(1, num_experts), qweight.in_features))
-    return _launch(xq, xs, qweight, counts, num_experts, False, *tiles, routed_rows=rows)
+    return _launch(xq, xs, qweight, counts, num_experts, False, *tiles, routed_rows=rows,
+                   probs=probs)
 
 
 def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
-                             tiles=None, routed_rows: int = None) -> torch.Tensor:
+                             tiles=None, routed_rows: int = None,
+                             probs: torch.Tensor = None) -> torch.Tensor:
     """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> [T, out] in x's
     dtype (the GEMM writes bf16), as the reference and the other schemes' ops.
-    routed_rows: as fp8_block_grouped_matmul's; the quantizer then skips the padding too."""
+    routed_rows, probs: as fp8_block_grouped_matmul's; the quantizer then skips the padding
+    too."""
     check_activation(x, qweight.in_features)
     xq, xs = fp8_quantize_activation(x, **_routed_only(tokens_per_expert, routed_rows))
     return fp8_block_grouped_matmul(xq, xs, qweight, tokens_per_expert, tiles,
-                                    routed_rows).to(x.dtype)
+                                    routed_rows, probs).to(x.dtype)
 
 
 def fp8_block_grouped_packed(packed: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
@@ -216,16 +229,16 @@ def fp8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tenso
                        probs: torch.Tensor, routed_rows: int = None) -> torch.Tensor:
     """The op registered for the experts' no-grad forward: fc1 (on bf16 tokens, or on uint8
     rows the dispatcher moved quantized), then the SwiGLU writing fc2's FP8 input directly
-    (fp8_quantize_swiglu), then fc2. Where x is padded past routed_rows the tiles are chosen
-    for those, and the quantizers skip the rows past the counts."""
+    (fp8_quantize_swiglu), then fc2 with the probs. Where x is padded past routed_rows the
+    tiles are chosen for those, and the quantizers skip the rows past the counts."""
     check_expert_tokens(x)
     if x.dtype == torch.uint8:
         h = fp8_block_grouped_packed(x, fc1, tokens_per_expert, routed_rows)
     else:
         h = fp8_block_grouped_linear(x, fc1, tokens_per_expert, routed_rows=routed_rows)
     return fp8_block_grouped_matmul(
-        *fp8_quantize_swiglu(h, probs, **_routed_only(tokens_per_expert, routed_rows)), fc2,
-        tokens_per_expert, routed_rows=routed_rows)
+        *fp8_quantize_swiglu(h, **_routed_only(tokens_per_expert, routed_rows)), fc2,
+        tokens_per_expert, routed_rows=routed_rows, probs=probs)
 
 
 def _routed_only(tokens_per_expert: torch.Tensor, routed_rows) -> dict:

@@ -70,7 +70,7 @@ def _load_partition(args):
     a_bufs, b_bufs, _ = args[1]
     ready, empty = args[2]
     tables = args[3]
-    xs_ptr, ws_ptr, _ = args[4]
+    xs_ptr, ws_ptr, _, _ = args[4]
     num_experts, N, K, n_blocks, num_tiles, num_rows = args[5]
     stride_xsk, stride_wse, stride_wsn, _ = args[6]
     sa_bufs, sb_bufs = args[7]
@@ -109,7 +109,7 @@ def _load_partition(args):
 
 
 @gluon.jit
-def _consume(args, HALF_INDEX: gl.constexpr):
+def _consume(args, HALF_INDEX: gl.constexpr, HAS_PROBS: gl.constexpr):
     """One warpgroup: HALF token rows of every tile of this CTA. A 256-wide tile (3/4 the L2
     bytes per FLOP of a 128-wide one, 1.03-1.13x faster at training sizes; the GEMM is bound by
     each consumer's wait for its wgmma and its promotion, not by L2: docs/kernel_rounds.md,
@@ -117,12 +117,13 @@ def _consume(args, HALF_INDEX: gl.constexpr):
     one after the other to keep a single partial tile live (232 registers hold no more). Where
     an expert's last tile holds no rows of this consumer's half it only passes the stages on
     (0.93-0.95x the time at 288 rows an expert, E128; the test outside the K loop, as inside it
-    cost up to 4% at EP8: docs/kernel_rounds.md, round 41)."""
+    cost up to 4% at EP8: docs/kernel_rounds.md, round 41). HAS_PROBS: each row's router prob
+    multiplies its accumulators before they are stored."""
     _, _, c_desc = args[0]
     a_bufs, b_bufs, c_bufs = args[1]
     ready, empty = args[2]
     tables = args[3]
-    _, _, y_ptr = args[4]
+    _, _, y_ptr, p_ptr = args[4]
     num_experts, N, K, n_blocks, num_tiles, _ = args[5]
     _, _, _, stride_ym = args[6]
     sa_bufs, sb_bufs = args[7]
@@ -172,6 +173,11 @@ def _consume(args, HALF_INDEX: gl.constexpr):
                 mbarrier.wait(ready.index(s), (it // STAGES) & 1)
                 mbarrier.arrive(empty.index(s), count=1)
                 it += 1
+        if HAS_PROBS:
+            prob = gl.expand_dims(gl.load(p_ptr + rows, mask=row_mask, other=0.0), 1)
+            acc = acc * prob
+            if TWO:
+                acc_hi = acc_hi * prob
         if first + HALF <= row_end:  # all rows this expert's: TMA stores, overlapping the next
             tma.store_wait(0)        # tile's MMAs (the staging tiles of the last are read)
             _stage_store(c_desc, c_bufs.index(2 * HALF_INDEX), acc, first, n0)
@@ -185,19 +191,20 @@ def _consume(args, HALF_INDEX: gl.constexpr):
 
 
 @gluon.jit
-def _consume_low(args):
-    _consume(args, 0)
+def _consume_low(args, HAS_PROBS: gl.constexpr):
+    _consume(args, 0, HAS_PROBS)
 
 
 @gluon.jit
-def _consume_high(args):
-    _consume(args, 1)
+def _consume_high(args, HAS_PROBS: gl.constexpr):
+    _consume(args, 1, HAS_PROBS)
 
 
 @gluon.jit(do_not_specialize=["num_experts", "num_tiles", "num_rows"])
-def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts_ptr, num_experts,
-                           N, K, num_tiles, num_rows, stride_xsk, stride_wse, stride_wsn, stride_ym,
-                           E_PAD: gl.constexpr, STAGES: gl.constexpr, num_warps: gl.constexpr):
+def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, p_ptr, counts_ptr,
+                           num_experts, N, K, num_tiles, num_rows, stride_xsk, stride_wse,
+                           stride_wsn, stride_ym, E_PAD: gl.constexpr, STAGES: gl.constexpr,
+                           HAS_PROBS: gl.constexpr, num_warps: gl.constexpr):
     HALF: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
@@ -215,12 +222,12 @@ def _fp8_grouped_ws_kernel(a_desc, b_desc, c_desc, xs_ptr, ws_ptr, y_ptr, counts
 
     # the partitions' arguments (worker partitions share one signature), grouped by kind
     args = ((a_desc, b_desc, c_desc), (a_bufs, b_bufs, c_bufs), (ready, empty), tables,
-            (xs_ptr, ws_ptr, y_ptr),
+            (xs_ptr, ws_ptr, y_ptr, p_ptr),
             (num_experts, N, K, gl.cdiv(N, BLOCK_N), num_tiles, num_rows),
             (stride_xsk, stride_wse, stride_wsn, stride_ym), (sa_bufs, sb_bufs))
     # registers per thread: 216 per consumer, 72 for the loader (its tile lookups); the
     # default partition gets the rest of 3 x 168 (maxnreg): 216. 232/40 spilled (ptxas -v).
-    gl.warp_specialize([(_consume_low, (args, )), (_consume_high, (args, )),
+    gl.warp_specialize([(_consume_low, (args, HAS_PROBS)), (_consume_high, (args, HAS_PROBS)),
                         (_load_partition, (args, ))], [4, 1], [216, 72])
 
 
@@ -250,9 +257,10 @@ def default_tiles(rows: int) -> tuple:
 
 
 def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Tensor,
-                   tiles: tuple = None) -> torch.Tensor:
+                   tiles: tuple = None, probs: torch.Tensor = None) -> torch.Tensor:
     """Quantized rows xq [T, in] (e4m3) sorted by expert, their scales xs [T, in/128] stored
-    K-block-major (fp8_quantize_activation's layout), FP8Block [E, out, in] -> bf16 [T, out]."""
+    K-block-major (fp8_quantize_activation's layout), FP8Block [E, out, in] -> bf16 [T, out];
+    probs [T]: each row's router prob, multiplied into its fp32 accumulators."""
     wq, ws = qweight.data, qweight.scale
     num_experts, n, k = wq.shape
     rows = xq.shape[0]
@@ -274,8 +282,8 @@ def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Te
         gl.NVMMASharedLayout.get_default_for([ROWS_PER_CONSUMER, sub_n], gl.bfloat16))
     num_tiles = triton.cdiv(n, block_n) * tile_bound(rows, num_experts, BLOCK_M)
     _LAUNCH(
-        (min(num_tiles, sm_count(xq.device)), ), a_desc, b_desc, c_desc, xs, ws, y, counts,
-        num_experts, n, k, num_tiles, rows, xs.stride(1),
-        ws.stride(0), ws.stride(1), y.stride(0), E_PAD=table_size(num_experts),
-        STAGES=stages, num_warps=4, maxnreg=168)  # 3 warpgroups x 168 = the SM's 64K registers
+        (min(num_tiles, sm_count(xq.device)), ), a_desc, b_desc, c_desc, xs, ws, y,
+        y if probs is None else probs.contiguous(), counts, num_experts, n, k, num_tiles, rows,
+        xs.stride(1), ws.stride(0), ws.stride(1), y.stride(0), E_PAD=table_size(num_experts),
+        STAGES=stages, HAS_PROBS=probs is not None, num_warps=4, maxnreg=168)  # 3 warpgroups x 168 = the SM's 64K registers
     return y

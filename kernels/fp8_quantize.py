@@ -136,23 +136,23 @@ def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, r
 
 
 @triton.jit
-def _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, pid_b, rows, F, stride_hm, stride_sm,
-                 stride_sk, HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr,
-                 BLOCKS: tl.constexpr, BLOCK: tl.constexpr, SOFTWARE: tl.constexpr):
+def _swiglu_rows(h_ptr, q_ptr, s_ptr, blk, pid_b, rows, F, stride_hm, stride_sm, stride_sk,
+                 BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr, BLOCK: tl.constexpr,
+                 SOFTWARE: tl.constexpr):
     offs_r = blk * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_b = pid_b * BLOCKS + tl.arange(0, BLOCKS)
-    act, _ = swiglu_tile(h_ptr, p_ptr, offs_r[:, None, None], _block_columns(offs_b, BLOCK),
-                         rows, F, stride_hm, HAS_PROBS, SOFTWARE)
+    act, _ = swiglu_tile(h_ptr, offs_r[:, None, None], _block_columns(offs_b, BLOCK), rows, F,
+                         stride_hm, SOFTWARE)
     _store_activation_blocks(q_ptr, s_ptr, round_to_bf16(act, SOFTWARE), offs_r, offs_b, rows,
                              F, F, stride_sm, stride_sk, BLOCK, BF16_VALUES=True)
 
 
 @triton.jit
-def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, F, stride_hm,
-                       stride_sm, stride_sk, HAS_PROBS: tl.constexpr, BLOCK_R: tl.constexpr,
-                       BLOCKS: tl.constexpr, BLOCK: tl.constexpr, E_PAD: tl.constexpr,
-                       ROUTED: tl.constexpr, PDL: tl.constexpr, SOFTWARE: tl.constexpr):
-    """h = [gate | up] [rows, 2F] -> the FP8 codes and scales of silu(gate) * up [* prob];
+def _fp8_swiglu_kernel(h_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, F, stride_hm,
+                       stride_sm, stride_sk, BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr,
+                       BLOCK: tl.constexpr, E_PAD: tl.constexpr, ROUTED: tl.constexpr,
+                       PDL: tl.constexpr, SOFTWARE: tl.constexpr):
+    """h = [gate | up] [rows, 2F] -> the FP8 codes and scales of bf16(silu(gate) * up);
     programs, the ROUTED walk and PDL as _fp8_activation_kernel's."""
     wait_for_previous_kernel(PDL)
     block_programs = tl.cdiv(F, BLOCK * BLOCKS)
@@ -160,11 +160,11 @@ def _fp8_swiglu_kernel(h_ptr, p_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows
     if ROUTED:
         rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
         for blk in range(pid_r, tl.cdiv(rows, BLOCK_R), tl.num_programs(0) // block_programs):
-            _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, blk, pid_b, rows, F, stride_hm, stride_sm,
-                         stride_sk, HAS_PROBS, BLOCK_R, BLOCKS, BLOCK, SOFTWARE)
+            _swiglu_rows(h_ptr, q_ptr, s_ptr, blk, pid_b, rows, F, stride_hm, stride_sm,
+                         stride_sk, BLOCK_R, BLOCKS, BLOCK, SOFTWARE)
     else:
-        _swiglu_rows(h_ptr, p_ptr, q_ptr, s_ptr, pid_r, pid_b, rows, F, stride_hm, stride_sm,
-                     stride_sk, HAS_PROBS, BLOCK_R, BLOCKS, BLOCK, SOFTWARE)
+        _swiglu_rows(h_ptr, q_ptr, s_ptr, pid_r, pid_b, rows, F, stride_hm, stride_sm,
+                     stride_sk, BLOCK_R, BLOCKS, BLOCK, SOFTWARE)
 
 
 def fp8_block_quantize(weight: Masters, scheme, name: str = "weight",
@@ -300,15 +300,14 @@ def fp8_quantize_packed_rows(x: torch.Tensor, block_rows: int = None) -> torch.T
     return packed
 
 
-def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows: int = None,
-                        counts: torch.Tensor = None, routed_rows: int = None):
+def fp8_quantize_swiglu(h: torch.Tensor, block_rows: int = None, counts: torch.Tensor = None,
+                        routed_rows: int = None):
     """MoE experts' activation straight to fc2's FP8 input: h = [gate | up] [T, 2F] bf16
-    (fc1's output), probs [T] -> (e4m3 [T, F], fp32 scales [T, ceil(F/128)] token-major),
-    bit for bit fp8_quantize_activation(quant.ops.reference_gated_activation(h, probs)) on the
-    GPU. One pass instead of torch's silu, two products, the cast and the quantizer's re-read.
-    counts, routed_rows: as fp8_quantize_activation's (rows past the counts' sum left
-    unwritten)."""
-    check_swiglu_input(h, probs)
+    (fc1's output) -> (e4m3 [T, F], fp32 scales [T, ceil(F/128)] token-major), bit for bit
+    fp8_quantize_activation(quant.ops.reference_gated_activation(h)) on the GPU. One pass
+    instead of torch's silu, its product, the casts and the quantizer's re-read. counts,
+    routed_rows: as fp8_quantize_activation's (rows past the counts' sum left unwritten)."""
+    check_swiglu_input(h)
     rows, ffn = h.shape[0], h.shape[1] // 2
     kb = triton.cdiv(ffn, BLOCK)
     q = torch.empty(rows, ffn, device=h.device, dtype=FP8_DTYPE)
@@ -318,9 +317,9 @@ def fp8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor = None, block_rows:
         block_rows, warps = _row_block(tile_rows(rows, routed_rows), block_rows)
         pdl = pdl_on(h.device, rows)
         _fp8_swiglu_kernel[_row_grid(rows, ffn, block_rows, 1, counts, routed_rows)](
-            h, h if probs is None else probs.contiguous(), q, scale_t, rows=rows, F=ffn,
-            stride_hm=h.stride(0), stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0),
-            HAS_PROBS=probs is not None, BLOCK_R=block_rows, BLOCKS=1, BLOCK=BLOCK,
+            h, q, scale_t, rows=rows, F=ffn, stride_hm=h.stride(0),
+            stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0), BLOCK_R=block_rows,
+            BLOCKS=1, BLOCK=BLOCK,
             PDL=pdl, SOFTWARE=INTERPRETED, num_warps=warps, launch_pdl=pdl,
             **_routed(counts, h))
     return q, scale_t.t()

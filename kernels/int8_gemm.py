@@ -13,8 +13,8 @@ import triton.language as tl
 
 from megatron_qarl.quant.int8 import unpack_activation_rows
 
-from .checks import (check_activation, check_expert_tokens, check_tokens_per_expert, counts_on,
-                     tile_rows, unit_stride_codes)
+from .checks import (check_activation, check_expert_tokens, check_probs, check_tokens_per_expert,
+                     counts_on, tile_rows, unit_stride_codes)
 from .expert_tiles import program_tile, tile_bound
 from .gluon_hopper import sm_count
 from .int8_quantize import int8_quantize_activation, int8_quantize_swiglu
@@ -29,16 +29,17 @@ _BLOCK_K = 128
 
 @triton.jit(do_not_specialize=["num_experts", "total_rows"])  # batch sizes share a compile
 def _int8_gemm_kernel(
-    xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, counts_ptr, partials_ptr, counters_ptr,
+    xq_ptr, xs_ptr, wq_ptr, ws_ptr, y_ptr, p_ptr, counts_ptr, partials_ptr, counters_ptr,
     num_experts, total_rows, N, K,
     stride_xm, stride_xsm, stride_we, stride_wn, stride_wse, stride_wsn, stride_ym,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
-    E_PAD: tl.constexpr, DENSE: tl.constexpr, OUT_BF16: tl.constexpr, PDL: tl.constexpr,
-    SOFTWARE: tl.constexpr,
+    E_PAD: tl.constexpr, DENSE: tl.constexpr, OUT_BF16: tl.constexpr, HAS_PROBS: tl.constexpr,
+    PDL: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """Axis 0: BLOCK_N weight rows; axis 1: BLOCK_M token rows of one expert
     (expert_tiles.program_tile); axis 2: a slice of K (split_k.split_sum adds the slices).
-    Rows past the counts are left unwritten. PDL: pdl.py."""
+    Rows past the counts are left unwritten. HAS_PROBS: each row's router prob p_ptr[row]
+    multiplies it after the scales. PDL: pdl.py."""
     wait_for_previous_kernel(PDL)
     expert, rows, row_mask, offs_n, n_mask, has_rows = program_tile(
         counts_ptr, num_experts, total_rows, N, tl.program_id(1), BLOCK_M, BLOCK_N, E_PAD,
@@ -61,20 +62,24 @@ def _int8_gemm_kernel(
         tile = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)
         last, acc = split_sum(acc, partials_ptr, counters_ptr, tile, tl.program_id(2), SPLIT_K)
         if last:
-            _epilogue(acc, xs_ptr, ws_ptr, y_ptr, e, rows, row_mask, offs_n, n_mask,
-                      stride_xsm, stride_wse, stride_wsn, stride_ym, OUT_BF16, SOFTWARE)
+            _epilogue(acc, xs_ptr, ws_ptr, y_ptr, p_ptr, e, rows, row_mask, offs_n, n_mask,
+                      stride_xsm, stride_wse, stride_wsn, stride_ym, OUT_BF16, HAS_PROBS,
+                      SOFTWARE)
     else:
-        _epilogue(acc, xs_ptr, ws_ptr, y_ptr, e, rows, row_mask, offs_n, n_mask, stride_xsm,
-                  stride_wse, stride_wsn, stride_ym, OUT_BF16, SOFTWARE)
+        _epilogue(acc, xs_ptr, ws_ptr, y_ptr, p_ptr, e, rows, row_mask, offs_n, n_mask,
+                  stride_xsm, stride_wse, stride_wsn, stride_ym, OUT_BF16, HAS_PROBS, SOFTWARE)
 
 
 @triton.jit
-def _epilogue(acc, xs_ptr, ws_ptr, y_ptr, e, rows, row_mask, offs_n, n_mask, stride_xsm,
-              stride_wse, stride_wsn, stride_ym, OUT_BF16: tl.constexpr, SOFTWARE: tl.constexpr):
-    """(acc * x_scale) * w_scale in fp32, one rounding to the output dtype."""
+def _epilogue(acc, xs_ptr, ws_ptr, y_ptr, p_ptr, e, rows, row_mask, offs_n, n_mask, stride_xsm,
+              stride_wse, stride_wsn, stride_ym, OUT_BF16: tl.constexpr, HAS_PROBS: tl.constexpr,
+              SOFTWARE: tl.constexpr):
+    """(acc * x_scale) * w_scale [* prob] in fp32, one rounding to the output dtype."""
     x_scale = tl.load(xs_ptr + rows * stride_xsm, mask=row_mask, other=0.0)
     w_scale = tl.load(ws_ptr + e * stride_wse + offs_n * stride_wsn, mask=n_mask, other=0.0)
     y = acc.to(tl.float32) * x_scale[:, None] * w_scale[None, :]
+    if HAS_PROBS:
+        y = y * tl.load(p_ptr + rows, mask=row_mask, other=0.0).to(tl.float32)[:, None]
     if OUT_BF16:
         y = to_bf16(y, SOFTWARE)
     tl.store(y_ptr + rows[:, None].to(tl.int64) * stride_ym + offs_n[None, :], y,
@@ -127,13 +132,15 @@ def dense_tiles(rows: int, n: int, k: int, device: torch.device) -> tuple:
 
 
 def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=None,
-                tiles=None, out_dtype=torch.bfloat16, routed_rows: int = None) -> torch.Tensor:
+                tiles=None, out_dtype=torch.bfloat16, routed_rows: int = None,
+                probs: torch.Tensor = None) -> torch.Tensor:
     """Codes [T, in] and scales [T, 1] (int8_quantize_activation) @ W^T -> [T, out] in bf16
     (fp32 for any other out_dtype): dense for a [out, in] weight, grouped over tokens sorted
     by expert for [E, out, in] with tokens_per_expert. routed_rows: where xq is padded past
     the rows routing is expected to fill, the tiles are chosen for those (checks.tile_rows).
     tiles: (block_m, block_n, num_warps, num_stages[, split_k]); by default dense_tiles for a
-    dense call, int8_tiles for a grouped one."""
+    dense call, int8_tiles for a grouped one. probs [T]: each row's router prob, multiplied
+    into its fp32 result (fc2)."""
     dense = tokens_per_expert is None
     wq, ws = qweight.data, qweight.scale
     if dense:
@@ -157,12 +164,13 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
                                                 torch.int32, y)
     pdl = pdl_on(y.device, rows)
     _int8_gemm_kernel[grid + (split_k,)](
-        xq, xs, wq, ws, y, counts, partials, counters, num_experts, rows, n, k,
+        xq, xs, wq, ws, y, y if probs is None else probs.contiguous(), counts, partials,
+        counters, num_experts, rows, n, k,
         xq.stride(0), xs.stride(0), wq.stride(0), wq.stride(1), ws.stride(0), ws.stride(1),
         y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=_BLOCK_K, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, OUT_BF16=out_bf16,
-        PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
+        HAS_PROBS=probs is not None, PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
         launch_pdl=pdl)
     return y
 
@@ -176,12 +184,15 @@ def int8_linear(x: torch.Tensor, qweight, tiles=None) -> torch.Tensor:
 
 
 def int8_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
-                        tiles=None) -> torch.Tensor:
+                        tiles=None, probs: torch.Tensor = None) -> torch.Tensor:
     """x [T, in] sorted by expert, Int8W8A8 QuantizedWeight [E, out, in] -> [T, out] in x's
-    dtype; rows past the counts' sum (a fixed-size exchange's padding) are left unset."""
+    dtype; rows past the counts' sum (a fixed-size exchange's padding) are left unset. probs:
+    as int8_matmul's."""
     check_activation(x, qweight.in_features)
     check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
-    y = int8_matmul(*int8_quantize_activation(x), qweight, tokens_per_expert, tiles, x.dtype)
+    check_probs(probs, x.shape[0])
+    y = int8_matmul(*int8_quantize_activation(x), qweight, tokens_per_expert, tiles, x.dtype,
+                    probs=probs)
     return y.to(x.dtype)
 
 
@@ -189,8 +200,8 @@ def int8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tens
                         probs: torch.Tensor, routed_rows: int = None) -> torch.Tensor:
     """The op registered for the experts' no-grad forward: fc1 (on bf16 tokens, or on uint8
     rows the dispatcher moved quantized), then the SwiGLU writing fc2's INT8 input directly
-    (int8_quantize_swiglu), then fc2; rows past the counts are left unset. routed_rows: as
-    int8_matmul's."""
+    (int8_quantize_swiglu), then fc2 with the probs; rows past the counts are left unset.
+    routed_rows: as int8_matmul's."""
     check_tokens_per_expert(tokens_per_expert, fc1.data.shape[0], x.shape[0])
     check_expert_tokens(x)
     if x.dtype == torch.uint8:
@@ -199,8 +210,8 @@ def int8_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tens
         check_activation(x, fc1.in_features)
         xq, xs = int8_quantize_activation(x)
     h = int8_matmul(xq, xs, fc1, tokens_per_expert, routed_rows=routed_rows)
-    return int8_matmul(*int8_quantize_swiglu(h, probs), fc2, tokens_per_expert,
-                       routed_rows=routed_rows)
+    return int8_matmul(*int8_quantize_swiglu(h), fc2, tokens_per_expert,
+                       routed_rows=routed_rows, probs=probs)
 
 
 def int8_dequantize(qweight) -> torch.Tensor:

@@ -35,14 +35,14 @@ def _round_half_away(v):
 
 
 @triton.jit
-def _row_values(x_row, prob, offs, K, SWIGLU: tl.constexpr, SOFTWARE: tl.constexpr):
+def _row_values(x_row, offs, K, SWIGLU: tl.constexpr, SOFTWARE: tl.constexpr):
     """fp32 values of one row's columns offs: the row itself, or for SWIGLU the experts'
     activation of the row [gate | up] (K = ffn), rounded as ops.reference_gated_activation."""
     mask = offs < K
     if SWIGLU:
         gate = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
         up = tl.load(x_row + K + offs, mask=mask, other=0.0).to(tl.float32)
-        return round_to_bf16(swiglu(gate, up, prob, True, SOFTWARE), SOFTWARE)
+        return round_to_bf16(swiglu(gate, up, SOFTWARE), SOFTWARE)
     return tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
 
 
@@ -55,7 +55,7 @@ def _store_codes(q_row, x, inv, offs, K, SOFTWARE: tl.constexpr):
 
 
 @triton.jit
-def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N, K, stride_xm,
+def _int8_rows_kernel(x_ptr, offsets_ptr, q_ptr, s_ptr, nonfinite_ptr, N, K, stride_xm,
                       stride_qm, stride_sm, BLOCK: tl.constexpr, ONE_PASS: tl.constexpr,
                       TAIL: tl.constexpr, SWIGLU: tl.constexpr, MASTERS: tl.constexpr,
                       ALIGN: tl.constexpr, PDL: tl.constexpr, SOFTWARE: tl.constexpr):
@@ -74,14 +74,11 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
         x_row += expert_offset(offsets_ptr, e, ALIGN)
     row += e.to(tl.int64) * N
     q_row = q_ptr + row * stride_qm
-    prob = 0.0
-    if SWIGLU:
-        prob = tl.load(p_ptr + row).to(tl.float32)
     amax = tl.zeros([BLOCK], dtype=tl.float32)
     x = tl.zeros([BLOCK], dtype=tl.float32)  # after the loop: its last block
     body = K - TAIL
     for k0 in range(0, body, BLOCK):
-        x = _row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K, SWIGLU, SOFTWARE)
+        x = _row_values(x_row, k0 + tl.arange(0, BLOCK), K, SWIGLU, SOFTWARE)
         if MASTERS:
             amax = max_keeping_nan(amax, tl.abs(x))
         else:
@@ -91,13 +88,13 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
         if is_nonfinite(amax) != 0:
             bad = tl.zeros([BLOCK], dtype=tl.int32)
             for k0 in range(0, K, BLOCK):
-                bad += is_nonfinite(_row_values(x_row, prob, k0 + tl.arange(0, BLOCK), K,
-                                                SWIGLU, SOFTWARE))
+                bad += is_nonfinite(_row_values(x_row, k0 + tl.arange(0, BLOCK), K, SWIGLU,
+                                                SOFTWARE))
             tl.atomic_add(nonfinite_ptr, tl.sum(bad, 0), sem="relaxed")
     else:
         amax = tl.max(amax, 0)
     if TAIL:
-        tail = _row_values(x_row, prob, body + tl.arange(0, TAIL), K, SWIGLU, SOFTWARE)
+        tail = _row_values(x_row, body + tl.arange(0, TAIL), K, SWIGLU, SOFTWARE)
         amax = tl.maximum(amax, tl.max(tl.abs(tail), 0))
     amax = tl.maximum(amax, _EPS)
     inv = tl.div_rn(_QMAX + tl.zeros_like(amax), amax)
@@ -108,8 +105,8 @@ def _int8_rows_kernel(x_ptr, offsets_ptr, p_ptr, q_ptr, s_ptr, nonfinite_ptr, N,
     else:
         for k0 in range(0, K, BLOCK):
             offs = k0 + tl.arange(0, BLOCK)
-            _store_codes(q_row, _row_values(x_row, prob, offs, K, SWIGLU, SOFTWARE), inv, offs,
-                         K, SOFTWARE)
+            _store_codes(q_row, _row_values(x_row, offs, K, SWIGLU, SOFTWARE), inv, offs, K,
+                         SOFTWARE)
     tl.store(s_ptr + row * stride_sm, tl.div_rn(amax, _QMAX + tl.zeros_like(amax)))
 
 
@@ -145,19 +142,19 @@ def _row_program(x: torch.Tensor, k: int, swiglu_rows: bool, masters: bool = Fal
     return block, tail, max(1, min(8, block // (32 * per_thread)))
 
 
-def _quantize_rows(x: torch.Tensor, probs, k: int, out: tuple = None) -> tuple:
-    """out: (codes [M, k], scales [M, 1]) to write, any row strides (packed rows)."""
+def _quantize_rows(x: torch.Tensor, swiglu: bool, k: int, out: tuple = None) -> tuple:
+    """out: (codes [M, k], scales [M, 1]) to write, any row strides (packed rows); swiglu: x
+    is fc1's [gate | up] [M, 2k], quantized as its activation."""
     m = x.shape[0]
     q, s = out or (torch.empty(m, k, device=x.device, dtype=torch.int8),
                    torch.empty(m, 1, device=x.device, dtype=torch.float32))
     if m and k:
         x = unit_stride_rows(x)
-        block, tail, warps = _row_program(x, k, probs is not None)
+        block, tail, warps = _row_program(x, k, swiglu)
         pdl = pdl_on(x.device, m)
-        _int8_rows_kernel[(m, 1)](x, x, x if probs is None else probs.contiguous(), q, s, s, m,
-                                  k, x.stride(0), q.stride(0), s.stride(0), BLOCK=block,
-                                  ONE_PASS=k <= block + tail, TAIL=tail,
-                                  SWIGLU=probs is not None, MASTERS=False,
+        _int8_rows_kernel[(m, 1)](x, x, q, s, s, m, k, x.stride(0), q.stride(0), s.stride(0),
+                                  BLOCK=block, ONE_PASS=k <= block + tail, TAIL=tail,
+                                  SWIGLU=swiglu, MASTERS=False,
                                   ALIGN=1, PDL=pdl, SOFTWARE=INTERPRETED, num_warps=warps,
                                   launch_pdl=pdl)
     return q, s
@@ -180,7 +177,7 @@ def int8_quantize(weight: Masters, scheme, name: str = "weight",
     if q.numel():
         block, tail, warps = _row_program(masters.base, k, False, masters=True)
         _int8_rows_kernel[(n, masters.experts)](
-            masters.base, masters.offsets, s, q, s, counter, n, k, k, k, 1, BLOCK=block,
+            masters.base, masters.offsets, q, s, counter, n, k, k, k, 1, BLOCK=block,
             ONE_PASS=k <= block + tail, TAIL=tail, SWIGLU=False, MASTERS=True,
             ALIGN=masters.align, PDL=False, SOFTWARE=INTERPRETED, num_warps=warps)
     if check_finite and nonfinite is None:
@@ -192,7 +189,7 @@ def int8_quantize_activation(x: torch.Tensor) -> tuple:
     """x [M, K] -> (int8 codes [M, K], fp32 scales [M, 1]): quant.int8.quantize_activation."""
     if x.dim() != 2:  # [M, 1, K] read as K = 1 gave codes the GEMM read K bytes a row of
         raise ValueError(f"x: shape {tuple(x.shape)}; flatten the activations to [tokens, in]")
-    return _quantize_rows(x, None, x.shape[1])
+    return _quantize_rows(x, False, x.shape[1])
 
 
 def int8_quantize_packed_rows(x: torch.Tensor) -> torch.Tensor:
@@ -203,16 +200,13 @@ def int8_quantize_packed_rows(x: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"x: shape {tuple(x.shape)}; flatten the tokens to [tokens, hidden]")
     packed = torch.empty(x.shape[0], packed_row_bytes(x.shape[1]), device=x.device,
                          dtype=torch.uint8)
-    _quantize_rows(x, None, x.shape[1], out=unpack_activation_rows(packed, x.shape[1]))
+    _quantize_rows(x, False, x.shape[1], out=unpack_activation_rows(packed, x.shape[1]))
     return packed
 
 
-def int8_quantize_swiglu(h: torch.Tensor, probs: torch.Tensor) -> tuple:
-    """fc1's output h = [gate | up] [T, 2F] bf16 and router probs [T] -> fc2's INT8 input
-    (codes [T, F], scales [T, 1]): int8_quantize_activation(ops.reference_gated_activation(h,
-    probs)), bit for bit on the GPU (the interpreter's exp is numpy's, not expf)."""
-    check_swiglu_input(h, probs)
-    if probs is None:
-        raise ValueError("probs: None; pass the router prob of each row of h (the experts "
-                         "scale their output by it)")
-    return _quantize_rows(h, probs, h.shape[1] // 2)
+def int8_quantize_swiglu(h: torch.Tensor) -> tuple:
+    """fc1's output h = [gate | up] [T, 2F] bf16 -> fc2's INT8 input (codes [T, F], scales
+    [T, 1]): int8_quantize_activation(ops.reference_gated_activation(h)), bit for bit on the
+    GPU (the interpreter's exp is numpy's, not expf)."""
+    check_swiglu_input(h)
+    return _quantize_rows(h, True, h.shape[1] // 2)

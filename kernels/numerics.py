@@ -133,33 +133,24 @@ def exp_neg(v, SOFTWARE: tl.constexpr):
 
 
 @triton.jit
-def swiglu(gate, up, prob, HAS_PROBS: tl.constexpr, SOFTWARE: tl.constexpr):
-    """silu(gate) * up [* prob], fp32 in and out, with the roundings of
-    quant.ops.reference_gated_activation on bf16 tensors: gate and up rounded to bf16, silu in
-    fp32 as torch computes it (x / (1 + expf(-x)), IEEE division) rounded, the product with up
-    rounded, then the fp32 product with the router prob (broadcast against gate)."""
+def swiglu(gate, up, SOFTWARE: tl.constexpr):
+    """silu(gate) * up, fp32 in and out (the caller rounds it to bf16 once), with the roundings
+    of quant.ops.reference_gated_activation: gate and up rounded to bf16 (fc1's output), silu
+    in fp32 as torch computes it (x / (1 + expf(-x)), IEEE division), times up in fp32."""
     gate = round_to_bf16(gate, SOFTWARE)
-    act = round_to_bf16(tl.div_rn(gate, 1.0 + exp_neg(gate, SOFTWARE)), SOFTWARE)
-    out = act * round_to_bf16(up, SOFTWARE)
-    if HAS_PROBS:
-        out = round_to_bf16(out, SOFTWARE) * prob
-    return out
+    return tl.div_rn(gate, 1.0 + exp_neg(gate, SOFTWARE)) * round_to_bf16(up, SOFTWARE)
 
 
 @triton.jit
-def swiglu_tile(h_ptr, p_ptr, offs_r, offs_f, rows, F, stride_hm, HAS_PROBS: tl.constexpr,
-                SOFTWARE: tl.constexpr):
-    """(swiglu of h = [gate | up] [rows, 2F] bf16 at rows offs_r, columns offs_f of F, with the
-    rows' probs [rows], fp32; the tile's mask). offs_r and offs_f broadcast against each other
-    into the tile: [R, 1] and [1, C], or [R, 1, 1] and [1, B, C] for B blocks of C columns."""
+def swiglu_tile(h_ptr, offs_r, offs_f, rows, F, stride_hm, SOFTWARE: tl.constexpr):
+    """(swiglu of h = [gate | up] [rows, 2F] bf16 at rows offs_r, columns offs_f of F, fp32;
+    the tile's mask). offs_r and offs_f broadcast against each other into the tile: [R, 1] and
+    [1, C], or [R, 1, 1] and [1, B, C] for B blocks of C columns."""
     mask = (offs_r < rows) & (offs_f < F)
     gate_ptrs = h_ptr + offs_r.to(tl.int64) * stride_hm + offs_f
     gate = tl.load(gate_ptrs, mask=mask, other=0.0).to(tl.float32)
     up = tl.load(gate_ptrs + F, mask=mask, other=0.0).to(tl.float32)
-    prob = tl.zeros_like(offs_r).to(tl.float32)
-    if HAS_PROBS:
-        prob = tl.load(p_ptr + offs_r, mask=offs_r < rows, other=0.0).to(tl.float32)
-    return swiglu(gate, up, prob, HAS_PROBS, SOFTWARE), mask
+    return swiglu(gate, up, SOFTWARE), mask
 
 
 @triton.jit

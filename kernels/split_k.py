@@ -149,14 +149,20 @@ def split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: tl.constexp
 
 @triton.jit
 def store_split(acc, y_ptrs, mask, partials_ptr, counters_ptr, tile, SPLIT_K: tl.constexpr,
-                SOFTWARE: tl.constexpr):
+                SOFTWARE: tl.constexpr, row_scale, SCALED: tl.constexpr):
     """Stores output tile `tile` in bf16 from this program's slice sum `acc`: at once without a
-    split, else by the last of the tile's SPLIT_K programs to arrive (split_sum)."""
+    split, else by the last of the tile's SPLIT_K programs to arrive (split_sum). SCALED: the
+    whole sum times row_scale (the rows' router probs, broadcast against acc) before the
+    rounding."""
     if SPLIT_K == 1:
+        if SCALED:
+            acc = acc * row_scale
         tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
     else:
         last, acc = split_sum(acc, partials_ptr, counters_ptr, tile, tl.program_id(2), SPLIT_K)
         if last:
+            if SCALED:
+                acc = acc * row_scale
             tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
 
 

@@ -215,12 +215,11 @@ def _gluon_sweep(cases):
         qws = _rotated_w4a16(e, n, k)
         counts = route(m, e, TOP_K)
         x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
-        probs = torch.rand(x.shape[0], device="cuda")
         triton_cfg = default_config(x.shape[0], e, n, k, 128)  # a config: the Triton kernel
         offs = torch.cumsum(counts, 0, dtype=torch.int32)
         gemm_want = torch._grouped_mm(
             x, get_scheme("w4a16").dequantize(qws[0]).bfloat16().transpose(1, 2), offs=offs)
-        fused_want = reference_gated_activation(gemm_want, probs).float()
+        fused_want = reference_gated_activation(gemm_want).float()
         gemm_want = gemm_want.float()
         t_triton = _step_us([lambda q=q: w4a16_grouped_matmul(x, q, counts, triton_cfg)
                               for q in qws])
@@ -233,8 +232,7 @@ def _gluon_sweep(cases):
             launch["refill_first"] = gluon_refill_first(tiles, groups)
 
             def run(q):
-                return w4a16_grouped_gluon(x, q, counts, *tiles,
-                                           probs=probs if swiglu else None, **launch)
+                return w4a16_grouped_gluon(x, q, counts, *tiles, **launch)
             y = _safe(lambda: run(qws[0]))
             if y is None:
                 return None

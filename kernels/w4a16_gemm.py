@@ -22,9 +22,10 @@ stayed a synchronous global read in every K step (round 4). Scaling after the MM
 (one multiply per output and group) would halve the unpack again but drops the spec's
 per-element bf16 rounding: on random weights 4-9% of outputs then miss the tests' tolerance.
 
-MoE fc1 can also run with the experts' SwiGLU and router prob in the epilogue
-(w4a16_grouped_swiglu): a program accumulates the gate and the up rows of its output columns
-over the same x tiles, so the [T, 2F] intermediate and the activation's kernels disappear.
+MoE fc1 can also run with the experts' SwiGLU in the epilogue (w4a16_grouped_swiglu): a
+program accumulates the gate and the up rows of its output columns over the same x tiles, so
+the [T, 2F] intermediate and the activation's kernels disappear. fc2 multiplies each row's
+router prob into its accumulator (SGLang's fused-MoE order, quant.base.scale_rows).
 
 On Hopper the grouped ops hand batches of up to 128 tokens per expert to the Gluon kernel
 (w4a16_gluon), which unpacks into the registers of asynchronous wgmmas; dense calls in CUDA
@@ -40,11 +41,11 @@ import triton.language as tl
 
 from megatron_qarl.quant.ops import gated_activation
 
-from .checks import check_activation, check_tokens_per_expert, counts_on, scale_words_fit, \
-    tile_rows
+from .checks import check_activation, check_probs, check_tokens_per_expert, counts_on, \
+    scale_words_fit, tile_rows
 from .expert_tiles import program_tile, row_tile_count, row_tile_grid, tile_bound
 from .gluon_hopper import sm_count
-from .grouped_mm import grouped_mm, torch_grouped_mm_available
+from .grouped_mm import grouped_mm, scale_bf16_rows, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
 from .split_k import k_slice, split_buffers, split_for, split_ring, store_split
 from .w4a16_gemv import w4a16_gemv
@@ -105,7 +106,8 @@ def _w4a16_gemm_kernel(
     ROW_LOOP: tl.constexpr, SOFTWARE: tl.constexpr,
 ):
     """N: output columns; with SWIGLU the weight has 2N rows [gate; up] and each program
-    accumulates the gate and the up rows of its columns. ROW_LOOP: the grid's row axis is
+    accumulates the gate and the up rows of its columns; HAS_PROBS (not with SWIGLU): each
+    row's router prob p_ptr[row] multiplies its accumulator before the rounding. ROW_LOOP: the grid's row axis is
     capped below the bound of x's rows (expert_tiles.row_tile_grid), so programs walk the row
     tiles; else one row tile a program."""
     if ROW_LOOP:
@@ -166,15 +168,14 @@ def _w4a16_tile(
     y_ptrs = y_ptr + rows[None, :].to(tl.int64) * stride_ym + offs_n[:, None]
     mask = row_mask[None, :] & n_mask[:, None]
     if SWIGLU:
+        tl.store(y_ptrs, to_bf16(swiglu(acc, acc_up, SOFTWARE), SOFTWARE), mask=mask)
+    else:
         prob = tl.zeros([BLOCK_M], dtype=tl.float32)
         if HAS_PROBS:
             prob = tl.load(p_ptr + rows, mask=row_mask, other=0.0).to(tl.float32)
-        tl.store(y_ptrs, to_bf16(swiglu(acc, acc_up, prob[None, :], HAS_PROBS, SOFTWARE),
-                                 SOFTWARE),
-                 mask=mask)
-    else:
         store_split(acc, y_ptrs, mask, partials_ptr, counters_ptr,
-                    tile * tl.num_programs(0) + tl.program_id(0), SPLIT_K, SOFTWARE)
+                    tile * tl.num_programs(0) + tl.program_id(0), SPLIT_K, SOFTWARE,
+                    prob[None, :], HAS_PROBS)
 
 
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
@@ -240,7 +241,7 @@ def block_k_for(k: int, wanted: int) -> int:
 def _launch(x2, qweight, counts, num_experts, dense, config, swiglu=False, probs=None,
             routed_rows=None):
     """routed_rows: the rows the default tiles and the grid are sized for (tile_rows); rows
-    past them still run (expert_tiles.row_tile_grid)."""
+    past them still run (expert_tiles.row_tile_grid). probs: see the kernel's HAS_PROBS."""
     data, scale = qweight.data, qweight.scale
     group = qweight.scheme.group_size
     n, k = qweight.shape[-2], qweight.shape[-1]
@@ -410,31 +411,35 @@ def _gluon_route(x: torch.Tensor, qweight, config, rows: int):
 
 
 def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
-                         config: W4A16Config = None, routed_rows: int = None) -> torch.Tensor:
+                         config: W4A16Config = None, routed_rows: int = None,
+                         probs: torch.Tensor = None) -> torch.Tensor:
     """Rows of x [T, in] sorted by expert, counts [E]; qweight [E, out, in] -> [T, out]. Picks
     the Gluon kernel where gluon_tiles does (in CUDA-graph capture or eager), unless a config
     names this file's tiles. routed_rows: where x is padded past the rows routing is expected
-    to fill, tiles are chosen for those (checks.tile_rows); rows past the counts are skipped."""
+    to fill, tiles are chosen for those (checks.tile_rows); rows past the counts are skipped.
+    probs [T]: each row's router prob, multiplied into its fp32 accumulator (fc2)."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     num_experts = qweight.data.shape[0]
     check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
+    check_probs(probs, x.shape[0])
     rows = tile_rows(x.shape[0], routed_rows)
     counts = counts_on(x.device, tokens_per_expert)
     x = x.contiguous()
+    probs = None if probs is None else probs.contiguous()
     tiles = _gluon_route(x, qweight, config, rows)
     if tiles:
         shape = (rows, num_experts, qweight.out_features, x.shape[1])
-        return w4a16_grouped_gluon(x, qweight, counts, *tiles,
+        return w4a16_grouped_gluon(x, qweight, counts, *tiles, probs=probs,
                                    **gluon_launch(shape, tiles, x_rows=x.shape[0]))
-    return _launch(x, qweight, counts, num_experts, False, config, routed_rows=rows)
+    return _launch(x, qweight, counts, num_experts, False, config, probs=probs,
+                   routed_rows=rows)
 
 
 def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
-                         probs: torch.Tensor = None, config: W4A16Config = None,
-                         routed_rows: int = None) -> torch.Tensor:
+                         config: W4A16Config = None, routed_rows: int = None) -> torch.Tensor:
     """MoE fc1 with its gated activation in the epilogue: qweight [E, 2F, in] = [gate; up]
-    -> silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, F] bf16, bit for bit
+    -> silu(x @ gate^T) * (x @ up^T), [T, F] bf16, bit for bit
     ops.reference_gated_activation of the unfused GEMM's output (w4a16_grouped_matmul with the
     same config), up to fp32 summation order where either call splits K (gluon_split_k).
     Saves the [T, 2F] intermediate and the activation's kernels (decode: their launches).
@@ -446,21 +451,17 @@ def w4a16_grouped_swiglu(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     if qweight.out_features % 2:
         raise ValueError(f"qweight: {qweight.out_features} output rows; the fused SwiGLU takes "
                          f"fc1 weights [gate; up] with an even row count")
-    if probs is not None and tuple(probs.shape) != (x.shape[0],):
-        raise ValueError(f"probs: shape {tuple(probs.shape)}; one router prob per row of x "
-                         f"({x.shape[0]},)")
     rows = tile_rows(x.shape[0], routed_rows)
     counts = counts_on(x.device, tokens_per_expert)
     x = x.contiguous()
-    probs = None if probs is None else probs.contiguous()
     tiles = _gluon_route(x, qweight, config, rows)
     if tiles:  # the unfused op's bits where neither splits K; it takes the Gluon GEMM here too
         shape = (rows, num_experts, qweight.out_features, x.shape[1])
         tiles = gluon_swiglu_tiles(*shape)
-        return w4a16_grouped_gluon(x, qweight, counts, *tiles, probs=probs,
+        return w4a16_grouped_gluon(x, qweight, counts, *tiles,
                                    **gluon_launch(shape, tiles, swiglu=True,
                                                   x_rows=x.shape[0]))
-    return _launch(x, qweight, counts, num_experts, False, config, swiglu=True, probs=probs,
+    return _launch(x, qweight, counts, num_experts, False, config, swiglu=True,
                    routed_rows=rows)
 
 
@@ -483,25 +484,35 @@ WS_ROWS_PER_EXPERT = range(GLUON_MAX_ROWS_PER_EXPERT + 1, 2048)
 
 
 def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
-                         routed_rows: int = None):
+                         routed_rows: int = None, probs: torch.Tensor = None):
     """The op registered for W4A16 grouped GEMMs on CUDA: picks the path by tokens/expert
     (the large-M path reuses the operand a keep_operand weight holds: w4a16_operand), counting
-    routed_rows where x is padded past them (checks.tile_rows)."""
+    routed_rows where x is padded past them (checks.tile_rows). probs: as
+    w4a16_grouped_matmul's. torch._grouped_mm writes bf16 only, so where the large-M path
+    would take it, fc2 with probs takes the warp-specialized kernel on Hopper (its epilogue
+    multiplies them in before the one rounding: SGLang's numbers; at 2048 rows an expert 1.03x
+    the time, round 37), and elsewhere rounds the product with them once more
+    (grouped_mm.scale_bf16_rows)."""
     num_experts = qweight.data.shape[0]
     threshold = KEPT_OPERAND_ROWS_PER_EXPERT if qweight.keep_operand else DEQUANT_ROWS_PER_EXPERT
     rows = tile_rows(x.shape[0], routed_rows)
-    ws = (not qweight.keep_operand and rows // num_experts in WS_ROWS_PER_EXPERT
-          and ws_route(x, qweight))
     bf16_operand = rows >= threshold * num_experts and torch_grouped_mm_available(x.device)
+    ws = ((not qweight.keep_operand and rows // num_experts in WS_ROWS_PER_EXPERT
+           or bf16_operand and probs is not None) and ws_route(x, qweight))
+    bf16_operand = bf16_operand and not ws
     if not (ws or bf16_operand):
-        return w4a16_grouped_matmul(x, qweight, tokens_per_expert, routed_rows=routed_rows)
+        return w4a16_grouped_matmul(x, qweight, tokens_per_expert, routed_rows=routed_rows,
+                                    probs=probs)
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     check_tokens_per_expert(tokens_per_expert, num_experts, x.shape[0])
+    check_probs(probs, x.shape[0])
     if ws:
-        return w4a16_grouped_ws(x, qweight, counts_on(x.device, tokens_per_expert))
+        return w4a16_grouped_ws(x, qweight, counts_on(x.device, tokens_per_expert),
+                                probs=probs)
     weight = w4a16_operand(qweight, tokens_per_expert)
-    return grouped_mm(x, weight.transpose(1, 2), tokens_per_expert, use_torch=True)
+    return scale_bf16_rows(grouped_mm(x, weight.transpose(1, 2), tokens_per_expert,
+                                      use_torch=True), probs)
 
 
 def ws_route(x: torch.Tensor, qweight, applies=ws_applies) -> bool:
@@ -519,21 +530,20 @@ FUSED_SWIGLU_ROWS_PER_EXPERT = 64
 
 
 def w4a16_grouped_swiglu_op(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
-                            probs: torch.Tensor, routed_rows: int = None) -> torch.Tensor:
+                            routed_rows: int = None) -> torch.Tensor:
     """The op registered for fc1 + gated activation on CUDA: fused up to
     FUSED_SWIGLU_ROWS_PER_EXPERT and wherever the Gluon kernel runs, else the GEMM op then
     torch's activation."""
     rows = tile_rows(x.shape[0], routed_rows)
     if (rows > FUSED_SWIGLU_ROWS_PER_EXPERT * qweight.data.shape[0]
             and not _gluon_route(x, qweight, None, rows)):
-        return gated_activation(
-            w4a16_grouped_linear(x, qweight, tokens_per_expert, routed_rows), probs)
-    return w4a16_grouped_swiglu(x, qweight, tokens_per_expert, probs, routed_rows=routed_rows)
+        return gated_activation(w4a16_grouped_linear(x, qweight, tokens_per_expert, routed_rows))
+    return w4a16_grouped_swiglu(x, qweight, tokens_per_expert, routed_rows=routed_rows)
 
 
 def w4a16_swiglu_experts(x: torch.Tensor, fc1, fc2, tokens_per_expert: torch.Tensor,
                          probs: torch.Tensor, routed_rows: int = None) -> torch.Tensor:
     """The op registered for the experts' no-grad forward: fc1 + SwiGLU (fused up to its
-    batch limit), then fc2; tiles for routed_rows where x is padded past them."""
-    h = w4a16_grouped_swiglu_op(x, fc1, tokens_per_expert, probs, routed_rows)
-    return w4a16_grouped_linear(h, fc2, tokens_per_expert, routed_rows)
+    batch limit), then fc2 with the probs; tiles for routed_rows where x is padded past them."""
+    h = w4a16_grouped_swiglu_op(x, fc1, tokens_per_expert, routed_rows)
+    return w4a16_grouped_linear(h, fc2, tokens_per_expert, routed_rows, probs)

@@ -26,8 +26,9 @@ K block where a batch has at most a few tokens per expert. Per block: read the w
 per half block: unpack, issue the wgmma, retire the previous half's; after the first half the
 previous block's stage is refilled (with stages of several groups, whose wgmmas retire within
 them, before the block's wait instead: gluon_refill_first, round 20). For MoE fc1
-the SwiGLU and router prob can run in the epilogue, as in w4a16_gemm: a program then unpacks
-and issues the gate and the up rows of its columns together.
+the SwiGLU can run in the epilogue, as in w4a16_gemm: a program then unpacks and issues the
+gate and the up rows of its columns together; for fc2 the epilogue multiplies each row's
+router prob into its accumulator.
 Decode calls are launched with programmatic dependent launch: the launch overlaps the previous
 kernel's drain, and the CTAs wait for that kernel before their first read (round 15). At EP8
 and in TP2's few-row grids a program also lets the next kernel in once it has issued its last
@@ -413,17 +414,17 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
 @gluon.jit
 def _epilogue(acc, acc_up, first_row, row_end, nb, y_ptr, p_ptr, N, stride_ym,
               SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr):
-    """Store accumulated token rows first_row.. (below row_end), SwiGLU and router prob
-    applied with SWIGLU."""
+    """Store accumulated token rows first_row.. (below row_end), the SwiGLU applied with
+    SWIGLU, else with HAS_PROBS each row's router prob multiplied in before the rounding."""
     BLOCK_N: gl.constexpr = acc.shape[0]
     BLOCK_M: gl.constexpr = acc.shape[1]
     out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
     tokens = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc.type.layout))
     if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
-        prob = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(0, acc.type.layout))
-        if HAS_PROBS:
-            prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
-        acc = numerics.swiglu(acc, acc_up, gl.expand_dims(prob, 0), HAS_PROBS, False)
+        acc = numerics.swiglu(acc, acc_up, False)
+    elif HAS_PROBS:
+        prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
+        acc = acc * gl.expand_dims(prob, 0)
     out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
     cols = nb * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
     rows = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))
@@ -613,8 +614,9 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] (or [out, in]: one expert, a dense call) -> bf16 [T, out].
     swiglu: the weight is fc1's [gate; up]
-    and the output silu(x @ gate^T) * (x @ up^T) [* probs per row], [T, out / 2], bit for bit
-    ops.reference_gated_activation of this kernel's unfused output. maxnreg: a register cap, for
+    and the output silu(x @ gate^T) * (x @ up^T), [T, out / 2], bit for bit
+    ops.reference_gated_activation of this kernel's unfused output. probs [T] (not with
+    swiglu): each row's router prob, multiplied into its fp32 accumulator. maxnreg: a register cap, for
     one more CTA per SM: ptxas then retires each wgmma before the next (no pipelining), which
     short-K shapes of many experts trade for the occupancy (round 11). ctas_per_sm: a
     persistent grid of that many programs per SM, each walking tiles with its ring running
@@ -646,6 +648,9 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     y = torch.empty(rows, n_out, device=x.device, dtype=torch.bfloat16)
     if rows == 0:
         return y
+    if swiglu and probs is not None:
+        raise ValueError("probs: the router probs multiply fc2's accumulator; the fused SwiGLU "
+                         "(fc1) takes none")
     if groups not in (1, 2, 4) or k % (GROUP * groups):
         raise ValueError(f"groups={groups}: 1, 2 or 4 scale groups per stage, dividing K={k}")
     grid = triton.cdiv(n_out, block_n) * tile_bound(rows, num_experts, block_m)

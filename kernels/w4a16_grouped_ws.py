@@ -128,7 +128,7 @@ def _load_codes(args, GRAD_INPUT: gl.constexpr):
     _, w_desc = args[0]
     _, w_bufs, s_bufs, _ = args[1]
     _, _, w_ready, w_empty, _, _ = args[2]
-    s_ptr, _ = args[4]
+    s_ptr = args[4][0]
     _, N, _, _, num_tiles, _ = args[5]
     stride_se, stride_sn, _ = args[6]
     W_STAGES: gl.constexpr = w_bufs.type.shape[0]
@@ -221,10 +221,11 @@ def _dequant_partition(args, GRAD_INPUT: gl.constexpr):
 
 @gluon.jit
 def _consume_tile(args, first_row, row_end, nb, steps, it, lanes, cols,
-                  GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
+                  GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr, HAS_PROBS: gl.constexpr):
     """The first len(lanes) of this consumer's rows of a tile times its operand over the tile's
     steps (no wgmma where its rows are past the tile's), stored to its columns nb * len(cols) +
-    cols; returns the ring count after it."""
+    cols, with HAS_PROBS each row's router prob multiplied in first; returns the ring count
+    after it."""
     x_bufs, _, _, b_bufs = args[1]
     x_ready, x_empty, _, _, full, free = args[2]
     X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
@@ -249,10 +250,13 @@ def _consume_tile(args, first_row, row_end, nb, steps, it, lanes, cols,
         mbarrier.arrive(x_empty.index(s), count=1)
         mbarrier.arrive(free.index(b), count=1)
         it += 1
-    _, y_ptr = args[4]
+    _, y_ptr, p_ptr = args[4]
     out_cols = args[5][5]
     _, _, stride_ym = args[6]
     rows = first_row + lanes
+    if HAS_PROBS:
+        prob = gl.load(p_ptr + rows, mask=rows < row_end, other=0.0).to(gl.float32)
+        acc = acc * gl.expand_dims(prob, 1)
     out = nb * TILE_COLS + cols
     ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(out, 0)
     mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(out < out_cols, 0)
@@ -267,7 +271,7 @@ def _acc_layout(cols):
 
 
 @gluon.jit
-def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
+def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr, HAS_PROBS: gl.constexpr):
     """One warpgroup: CONSUMER_ROWS token rows of every tile of this CTA, both operands from
     shared memory; where the tile's rows end in the first m64 block of this consumer's, the
     wgmmas of that block alone, and none where they end before this consumer's (an expert's
@@ -292,29 +296,30 @@ def _consume(args, GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr):
         first_row = row_start + HALF_INDEX * CONSUMER_ROWS
         if first_row + M64 < row_end:
             it = _consume_tile(args, first_row, row_end, nb, steps, it, lanes, cols, GRAD_INPUT,
-                               HALF_INDEX)
+                               HALF_INDEX, HAS_PROBS)
         else:
             it = _consume_tile(args, first_row, row_end, nb, steps, it, lanes_m64, cols,
-                               GRAD_INPUT, HALF_INDEX)
+                               GRAD_INPUT, HALF_INDEX, HAS_PROBS)
 
 
 @gluon.jit
-def _consume_low(args, GRAD_INPUT: gl.constexpr):
-    _consume(args, GRAD_INPUT, 0)
+def _consume_low(args, GRAD_INPUT: gl.constexpr, HAS_PROBS: gl.constexpr):
+    _consume(args, GRAD_INPUT, 0, HAS_PROBS)
 
 
 @gluon.jit
-def _consume_high(args, GRAD_INPUT: gl.constexpr):
-    _consume(args, GRAD_INPUT, 1)
+def _consume_high(args, GRAD_INPUT: gl.constexpr, HAS_PROBS: gl.constexpr):
+    _consume(args, GRAD_INPUT, 1, HAS_PROBS)
 
 
 @gluon.jit(do_not_specialize=["num_experts", "num_tiles"])
-def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_experts, N, K,
-                             num_tiles, stride_se, stride_sn, stride_ym, E_PAD: gl.constexpr,
+def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, p_ptr, counts_ptr, num_experts, N,
+                             K, num_tiles, stride_se, stride_sn, stride_ym, E_PAD: gl.constexpr,
                              X_STAGES: gl.constexpr, W_STAGES: gl.constexpr,
                              B_STAGES: gl.constexpr, GRAD_INPUT: gl.constexpr,
-                             num_warps: gl.constexpr):
-    """N: the weight's rows; K: its inputs, whole 128-input groups. y = x @ W^T [T, N], or with
+                             HAS_PROBS: gl.constexpr, num_warps: gl.constexpr):
+    """N: the weight's rows; K: its inputs, whole 128-input groups. y = x @ W^T [T, N] (with
+    HAS_PROBS each row's router prob p_ptr[row] multiplied into its accumulator), or with
     GRAD_INPUT y = x @ W [T, K] for x [T, N] (the backward's grad_input). Three rings: x stages
     (a box of [2 halves, CONSUMER_ROWS, 64] for each consumer), code stages (the codes
     [BLOCK_N, 16 words] and the rows' scale words of one group) and operand stages (the
@@ -349,12 +354,13 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, counts_ptr, num_exper
     # the partitions' arguments (worker partitions share one signature), grouped by kind
     args = ((x_desc, w_desc), (x_bufs, w_bufs, s_bufs, b_bufs),
             (x_ready, x_empty, w_ready, w_empty, full, free),
-            tables, (s_ptr, y_ptr), shape, (stride_se, stride_sn, stride_ym))
+            tables, (s_ptr, y_ptr, p_ptr), shape, (stride_se, stride_sn, stride_ym))
     # registers per thread, of 4 warpgroups x maxnreg 128 (the loaders' warps share one):
     # 184 for the worker consumer, 104 for the dequantizer, 40 for the loaders, and the
     # default consumer the rest (184): a consumer's 128 x 128 fp32 accumulator takes 128
-    # GRAD_INPUT is passed on its own: inside a tuple it would arrive as a tensor, not constexpr
-    gl.warp_specialize([(_consume_low, (args, GRAD_INPUT)), (_consume_high, (args, GRAD_INPUT)),
+    # the constexprs are passed on their own: inside a tuple they would arrive as tensors
+    gl.warp_specialize([(_consume_low, (args, GRAD_INPUT, HAS_PROBS)),
+                        (_consume_high, (args, GRAD_INPUT, HAS_PROBS)),
                         (_dequant_partition, (args, GRAD_INPUT)),
                         (_load_codes, (args, GRAD_INPUT)), (_load_x, (args, ))],
                        [4, 4, 1, 1], [184, 104, 40, 40])
@@ -375,14 +381,15 @@ def applies_grad_input(grad_out: torch.Tensor, qweight) -> bool:
 
 
 def w4a16_grouped_ws(x: torch.Tensor, qweight, counts: torch.Tensor, x_stages: int = 2,
-                     w_stages: int = 2, b_stages: int = 2) -> torch.Tensor:
+                     w_stages: int = 2, b_stages: int = 2,
+                     probs: torch.Tensor = None) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] -> bf16 [T, out]. Tiles of BLOCK_M token rows x BLOCK_N
     weight rows; x_stages, w_stages of codes and scales, b_stages of the dequantized operand
     (the defaults fill 214 KB of shared memory; a third x stage does not fit, one was 1.3-1.6x
     slower: round 37). Reads the codes in lane order (made once per
-    weight, w4a16_lanes)."""
-    return _launch(x, qweight, counts, False, (x_stages, w_stages, b_stages))
+    weight, w4a16_lanes). probs [T]: each row's router prob, multiplied into its accumulator."""
+    return _launch(x, qweight, counts, False, (x_stages, w_stages, b_stages), probs)
 
 
 def w4a16_grouped_ws_grad_input(grad_out: torch.Tensor, qweight, counts: torch.Tensor,
@@ -395,7 +402,7 @@ def w4a16_grouped_ws_grad_input(grad_out: torch.Tensor, qweight, counts: torch.T
 
 
 def _launch(x: torch.Tensor, qweight, counts: torch.Tensor, grad_input: bool,
-            rings: tuple) -> torch.Tensor:
+            rings: tuple, probs: torch.Tensor = None) -> torch.Tensor:
     num_experts, n, k = qweight.data.shape[0], qweight.data.shape[1], qweight.in_features
     rows = x.shape[0]
     y = torch.empty(rows, k if grad_input else n, device=x.device, dtype=torch.bfloat16)
@@ -408,8 +415,10 @@ def _launch(x: torch.Tensor, qweight, counts: torch.Tensor, grad_input: bool,
     num_tiles = col_tiles * tile_bound(rows, num_experts, BLOCK_M)
     x_stages, w_stages, b_stages = rings
     _LAUNCH(
-        (min(num_tiles, sm_count(x.device)), ), x_desc, w_desc, words, y, counts, num_experts,
-        n, k, num_tiles, words.stride(0), words.stride(1), y.stride(0),
+        (min(num_tiles, sm_count(x.device)), ), x_desc, w_desc, words, y,
+        y if probs is None else probs.contiguous(), counts, num_experts, n, k, num_tiles,
+        words.stride(0), words.stride(1), y.stride(0),
         E_PAD=table_size(num_experts), X_STAGES=x_stages, W_STAGES=w_stages,
-        B_STAGES=b_stages, GRAD_INPUT=grad_input, num_warps=4, maxnreg=128)
+        B_STAGES=b_stages, GRAD_INPUT=grad_input, HAS_PROBS=probs is not None, num_warps=4,
+        maxnreg=128)
     return y

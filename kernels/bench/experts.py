@@ -5,6 +5,7 @@ from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import (composed_swiglu_experts, reference_gated_activation,
                                      swiglu_experts)
 
+from ..grouped_mm import scale_bf16_rows
 from ..register import register_cuda_kernels
 from .cases import routed_batch
 from .measure import STEP_CALLS, copies_for, graph_output, graph_us
@@ -21,7 +22,7 @@ BLOCK_SCHEMES = [("W4A16", "w4a16", False), ("FP8", "fp8-block", False), ("INT8"
 
 
 def bench_experts(peak, check):
-    """A whole MoE experts block without autograd (fc1, SwiGLU with router probs, fc2), as the
+    """A whole MoE experts block without autograd (fc1, SwiGLU, fc2 with router probs), as the
     rollout engine runs it (quant.ops.swiglu_experts: each scheme's fused op, from bf16 tokens),
     against bf16 grouped_mm with torch's SwiGLU, in CUDA graphs of STEP_CALLS calls with both
     projections' weights rotated past L2. %BW: the touched experts' weights of both
@@ -55,8 +56,8 @@ def bench_experts(peak, check):
             io = rows * hidden * 4
 
             def bf16(w1, w2):
-                h = reference_gated_activation(torch._grouped_mm(x, w1, offs=offs), probs)
-                return torch._grouped_mm(h, w2, offs=offs)
+                h = reference_gated_activation(torch._grouped_mm(x, w1, offs=offs))
+                return scale_bf16_rows(torch._grouped_mm(h, w2, offs=offs), probs)
 
             t_bf16 = graph_us([lambda w=w: bf16(*w) for w in wbs], calls=STEP_CALLS)
             cells = [label, str(m), f"{rows / e:.1f}", t_bf16,

@@ -56,8 +56,8 @@ def _fp8_fallbacks(triton_active: bool) -> tuple:
     def reference_linear(x, qweight):
         return qweight.scheme.reference_matmul(x, qweight)
 
-    def reference_grouped(x, qweight, tokens_per_expert):
-        return qweight.scheme.reference_grouped_matmul(x, qweight, tokens_per_expert)
+    def reference_grouped(x, qweight, tokens_per_expert, probs=None):
+        return qweight.scheme.reference_grouped_matmul(x, qweight, tokens_per_expert, probs)
 
     return reference_linear, reference_grouped, quantize_activation
 

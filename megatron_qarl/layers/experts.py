@@ -20,6 +20,10 @@ copy of the masters made once per optimizer step (2 B/param of the experts). The
 baseline then runs grouped GEMMs like the quantized models, and its decode steps can be
 captured in a CUDA graph: Megatron's SequentialMLP loops over the experts on host-side counts.
 
+The router prob multiplies fc2's fp32 accumulator, after the activation (rounded once) and its
+quantization: SGLang's fused-MoE order, which the rollouts it serves compute (Megatron scales
+fc2's input instead: other roundings, other FP8 codes; docs/sglang.md).
+
 Under expert parallelism the token dispatcher does all communication, so the forward is
 local. Expert-TP needs no communication here either: fc1 is column-split, fc2 row-split, and
 the dispatcher reduces fc2's partial sums.
@@ -78,8 +82,8 @@ class QuantizedGroupedExperts(SequentialMLP):
     def quant_caches(self) -> dict:
         return {"linear_fc1": self.fc1_cache, "linear_fc2": self.fc2_cache}
 
-    def _project(self, x, cache, tokens_per_expert):
-        return aligned_grouped_linear(x, cache.masters, cache.get(), tokens_per_expert)
+    def _project(self, x, cache, tokens_per_expert, probs=None):
+        return aligned_grouped_linear(x, cache.masters, cache.get(), tokens_per_expert, probs)
 
     def forward(self, permuted_local_hidden_states, tokens_per_expert, permuted_probs):
         x = permuted_local_hidden_states
@@ -90,5 +94,5 @@ class QuantizedGroupedExperts(SequentialMLP):
             return ops.swiglu_experts(x, self.fc1_cache.get(), self.fc2_cache.get(),
                                       tokens_per_expert, permuted_probs, routed), None
         h = gated_activation(self._project(x, self.fc1_cache, tokens_per_expert),
-                             permuted_probs, self.config.activation_func)
-        return self._project(h, self.fc2_cache, tokens_per_expert), None
+                             self.config.activation_func)
+        return self._project(h, self.fc2_cache, tokens_per_expert, permuted_probs), None

@@ -37,6 +37,7 @@ from typing import Callable, Optional
 
 import torch
 
+from ..quant.base import scale_rows
 from ..quant.fp8_block import AMAX_EPS, BLOCK
 from .te_layout import (
     activation_scale_inv_for_te, padded_group_rows, scatter_rows, weight_scale_inv_for_te,
@@ -129,9 +130,12 @@ class TEFP8BlockOps:
                        use_split_accumulator=True)[0]
         return y[: x2.shape[0]].reshape(*x.shape[:-1], qweight.out_features)
 
-    def grouped(self, x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor) -> torch.Tensor:
+    def grouped(self, x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
+                probs: torch.Tensor = None) -> torch.Tensor:
+        """probs: the GEMM writes fp32, scaled by them and rounded once here (TE's grouped GEMM
+        has no row-scale epilogue)."""
         if not te_applies(qweight):
-            return self._fallback_grouped(x, qweight, tokens_per_expert)
+            return self._fallback_grouped(x, qweight, tokens_per_expert, probs=probs)
         counts = [int(c) for c in tokens_per_expert.tolist()]
         if sum(counts) != x.shape[0]:
             raise ValueError(f"tokens_per_expert sums to {sum(counts)} but x has "
@@ -146,11 +150,12 @@ class TEFP8BlockOps:
                                          activation_scale_inv_for_te(s[start:start + rows]), 1))
                 splits.append(rows)
             start += rows
-        out = x.new_empty(sum(padded), qweight.out_features)
+        out_dtype = x.dtype if probs is None else torch.float32
+        out = x.new_empty(sum(padded), qweight.out_features, dtype=out_dtype)
         if splits:
-            self._grouped_gemm(weights, acts, [out], [None] * len(splits), x.dtype,
+            self._grouped_gemm(weights, acts, [out], [None] * len(splits), out_dtype,
                                layout="TN", m_splits=splits, single_output=True,
                                use_split_accumulator=True)
-        return out[index]
+        return scale_rows(out[index], probs).to(x.dtype)
 
     grouped.reads_counts_on_host = True  # m_splits: decode_graph.graph_blocker reads this

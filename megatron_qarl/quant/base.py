@@ -57,6 +57,13 @@ class QuantizedWeight:
         return self.scheme.dequantize(self)
 
 
+def scale_rows(acc: torch.Tensor, probs: Optional[torch.Tensor]) -> torch.Tensor:
+    """acc [..., rows, out] fp32 times each row's router prob, before the output's one
+    rounding: SGLang's fused MoE multiplies the prob into fc2's fp32 accumulator (Triton
+    MUL_ROUTED_WEIGHT, Marlin mul_topk_weights), so the aligned experts do too."""
+    return acc if probs is None else acc * probs.float().unsqueeze(-1)
+
+
 class QuantScheme(abc.ABC):
     """One low-bit format: weight quantization, activation quantization, reference GEMM."""
 
@@ -86,22 +93,26 @@ class QuantScheme(abc.ABC):
         """x as the low-bit GEMM sees it (identity for weight-only schemes), in fp32."""
         return x.float()
 
-    def reference_matmul(self, x: torch.Tensor, qweight: QuantizedWeight) -> torch.Tensor:
-        """y = x @ W^T as the rollout engine's low-bit GEMM computes it (fp32 accumulation)."""
+    def reference_matmul(self, x: torch.Tensor, qweight: QuantizedWeight,
+                         probs: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """y = x @ W^T as the rollout engine's low-bit GEMM computes it (fp32 accumulation);
+        probs [rows]: see scale_rows."""
         w = self.dequantize(qweight).to(self.weight_operand_dtype).float()
         y = torch.matmul(self.fake_quantize_activation(x), w.transpose(-1, -2))
-        return y.to(x.dtype)
+        return scale_rows(y, probs).to(x.dtype)
 
     def reference_grouped_matmul(self, x: torch.Tensor, qweight: QuantizedWeight,
-                                 tokens_per_expert: torch.Tensor) -> torch.Tensor:
+                                 tokens_per_expert: torch.Tensor,
+                                 probs: Optional[torch.Tensor] = None) -> torch.Tensor:
         """MoE GEMM over tokens sorted by expert: rows of expert e use qweight[e]. Rows past
         the counts are padding (a fixed-size exchange's, layers/fixed_size_dispatch.py): zeros
-        here, left unset by the kernels."""
+        here, left unset by the kernels. probs [T]: each row's router prob (scale_rows)."""
         counts = [int(c) for c in tokens_per_expert.tolist()]
         routed = sum(counts)
         if routed > x.shape[0]:
             raise ValueError(f"tokens_per_expert sums to {routed} but x has {x.shape[0]} rows")
-        outs = [self.reference_matmul(xe, qweight[e])
+        pe = [None] * len(counts) if probs is None else torch.split(probs[:routed], counts)
+        outs = [self.reference_matmul(xe, qweight[e], pe[e])
                 for e, xe in enumerate(torch.split(x[:routed], counts))]
         outs.append(x.new_zeros(x.shape[0] - routed, qweight.out_features))
         return torch.cat(outs)

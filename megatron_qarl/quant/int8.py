@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from . import packed_rows
-from .base import QuantizedWeight, QuantScheme
+from .base import QuantizedWeight, QuantScheme, scale_rows
 from .errors import check_master_weight
 
 QMAX = 127.0
@@ -78,12 +78,12 @@ class Int8W8A8(QuantScheme):
         q, s = quantize_activation(x)
         return q.float() * s
 
-    def reference_matmul(self, x, qweight):
+    def reference_matmul(self, x, qweight, probs=None):
         """Exact accumulation of int8 products (fp64 holds every sum below 2^53 exactly and,
-        unlike int64, has a matmul on CUDA), then both scales in fp32."""
+        unlike int64, has a matmul on CUDA), then both scales in fp32, then the probs."""
         xq, xs = quantize_activation(x)
         acc = torch.matmul(xq.double(), qweight.data.double().transpose(-1, -2))
-        return scaled_accumulator(acc, xs, qweight.scale).to(x.dtype)
+        return scale_rows(scaled_accumulator(acc, xs, qweight.scale), probs).to(x.dtype)
 
     def serving_tensors(self, prefix, qweight):
         return {f"{prefix}.weight": qweight.data, f"{prefix}.weight_scale": qweight.scale}

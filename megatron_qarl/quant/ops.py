@@ -19,7 +19,9 @@ import torch.nn.functional as F
 from .base import QuantizedWeight
 
 LinearOp = Callable[[torch.Tensor, QuantizedWeight], torch.Tensor]
-GroupedOp = Callable[[torch.Tensor, QuantizedWeight, torch.Tensor], torch.Tensor]
+# (x [T, in] sorted by expert, qweight [E, out, in], tokens_per_expert, probs=None) -> [T, out];
+# probs [T]: each row's router prob, multiplied into the fp32 accumulator (base.scale_rows)
+GroupedOp = Callable[..., torch.Tensor]
 # (weight, scheme, name, nonfinite=None) -> QuantizedWeight; weight: a master [..., out, in] or
 # a list of one [out, in] master an expert; nonfinite: see quantize_weight
 QuantizeOp = Callable[..., QuantizedWeight]
@@ -28,7 +30,7 @@ LinearBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 # (grad_out, x, qweight, tokens_per_expert) -> (grad_x, grad_w [E, out, in]) of the grouped STE
 GroupedBackwardOp = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 # (x, fc1 qweight [E, 2F, in], fc2 qweight [E, out, F], tokens_per_expert, probs [T],
-#  routed_rows=None) -> fc2(silu(gate) * up * probs) [T, out]; routed_rows: where x is padded
+#  routed_rows=None) -> probs * fc2(silu(gate) * up) [T, out]; routed_rows: where x is padded
 # past the rows routing is expected to fill, the kernels choose their tiles for those
 SwigluExpertsOp = Callable[..., torch.Tensor]
 # tokens [T, hidden] -> the scheme's quantized tokens in one tensor the dispatcher can move
@@ -38,8 +40,8 @@ DispatchQuantizer = Callable[[torch.Tensor], torch.Tensor]
 RoutedSumOp = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
 # (dst [S, ...], index [W] of distinct rows, src [W, ...]) -> dst with dst[index[i]] = src[i]
 WriteRowsOp = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
-# differentiable (h = [gate | up] [R, 2F] bf16, probs [R]) -> silu(gate) * up * probs [R, F]
-# bf16, the forward bit for bit reference_gated_activation's
+# differentiable h = [gate | up] [R, 2F] bf16 -> silu(gate) * up [R, F] bf16, the forward bit
+# for bit reference_gated_activation's
 GatedActivationOp = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 # (scores [B, V] fp32, generator) -> [B] int64 drawn with probabilities softmax(scores)
 RaceArgmaxOp = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
@@ -160,34 +162,36 @@ def grouped_reads_counts_on_host(scheme, device_type: str) -> bool:
     return bool(flag() if callable(flag) else flag)
 
 
-def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight,
-                   tokens_per_expert: torch.Tensor) -> torch.Tensor:
+def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight, tokens_per_expert: torch.Tensor,
+                   probs: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """probs [T]: the router prob of each row, multiplied into the fp32 accumulator (fc2 of
+    the experts, in SGLang's order: base.scale_rows)."""
     op = _GROUPED.get(_key(type(qweight.scheme), x.device.type))
     if op:
-        return op(x, qweight, tokens_per_expert)
-    return qweight.scheme.reference_grouped_matmul(x, qweight, tokens_per_expert)
+        return op(x, qweight, tokens_per_expert) if probs is None else \
+            op(x, qweight, tokens_per_expert, probs=probs)
+    return qweight.scheme.reference_grouped_matmul(x, qweight, tokens_per_expert, probs)
 
 
-def reference_gated_activation(h: torch.Tensor, probs: torch.Tensor,
-                               activation=F.silu) -> torch.Tensor:
-    """activation(gate) * up, scaled by each row's router prob, for h = [gate | up]: the MoE
-    experts' numerics, which every fused SwiGLU kernel reproduces bit for bit."""
+def reference_gated_activation(h: torch.Tensor, activation=F.silu) -> torch.Tensor:
+    """activation(gate) * up for h = [gate | up], in fp32, rounded once: SGLang's silu_and_mul
+    (the router prob comes after fc2, grouped_linear's probs). Every fused SwiGLU kernel
+    reproduces it bit for bit."""
     gate, up = torch.chunk(h, 2, dim=-1)
-    out = activation(gate) * up
-    return (out * probs.unsqueeze(-1)).to(out.dtype)
+    return (activation(gate.float()) * up.float()).to(h.dtype)
 
 
 def register_gated_activation(device_type: str, op: GatedActivationOp) -> None:
     _GATED_ACTIVATION[device_type] = op
 
 
-def gated_activation(h: torch.Tensor, probs: torch.Tensor, activation=F.silu) -> torch.Tensor:
+def gated_activation(h: torch.Tensor, activation=F.silu) -> torch.Tensor:
     """reference_gated_activation; for SwiGLU on bf16 by the op registered for h's device,
     which gives the same forward bits."""
     op = _GATED_ACTIVATION.get(h.device.type)
     if op is not None and activation is F.silu and h.dtype == torch.bfloat16:
-        return op(h, probs)
-    return reference_gated_activation(h, probs, activation)
+        return op(h)
+    return reference_gated_activation(h, activation)
 
 
 def composed_swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: QuantizedWeight,
@@ -195,17 +199,17 @@ def composed_swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: Quantize
                             routed_rows: int = None) -> torch.Tensor:
     """The experts' MLP from the grouped op and gated_activation: what every fused version
     reproduces. The grouped ops take no tile hint, so routed_rows changes nothing here."""
-    h = gated_activation(grouped_linear(x, fc1, tokens_per_expert), probs)
-    return grouped_linear(h, fc2, tokens_per_expert)
+    h = gated_activation(grouped_linear(x, fc1, tokens_per_expert))
+    return grouped_linear(h, fc2, tokens_per_expert, probs)
 
 
 def swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: QuantizedWeight,
                    tokens_per_expert: torch.Tensor, probs: torch.Tensor,
                    routed_rows: int = None) -> torch.Tensor:
-    """SwiGLU experts with router probs (fc1 = [gate; up]) for forwards without autograd
-    (rollout, old logprobs), fused where a kernel is registered: the learner's forward keeps
-    fc1's output for its backward and calls the grouped op per projection. routed_rows: see
-    SwigluExpertsOp."""
+    """SwiGLU experts, the router probs multiplied into fc2's accumulator (fc1 = [gate; up]),
+    for forwards without autograd (rollout, old logprobs), fused where a kernel is registered:
+    the learner's forward keeps fc1's output for its backward and calls the grouped op per
+    projection. routed_rows: see SwigluExpertsOp."""
     op = _SWIGLU_EXPERTS.get(_key(type(fc1.scheme), x.device.type), composed_swiglu_experts)
     return op(x, fc1, fc2, tokens_per_expert, probs, routed_rows=routed_rows)
 

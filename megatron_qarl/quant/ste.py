@@ -59,40 +59,52 @@ class AlignedGroupedLinear(torch.autograd.Function):
 
     The masters are separate inputs, not one [E, out, in] tensor, so no stacked copy of the
     experts' weights is made: each expert's grad_weight is computed and returned on its own.
+
+    probs (fc2): y_r = p_r * (W x_r), so grad_x_r = p_r * W^T g_r, grad_p_r = <W^T g_r, x_r>,
+    and grad_W = sum_r g_r (p_r x_r)^T: the GEMMs run on g and p * x, no extra GEMM.
     """
 
     @staticmethod
-    def forward(ctx, x, qweight: QuantizedWeight, tokens_per_expert, *masters):
-        ctx.save_for_backward(x, tokens_per_expert)
+    def forward(ctx, x, qweight: QuantizedWeight, tokens_per_expert, probs, *masters):
+        ctx.save_for_backward(x, tokens_per_expert, probs)
         ctx.qweight = qweight
         if len(masters) != len(tokens_per_expert):
             raise ValueError(f"{len(masters)} expert master weights for "
                              f"{len(tokens_per_expert)} experts in tokens_per_expert")
         ctx.master_dtypes = [m.dtype for m in masters]
-        return ops.grouped_linear(x, qweight, tokens_per_expert)
+        return ops.grouped_linear(x, qweight, tokens_per_expert, probs)
 
     @staticmethod
     def backward(ctx, grad_out):
-        x, tokens_per_expert = ctx.saved_tensors
-        kernel = ops.grouped_backward_op(ctx.qweight, grad_out.device)
-        if kernel is not None:  # fused dequantize + grouped GEMMs (bf16 operands, fp32 accum)
-            grad_x, grad_w = kernel(grad_out, x, ctx.qweight, tokens_per_expert)
-            grad_ws = [gw.to(dtype) if needed else None for gw, dtype, needed
-                       in zip(grad_w, ctx.master_dtypes, ctx.needs_input_grad[3:])]
-            return (grad_x.to(x.dtype) if ctx.needs_input_grad[0] else None, None, None,
-                    *grad_ws)
-        counts = [int(c) for c in tokens_per_expert.tolist()]
-        xs, gs = torch.split(x, counts), torch.split(grad_out, counts)
-        grad_x = None
-        if ctx.needs_input_grad[0]:  # one expert's dequantized weight at a time
-            parts = [g.float() @ _dequantized_operand(ctx.qweight[e])
-                     for e, g in enumerate(gs) if len(g)]
-            grad_x = (torch.cat(parts) if parts else x.new_zeros(x.shape).float()).to(x.dtype)
-        grad_ws = [
-            (g.float().t() @ xe.float()).to(dtype) if needed else None
-            for g, xe, dtype, needed in zip(gs, xs, ctx.master_dtypes, ctx.needs_input_grad[3:])
-        ]
-        return (grad_x, None, None, *grad_ws)
+        x, tokens_per_expert, probs = ctx.saved_tensors
+        scaled_x = x if probs is None else (x.float() * probs.float()[:, None]).to(x.dtype)
+        grad_x, grad_ws = _grouped_grads(ctx, grad_out, scaled_x, tokens_per_expert)
+        grad_p = None
+        if probs is not None:  # grad_x is W^T g here, in fp32 or bf16
+            if ctx.needs_input_grad[3]:
+                grad_p = (grad_x.float() * x.float()).sum(-1).to(probs.dtype)
+            grad_x = grad_x.float() * probs.float()[:, None]
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_x.to(x.dtype)
+        return (grad_x if ctx.needs_input_grad[0] else None, None, None, grad_p, *grad_ws)
+
+
+def _grouped_grads(ctx, grad_out, x, tokens_per_expert) -> tuple:
+    """(W^T g per row, each expert's g_e^T x_e in its master's dtype or None): the registered
+    kernel (fused dequantize + grouped GEMMs, bf16 operands, fp32 accumulation) or the fp32
+    reference, one expert's dequantized weight at a time."""
+    needed = ctx.needs_input_grad[4:]
+    kernel = ops.grouped_backward_op(ctx.qweight, grad_out.device)
+    if kernel is not None:
+        grad_x, grad_w = kernel(grad_out, x, ctx.qweight, tokens_per_expert)
+        return grad_x, [gw.to(dtype) if need else None
+                        for gw, dtype, need in zip(grad_w, ctx.master_dtypes, needed)]
+    counts = [int(c) for c in tokens_per_expert.tolist()]
+    xs, gs = torch.split(x, counts), torch.split(grad_out, counts)
+    parts = [g.float() @ _dequantized_operand(ctx.qweight[e]) for e, g in enumerate(gs) if len(g)]
+    grad_x = torch.cat(parts) if parts else x.new_zeros(x.shape).float()
+    return grad_x, [(g.float().t() @ xe.float()).to(dtype) if need else None
+                    for g, xe, dtype, need in zip(gs, xs, ctx.master_dtypes, needed)]
 
 
 def aligned_linear(x, master_weight, qweight: QuantizedWeight, shards=None):
@@ -102,12 +114,14 @@ def aligned_linear(x, master_weight, qweight: QuantizedWeight, shards=None):
     return AlignedLinear.apply(x, master_weight, qweight, shards)
 
 
-def aligned_grouped_linear(x, master_weights, qweight: QuantizedWeight, tokens_per_expert):
-    """master_weights: the experts' 2-D masters (a list), or one [E, out, in] tensor.
+def aligned_grouped_linear(x, master_weights, qweight: QuantizedWeight, tokens_per_expert,
+                           probs=None):
+    """master_weights: the experts' 2-D masters (a list), or one [E, out, in] tensor. probs:
+    each row's router prob, multiplied into the accumulator (fc2; ops.grouped_linear).
 
     Without grad mode the op is called directly: autograd.Function.apply walks every input,
     and with one master per expert that cost ~250 us of host time per projection (measured in
     the embedded engine's decode, tools/profile_embedded_decode.py)."""
     if not torch.is_grad_enabled():
-        return ops.grouped_linear(x, qweight, tokens_per_expert)
-    return AlignedGroupedLinear.apply(x, qweight, tokens_per_expert, *master_weights)
+        return ops.grouped_linear(x, qweight, tokens_per_expert, probs)
+    return AlignedGroupedLinear.apply(x, qweight, tokens_per_expert, probs, *master_weights)

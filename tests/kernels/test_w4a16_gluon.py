@@ -316,7 +316,7 @@ def test_capped_grid_is_the_full_grids_bits(tiles, swiglu):
     counts = [0, 37, 0, 130, 1, 64]
     tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
     x = torch.randn(4 * sum(counts), 768, device="cuda").bfloat16()  # padded past the counts
-    probs = torch.rand(x.shape[0], device="cuda") if swiglu else None
+    probs = None if swiglu else torch.rand(x.shape[0], device="cuda")  # fc2's epilogue
     got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, probs=probs,
                                         max_programs=cap) for cap in (5, None))
     rows = sum(counts)
@@ -339,12 +339,12 @@ def test_tail_is_the_plain_tiles_bits(tiles, tail, swiglu, assert_gemm_close):
     counts = [0, 37, 0, 130, 1, 64, 80, 81, 150, 16, 65, 161]
     tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
     x = torch.randn(sum(counts), 512, device="cuda").bfloat16()
-    probs = torch.rand(sum(counts), device="cuda") if swiglu else None
+    probs = None if swiglu else torch.rand(sum(counts), device="cuda")  # fc2's epilogue
     got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, probs=probs,
                                         tail=t) for t in (tail, 0))
     assert torch.equal(got, want)
     if not swiglu:
-        assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens))
+        assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens, probs))
     with pytest.raises(ValueError, match="tail=12"):
         wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, tail=12)
 
@@ -368,7 +368,7 @@ def test_stages_of_several_groups_are_the_one_group_bits(tiles, swiglu, x_async,
     counts = [0, 37, 0, 130, 1, 64, 80, 81, 3, 16, 65, 5]
     tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
     x = torch.randn(sum(counts), k, device="cuda").bfloat16()
-    probs = torch.rand(sum(counts), device="cuda") if swiglu else None
+    probs = None if swiglu else torch.rand(sum(counts), device="cuda")  # fc2's epilogue
     got, want = (wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, swiglu=swiglu, probs=probs,
                                         x_async=x_async, tail=tail, groups=g) for g in (groups, 1))
     assert torch.equal(got, want)
@@ -461,21 +461,20 @@ def test_odd_group_counts_take_the_triton_kernel(assert_gemm_close):
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
-@pytest.mark.parametrize("with_probs", [False, True])
 @pytest.mark.parametrize("counts", [[0, 37, 0, 130, 1, 64], [200, 0, 3, 0, 0, 40]])
 @pytest.mark.parametrize("fused_tiles", [(64, 64, 2, None), (16, 64, 3, 96), (32, 64, 3, None, 1),
                                          (8, 64, 4, None)])
-def test_fused_swiglu_is_the_unfused_bits(with_probs, counts, fused_tiles):
+def test_fused_swiglu_is_the_unfused_bits(counts, fused_tiles):
     torch.manual_seed(0)
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(6, 2 * 192, 512, device="cuda"))
     tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
     x = torch.randn(sum(counts), 512, device="cuda").bfloat16()
-    probs = torch.rand(sum(counts), device="cuda") if with_probs else None
-    ones = torch.ones(sum(counts), device="cuda")  # the reference's form of "no probs"
-    want = reference_gated_activation(wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 128, 3),
-                                      ones if probs is None else probs)
-    got = wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True, probs=probs)
+    want = reference_gated_activation(wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 128, 3))
+    got = wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True)
     assert torch.equal(got, want)
+    with pytest.raises(ValueError, match="probs: the router probs multiply fc2"):
+        wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True,
+                               probs=torch.ones(sum(counts), device="cuda"))
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
@@ -490,11 +489,9 @@ def test_split_fused_swiglu_matches_and_repeats(split, counts, fused_tiles, grou
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(6, 2 * 192, 1024, device="cuda"))
     tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
     x = torch.randn(sum(counts), 1024, device="cuda").bfloat16()
-    probs = torch.rand(sum(counts), device="cuda")
-    whole = wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True, probs=probs,
-                                   groups=groups)
-    got = [wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True, probs=probs,
-                                  groups=groups, split_k=split) for _ in range(3)]
+    whole = wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True, groups=groups)
+    got = [wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True, groups=groups,
+                                  split_k=split) for _ in range(3)]
     _assert_swiglu_close(got[0], whole)
     assert torch.equal(got[0], got[1]) and torch.equal(got[0], got[2])
 
@@ -525,8 +522,8 @@ def test_decode_graphs_split_few_rows(fused, monkeypatch, assert_gemm_close):
                           dtype=torch.int32)
     x = torch.randn(8, 2048, device="cuda").bfloat16()
     probs = torch.rand(8, device="cuda")
-    op = ((lambda: w4a16_gemm.w4a16_grouped_swiglu(x, qweight, tokens, probs)) if fused
-          else (lambda: w4a16_grouped_matmul(x, qweight, tokens)))
+    op = ((lambda: w4a16_gemm.w4a16_grouped_swiglu(x, qweight, tokens)) if fused
+          else (lambda: w4a16_grouped_matmul(x, qweight, tokens, probs=probs)))
     eager = op()
     assert calls == [] and x.device in split_k._rings
     graph = torch.cuda.CUDAGraph()

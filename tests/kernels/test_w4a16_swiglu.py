@@ -16,8 +16,7 @@ def _case(counts, k, group, device, ffn=24):
     qweight = get_scheme(f"w4a16-g{group}").quantize_weight(
         0.5 * torch.randn(len(counts), 2 * ffn, k, device=device))
     x = torch.randn(sum(counts), k, device=device).bfloat16()
-    probs = torch.rand(sum(counts), device=device)
-    return x, qweight, torch.tensor(counts), probs
+    return x, qweight, torch.tensor(counts)
 
 
 def _assert_same(actual, expected, device):
@@ -29,50 +28,45 @@ def _assert_same(actual, expected, device):
 
 @pytest.mark.parametrize("counts", [[3, 0, 17, 1], [0, 0, 0, 6], [1]])
 @pytest.mark.parametrize("config", [W4A16Config(16, 16), W4A16Config(32, 32, block_k=128)])
-@pytest.mark.parametrize("with_probs", [True, False])
-def test_fused_equals_gemm_then_gated_activation(counts, config, with_probs, device):
-    x, qweight, tokens, probs = _case(counts, 256, 64, device)
-    probs = probs if with_probs else None
-    want = w4a16_grouped_matmul(x, qweight, tokens, config)
-    want = reference_gated_activation(want, probs if with_probs else torch.ones_like(x[:, 0]))
-    got = w4a16_grouped_swiglu(x, qweight, tokens, probs, config)
+def test_fused_equals_gemm_then_gated_activation(counts, config, device):
+    x, qweight, tokens = _case(counts, 256, 64, device)
+    want = reference_gated_activation(w4a16_grouped_matmul(x, qweight, tokens, config))
+    got = w4a16_grouped_swiglu(x, qweight, tokens, config)
     assert got.shape == (x.shape[0], 24) and got.dtype == torch.bfloat16
     _assert_same(got, want, device)
 
 
 def test_fused_default_tiles_of_mid_batches(device):
     """22 rows per expert: the 64-token tile with half the unfused weight rows."""
-    x, qweight, tokens, probs = _case([40, 0, 30, 20], 256, 64, device)
-    want = reference_gated_activation(w4a16_grouped_matmul(x, qweight, tokens), probs)
-    _assert_same(w4a16_grouped_swiglu(x, qweight, tokens, probs), want, device)
+    x, qweight, tokens = _case([40, 0, 30, 20], 256, 64, device)
+    want = reference_gated_activation(w4a16_grouped_matmul(x, qweight, tokens))
+    _assert_same(w4a16_grouped_swiglu(x, qweight, tokens), want, device)
 
 
 def test_fused_with_a_partial_last_k_step(device):
     """K = 160: the default 128-input step leaves a masked tail of one 32-group."""
-    x, qweight, tokens, probs = _case([5, 2], 160, 32, device)
-    want = reference_gated_activation(w4a16_grouped_matmul(x, qweight, tokens), probs)
-    _assert_same(w4a16_grouped_swiglu(x, qweight, tokens, probs), want, device)
+    x, qweight, tokens = _case([5, 2], 160, 32, device)
+    want = reference_gated_activation(w4a16_grouped_matmul(x, qweight, tokens))
+    _assert_same(w4a16_grouped_swiglu(x, qweight, tokens), want, device)
 
 
 def test_registered_op_fuses_only_up_to_its_batch_limit(device, monkeypatch):
-    x, qweight, tokens, probs = _case([5, 0, 3], 64, 32, device)
-    want = reference_gated_activation(w4a16_grouped_linear(x, qweight, tokens), probs)
+    x, qweight, tokens = _case([5, 0, 3], 64, 32, device)
+    want = reference_gated_activation(w4a16_grouped_linear(x, qweight, tokens))
     fused = []
     monkeypatch.setattr(w4a16_gemm, "w4a16_grouped_swiglu",
                         lambda *a, **kw: fused.append(a) or w4a16_grouped_swiglu(*a, **kw))
-    _assert_same(w4a16_grouped_swiglu_op(x, qweight, tokens, probs), want, device)
+    _assert_same(w4a16_grouped_swiglu_op(x, qweight, tokens), want, device)
     assert len(fused) == 1  # 8 rows <= 3 experts x the limit
     monkeypatch.setattr(w4a16_gemm, "FUSED_SWIGLU_ROWS_PER_EXPERT", 2)
-    assert torch.equal(w4a16_grouped_swiglu_op(x, qweight, tokens, probs), want)
+    assert torch.equal(w4a16_grouped_swiglu_op(x, qweight, tokens), want)
     assert len(fused) == 1
 
 
 def test_bad_inputs_name_the_argument(device):
-    x, qweight, tokens, probs = _case([2, 1], 64, 32, device)
-    with pytest.raises(ValueError, match=r"probs: shape \(2,\)"):
-        w4a16_grouped_swiglu(x, qweight, tokens, probs[:2])
+    x, qweight, tokens = _case([2, 1], 64, 32, device)
     with pytest.raises(ValueError, match="split_k=1"):
-        w4a16_grouped_swiglu(x, qweight, tokens, probs, W4A16Config(16, 16, split_k=2))
+        w4a16_grouped_swiglu(x, qweight, tokens, W4A16Config(16, 16, split_k=2))
     odd = get_scheme("w4a16-g32").quantize_weight(torch.randn(2, 15, 64, device=device))
     with pytest.raises(ValueError, match="qweight: 15 output rows"):
-        w4a16_grouped_swiglu(x, odd, tokens, probs)
+        w4a16_grouped_swiglu(x, odd, tokens)

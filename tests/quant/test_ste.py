@@ -50,6 +50,43 @@ def test_grouped_ste_matches_per_expert_and_handles_empty_experts():
     assert torch.equal(master.grad[1], torch.zeros(16, 64))
 
 
+@pytest.mark.parametrize("scheme_name", ["w4a16-g32", "fp8-block", "int8", "none"])
+def test_grouped_ste_with_router_probs(scheme_name):
+    """fc2 of the experts: each row's prob multiplies its fp32 accumulator before the one
+    rounding (SGLang's order), and the STE's grads are those of p * (x @ W_deq^T) for x and p,
+    of p * (x @ W^T) for the masters."""
+    torch.manual_seed(0)
+    scheme = get_scheme(scheme_name)
+    masters = [(torch.randn(128, 256) * 0.1).requires_grad_() for _ in range(3)]
+    qw = scheme.quantize_weight(torch.stack([m.detach() for m in masters]), "experts")
+    counts = torch.tensor([4, 0, 3])
+    x = torch.randn(7, 256).bfloat16().requires_grad_()
+    probs = torch.rand(7).requires_grad_()
+    y = aligned_grouped_linear(x, masters, qw, counts, probs)
+    raw = scheme.reference_grouped_matmul(x.detach(), qw, counts)
+    once = scheme.reference_grouped_matmul(x.detach(), qw, counts, probs.detach())
+    assert torch.equal(y, once) and y.dtype == torch.bfloat16
+    # one rounding of the scaled accumulator: not the rounded output scaled and rounded again
+    twice = (raw.float() * probs.detach()[:, None]).bfloat16()
+    assert not torch.equal(once, twice)
+    assert (once.float() - twice.float()).abs().max() <= 2**-7 * once.float().abs().max()
+    g = torch.randn_like(y)
+    y.backward(g)
+
+    w_deq = torch.cat([qw[e].dequantize().to(scheme.weight_operand_dtype).float()[None]
+                       for e in range(3)])
+    x2, p2 = x.detach().float().requires_grad_(), probs.detach().clone().requires_grad_()
+    rows = torch.repeat_interleave(torch.arange(3), counts)
+    (p2[:, None] * torch.einsum("ri,roi->ro", x2, w_deq[rows])).backward(g.float())
+    torch.testing.assert_close(x.grad.float(), x2.grad, rtol=2**-7, atol=1e-3)
+    torch.testing.assert_close(probs.grad, p2.grad, rtol=1e-4, atol=1e-4)
+    for e, part in ((0, slice(0, 4)), (2, slice(4, 7))):
+        want = (g[part].float() * probs.detach()[part, None]).t() @ x.detach()[part].float()
+        # p * x rounded to x's bf16 before the weight-grad GEMM: a bf16 rounding's error
+        assert (masters[e].grad - want).norm() <= 2**-8 * want.norm()
+    assert not masters[1].grad.any()
+
+
 def test_grouped_ste_takes_per_expert_masters_without_a_stacked_copy():
     torch.manual_seed(0)
     scheme = get_scheme("fp8-block")

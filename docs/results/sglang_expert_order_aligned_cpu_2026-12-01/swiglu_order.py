@@ -1,0 +1,49 @@
+"""The experts' activation and router prob after session 69: the learner's experts
+(quant.ops.composed_swiglu_experts on the CPU references, which every kernel reproduces)
+against a model of SGLang 0.5.23's fused MoE (silu_and_mul: x / (1 + expf(-x)) times up in
+fp32, rounded once; the prob multiplied into fc2's fp32 accumulator), W4A16 g128 and FP8
+block experts at Qwen3-30B-A3B's expert shape. Beside them: the torch._grouped_mm paths' extra
+rounding (grouped_mm.scale_bf16_rows), SGLang's order with fc2 summed in another fp32 order,
+and with 1% of fc1's outputs one bf16 step off (what another kernel's accumulation does)."""
+import torch
+
+from megatron_qarl.quant import get_scheme
+from megatron_qarl.quant.ops import composed_swiglu_experts
+
+torch.manual_seed(0)
+T, H, FF = 1024, 2048, 768
+counts = torch.tensor([T])
+x = torch.randn(T, H).bfloat16()
+p = torch.softmax(torch.randn(T, 128), -1).topk(8, -1).values[:, 0].float()
+
+
+def rel(a, b):
+    return (f"{((a - b).norm() / b.norm()).item():.2e} "
+            f"(elements differing {(a != b).float().mean().item():.3f})")
+
+
+def sglang(scheme, h, w2, order=1):
+    g, u = h.float().chunk(2, -1)
+    act = scheme.fake_quantize_activation((g / (1 + torch.exp(-g)) * u).bfloat16())
+    acc = torch.zeros(T, H)
+    for k in list(range(0, FF, 128))[::order]:
+        acc += act[:, k:k + 128] @ w2.t()[k:k + 128]
+    return (acc * p[:, None]).bfloat16().float()
+
+
+for name in ("w4a16", "fp8-block"):
+    scheme = get_scheme(name)
+    w13 = scheme.quantize_weight(torch.randn(1, 2 * FF, H) * 0.02)
+    w2 = scheme.quantize_weight(torch.randn(1, H, FF) * 0.02)
+    h = scheme.reference_grouped_matmul(x, w13, counts)
+    w2_op = scheme.dequantize(w2)[0].to(scheme.weight_operand_dtype).float()
+    want = sglang(scheme, h, w2_op)
+    learner = composed_swiglu_experts(x, w13, w2, counts, p).float()
+    act = composed_swiglu_experts(x, w13, w2, counts, torch.ones(T))  # fc2 unscaled, rounded
+    twice = (act.float() * p[:, None]).bfloat16().float()
+    pick = torch.rand(h.shape) < 0.01
+    nudged = (h.view(torch.int16) + pick.to(torch.int16)).view(torch.bfloat16)
+    print(f"{name}: learner vs SGLang's order:                  {rel(learner, want)}")
+    print(f"{name}: learner, fc2 rounded before the prob:       {rel(twice, want)}")
+    print(f"{name}: SGLang's order, fc2 summed backwards:       {rel(sglang(scheme, h, w2_op, -1), want)}")
+    print(f"{name}: SGLang's order, 1% of fc1 one step off:     {rel(sglang(scheme, nudged, w2_op), want)}")

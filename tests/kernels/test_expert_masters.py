@@ -153,7 +153,7 @@ _KERNELS = {
             ["*bf16", "*i64", "*fp8e4nv", "*fp32", "i32", "i32", "i32", "i32"],
             {"BLOCK": 128}, 8),
     "int8": (int8_module._int8_rows_kernel,
-             ["*bf16", "*i64", "*fp32", "*i8", "*fp32", "*i32", "i32", "i32", "i32", "i32", "i32"],
+             ["*bf16", "*i64", "*i8", "*fp32", "*i32", "i32", "i32", "i32", "i32", "i32"],
              {"BLOCK": 2048, "ONE_PASS": True, "TAIL": 0, "SWIGLU": False, "MASTERS": True,
               "PDL": False, "SOFTWARE": False}, 2),
     "none": (bf16_module._bf16_weight_kernel, ["*bf16", "*i64", "*bf16", "*i32", "i32"],

@@ -16,7 +16,8 @@ from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.launch_cache import CachedLaunch
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
-CONSTEXPRS = dict(E_PAD=16, X_STAGES=2, W_STAGES=2, B_STAGES=2, GRAD_INPUT=False, num_warps=4)
+CONSTEXPRS = dict(E_PAD=16, X_STAGES=2, W_STAGES=2, B_STAGES=2, GRAD_INPUT=False,
+                  HAS_PROBS=False, num_warps=4)
 
 
 def _ws_arguments():
@@ -34,7 +35,7 @@ def _ws_arguments():
     for (x_desc, w_desc), s, c, n, tiles, stride in itertools.product(
             descs, (words, words[:, :, 1:], words[:, :, 4:]), (counts, counts[4:], counts[1:]),
             (0, 1, 16, 24, 48, 1536, 2**31, 2**32 + 16), (100, 132, 2**31, 2**63), (1, 8, 9)):
-        yield (x_desc, w_desc, s, y, c, 16, n, 2048, tiles, 1536 * 9, stride, 1536)
+        yield (x_desc, w_desc, s, y, y, c, 16, n, 2048, tiles, 1536 * 9, stride, 1536)
 
 
 def _decode_arguments():

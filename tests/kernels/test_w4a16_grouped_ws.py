@@ -19,20 +19,22 @@ from sm90_ptx import facts_of_child, ptx_counts, serve_facts
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
-def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int, grad_input: int = 0) -> dict:
+def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int, grad_input: int = 0,
+                      has_probs: int = 0) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 E128 shapes) with the given rings, for the
-    forward or grad_input."""
+    forward (has_probs: fc2's, the router probs in its epilogue) or grad_input."""
     codes = torch.empty(128 * 1536, 256, dtype=torch.int32)
     x = torch.empty(4096, 1536 if grad_input else 2048, dtype=torch.bfloat16)
     w_desc = TensorDescriptor.from_tensor(codes, [ws.BLOCK_N, wg.STAGE_WORDS],
                                           wg.word_layout(ws.CODE_SWIZZLE))
     x_desc = wg.x_descriptor(x, ws.BLOCK_M // 2, 1)
-    names = ["x_desc", "w_desc", "s_ptr", "y_ptr", "counts_ptr", "num_experts", "N", "K",
-             "num_tiles", "stride_se", "stride_sn", "stride_ym"]
-    types = [mangle_type(x_desc), mangle_type(w_desc), "*i32", "*bf16", "*i32"] + ["i32"] * 7
-    signature = dict(zip(names, types))
+    names = ["x_desc", "w_desc", "s_ptr", "y_ptr", "p_ptr", "counts_ptr", "num_experts", "N",
+             "K", "num_tiles", "stride_se", "stride_sn", "stride_ym"]
+    types = [mangle_type(x_desc), mangle_type(w_desc), "*i32", "*bf16", "*fp32", "*i32"]
+    signature = dict(zip(names, types + ["i32"] * 7))
     constexprs = {"E_PAD": 128, "X_STAGES": x_stages, "W_STAGES": w_stages,
-                  "B_STAGES": b_stages, "GRAD_INPUT": bool(grad_input), "num_warps": 4}
+                  "B_STAGES": b_stages, "GRAD_INPUT": bool(grad_input),
+                  "HAS_PROBS": bool(has_probs), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     kernel = triton.compile(
         GluonASTSource(fn=ws._w4a16_grouped_ws_kernel, signature=signature,
@@ -44,12 +46,12 @@ def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int, grad_input: i
     return dict(facts, shared=kernel.metadata.shared)
 
 
-@pytest.mark.parametrize("rings,grad_input", [((2, 2, 2), 0), ((2, 3, 2), 0), ((1, 4, 3), 0),
-                                              ((2, 2, 2), 1)])
-def test_compiles_for_sm90(rings, grad_input):
+@pytest.mark.parametrize("rings,grad_input,has_probs", [((2, 2, 2), 0, 0), ((2, 3, 2), 0, 1),
+                                                        ((1, 4, 3), 0, 0), ((2, 2, 2), 1, 0)])
+def test_compiles_for_sm90(rings, grad_input, has_probs):
     """Frontend, layouts, warp specialization and ptxas for sm_90a."""
     block_n = ws.BLOCK_N
-    facts = facts_of_child(__file__, *rings, grad_input)
+    facts = facts_of_child(__file__, *rings, grad_input, has_probs)
     # two consumers x two 64-input halves x 4 wgmma (k = 16) for each m64 row block, issued for
     # both blocks of a consumer's rows or, in a short tile, for its first block alone
     # (2 x 2 x (2 + 1) x 4); both operands from shared memory (grad_input's: the 64 weight rows

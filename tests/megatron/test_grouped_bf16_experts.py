@@ -50,7 +50,9 @@ def test_grouped_bf16_experts_are_megatrons_model(single_process):
         if "local_experts" in name:
             want_grad, got_grad = named[name].grad.float(), param.grad.float()
             assert got_grad.abs().max() > 0, name
-            assert (got_grad - want_grad).norm() <= 1e-3 * want_grad.norm(), name  # 2.6e-5 CPU
+            # the router prob scales fc2's output here (SGLang's order), fc2's input in
+            # Megatron's: the bf16 roundings move, 6.6e-3 on the CPU (2.6e-5 in one order)
+            assert (got_grad - want_grad).norm() <= 2e-2 * want_grad.norm(), name
             checked += 1
     assert checked == len(experts) * 2 * len(experts[0].local_experts)
 

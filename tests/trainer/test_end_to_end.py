@@ -12,6 +12,15 @@ import torch
 from trainer_runs import NCCL_BF16, TINY, TWO_GPUS, checkpoint_tensors, records, train
 
 from megatron_qarl.train import main
+from megatron_qarl.trainer.distributed import shutdown_distributed
+
+
+@pytest.fixture(autouse=True)
+def no_parallel_state_left_by_earlier_tests():
+    """main() sets up Megatron's parallel state as in a fresh process; a test run before on the
+    same xdist worker may have left its own (compat.cpu_testing.init_parallel re-initializes,
+    the trainer refuses to: "data parallel group is already initialized")."""
+    shutdown_distributed()
 
 
 def test_smoke_run_trains_and_writes_metrics(tmp_path):

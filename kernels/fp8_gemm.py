@@ -145,7 +145,8 @@ def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_w
         wq.stride(1), ws.stride(0), ws.stride(1), y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=BLOCK, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, ROW_LOOP=row_loop,
-        HAS_PROBS=probs is not None, PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
+        HAS_PROBS=probs is not None, PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps,
+        num_stages=num_stages,
         launch_pdl=pdl)
     return y
 

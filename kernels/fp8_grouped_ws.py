@@ -285,5 +285,6 @@ def fp8_grouped_ws(xq: torch.Tensor, xs: torch.Tensor, qweight, counts: torch.Te
         (min(num_tiles, sm_count(xq.device)), ), a_desc, b_desc, c_desc, xs, ws, y,
         y if probs is None else probs.contiguous(), counts, num_experts, n, k, num_tiles, rows,
         xs.stride(1), ws.stride(0), ws.stride(1), y.stride(0), E_PAD=table_size(num_experts),
-        STAGES=stages, HAS_PROBS=probs is not None, num_warps=4, maxnreg=168)  # 3 warpgroups x 168 = the SM's 64K registers
+        STAGES=stages, HAS_PROBS=probs is not None, num_warps=4,
+        maxnreg=168)  # 3 warpgroups x 168 = the SM's 64K registers
     return y

@@ -170,7 +170,8 @@ def int8_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, tokens_per_expert=N
         y.stride(0),
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=_BLOCK_K, SPLIT_K=split_k,
         E_PAD=triton.next_power_of_2(num_experts), DENSE=dense, OUT_BF16=out_bf16,
-        HAS_PROBS=probs is not None, PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps, num_stages=num_stages,
+        HAS_PROBS=probs is not None, PDL=pdl, SOFTWARE=INTERPRETED, num_warps=num_warps,
+        num_stages=num_stages,
         launch_pdl=pdl)
     return y
 

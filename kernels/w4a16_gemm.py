@@ -107,9 +107,9 @@ def _w4a16_gemm_kernel(
 ):
     """N: output columns; with SWIGLU the weight has 2N rows [gate; up] and each program
     accumulates the gate and the up rows of its columns; HAS_PROBS (not with SWIGLU): each
-    row's router prob p_ptr[row] multiplies its accumulator before the rounding. ROW_LOOP: the grid's row axis is
-    capped below the bound of x's rows (expert_tiles.row_tile_grid), so programs walk the row
-    tiles; else one row tile a program."""
+    row's router prob p_ptr[row] multiplies its accumulator before the rounding. ROW_LOOP:
+    the grid's row axis is capped below the bound of x's rows (expert_tiles.row_tile_grid), so
+    programs walk the row tiles; else one row tile a program."""
     if ROW_LOOP:
         tiles = row_tile_count(counts_ptr, num_experts, BLOCK_M, E_PAD)
         for tile in range(tl.program_id(1), tiles, tl.num_programs(1)):

@@ -613,11 +613,11 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                         split_k: int = 1) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] (or [out, in]: one expert, a dense call) -> bf16 [T, out].
-    swiglu: the weight is fc1's [gate; up]
-    and the output silu(x @ gate^T) * (x @ up^T), [T, out / 2], bit for bit
-    ops.reference_gated_activation of this kernel's unfused output. probs [T] (not with
-    swiglu): each row's router prob, multiplied into its fp32 accumulator. maxnreg: a register cap, for
-    one more CTA per SM: ptxas then retires each wgmma before the next (no pipelining), which
+    swiglu: the weight is fc1's [gate; up] and the output silu(x @ gate^T) * (x @ up^T),
+    [T, out / 2], bit for bit ops.reference_gated_activation of this kernel's unfused output.
+    probs [T] (not with swiglu): each row's router prob, multiplied into its fp32 accumulator.
+    maxnreg: a register cap, for one more CTA per SM: ptxas then retires each wgmma before the
+    next (no pipelining), which
     short-K shapes of many experts trade for the occupancy (round 11). ctas_per_sm: a
     persistent grid of that many programs per SM, each walking tiles with its ring running
     across them; None: one program per tile (bound). x_async: x by cp.async of the tile's own

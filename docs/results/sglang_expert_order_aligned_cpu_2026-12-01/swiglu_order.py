@@ -43,7 +43,8 @@ for name in ("w4a16", "fp8-block"):
     twice = (act.float() * p[:, None]).bfloat16().float()
     pick = torch.rand(h.shape) < 0.01
     nudged = (h.view(torch.int16) + pick.to(torch.int16)).view(torch.bfloat16)
+    backwards, off = sglang(scheme, h, w2_op, -1), sglang(scheme, nudged, w2_op)
     print(f"{name}: learner vs SGLang's order:                  {rel(learner, want)}")
     print(f"{name}: learner, fc2 rounded before the prob:       {rel(twice, want)}")
-    print(f"{name}: SGLang's order, fc2 summed backwards:       {rel(sglang(scheme, h, w2_op, -1), want)}")
-    print(f"{name}: SGLang's order, 1% of fc1 one step off:     {rel(sglang(scheme, nudged, w2_op), want)}")
+    print(f"{name}: SGLang's order, fc2 summed backwards:       {rel(backwards, want)}")
+    print(f"{name}: SGLang's order, 1% of fc1 one step off:     {rel(off, want)}")

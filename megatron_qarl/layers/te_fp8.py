@@ -156,6 +156,6 @@ class TEFP8BlockOps:
             self._grouped_gemm(weights, acts, [out], [None] * len(splits), out_dtype,
                                layout="TN", m_splits=splits, single_output=True,
                                use_split_accumulator=True)
-        return scale_rows(out[index], probs).to(x.dtype)
+        return scale_rows(out[index], probs, x.dtype, qweight.scheme.prob_after_rounding)
 
     grouped.reads_counts_on_host = True  # m_splits: decode_graph.graph_blocker reads this

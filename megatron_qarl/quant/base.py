@@ -57,11 +57,18 @@ class QuantizedWeight:
         return self.scheme.dequantize(self)
 
 
-def scale_rows(acc: torch.Tensor, probs: Optional[torch.Tensor]) -> torch.Tensor:
-    """acc [..., rows, out] fp32 times each row's router prob, before the output's one
-    rounding: SGLang's fused MoE multiplies the prob into fc2's fp32 accumulator (Triton
-    MUL_ROUTED_WEIGHT, Marlin mul_topk_weights), so the aligned experts do too."""
-    return acc if probs is None else acc * probs.float().unsqueeze(-1)
+def scale_rows(acc: torch.Tensor, probs: Optional[torch.Tensor], dtype: torch.dtype,
+               after_rounding: bool) -> torch.Tensor:
+    """acc [..., rows, out] fp32 as the output dtype, each row times its router prob (fc2 of
+    the experts), as SGLang's fused MoE kernels apply it: Triton's (MUL_ROUTED_WEIGHT: FP8,
+    INT8, bf16) in the fp32 accumulator before the one rounding; Marlin's (W4A16,
+    mul_topk_weights) after it, a product of the rounded output and the prob rounded to the
+    output dtype (`__hmul2`), rounded again."""
+    if probs is None:
+        return acc.to(dtype)
+    if after_rounding:
+        return acc.to(dtype) * probs.to(dtype).unsqueeze(-1)
+    return (acc * probs.float().unsqueeze(-1)).to(dtype)
 
 
 class QuantScheme(abc.ABC):
@@ -72,6 +79,9 @@ class QuantScheme(abc.ABC):
     weight_operand_dtype: torch.dtype = torch.bfloat16
     #: whether activations are quantized too (W8A8 schemes)
     quantizes_activations: bool = False
+    #: whether the router prob multiplies a grouped GEMM's rounded output rather than its fp32
+    #: accumulator (scale_rows: the SGLang kernel that serves the scheme's MoE)
+    prob_after_rounding: bool = False
     #: output rows one weight scale covers (FP8's 128-row blocks; per-row and per-column-group
     #: scales: 1), the granule a row split or concatenation must keep whole
     scale_block_rows: int = 1
@@ -99,7 +109,7 @@ class QuantScheme(abc.ABC):
         probs [rows]: see scale_rows."""
         w = self.dequantize(qweight).to(self.weight_operand_dtype).float()
         y = torch.matmul(self.fake_quantize_activation(x), w.transpose(-1, -2))
-        return scale_rows(y, probs).to(x.dtype)
+        return scale_rows(y, probs, x.dtype, self.prob_after_rounding)
 
     def reference_grouped_matmul(self, x: torch.Tensor, qweight: QuantizedWeight,
                                  tokens_per_expert: torch.Tensor,

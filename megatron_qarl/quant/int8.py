@@ -83,7 +83,8 @@ class Int8W8A8(QuantScheme):
         unlike int64, has a matmul on CUDA), then both scales in fp32, then the probs."""
         xq, xs = quantize_activation(x)
         acc = torch.matmul(xq.double(), qweight.data.double().transpose(-1, -2))
-        return scale_rows(scaled_accumulator(acc, xs, qweight.scale), probs).to(x.dtype)
+        return scale_rows(scaled_accumulator(acc, xs, qweight.scale), probs, x.dtype,
+                          self.prob_after_rounding)
 
     def serving_tensors(self, prefix, qweight):
         return {f"{prefix}.weight": qweight.data, f"{prefix}.weight_scale": qweight.scale}

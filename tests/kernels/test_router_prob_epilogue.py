@@ -1,11 +1,13 @@
-"""fc2 of the experts multiplies each row's router prob into its fp32 accumulator before the
-output's one rounding, as SGLang's fused MoE does (quant.base.scale_rows), in every grouped
-kernel: Triton (W4A16, its K split too, FP8, INT8) under the interpreter or on the GPU, the
-Hopper kernels (W4A16 Gluon and warp-specialized, FP8 warp-specialized) on an SM90 GPU.
+"""fc2 of the experts multiplies each row by its router prob as the SGLang kernel serving the
+scheme does (quant.base.scale_rows), in every grouped kernel: Triton (W4A16, its K split too,
+FP8, INT8) under the interpreter or on the GPU, the Hopper kernels (W4A16 Gluon and
+warp-specialized, FP8 warp-specialized) on an SM90 GPU.
 
-A power-of-two prob scales a float exactly, so with such probs each row must be its unscaled
-output times its prob, bit for bit: the prob reached the row it belongs to, and nothing else
-moved. Random probs are checked against the reference."""
+W4A16 (Marlin's order): the rounded output times the prob rounded to bf16, rounded again, so
+each row must be the kernel's own unscaled output times bf16(prob), bit for bit. FP8 and INT8
+(Triton's MUL_ROUTED_WEIGHT): the prob multiplies the fp32 accumulator before the one rounding;
+on inputs whose sums are exact (integer codes, scales of 1) the reference's accumulator is the
+kernel's, so its single rounding must be matched bit for bit and rounding twice must not."""
 import pytest
 import torch
 
@@ -15,11 +17,12 @@ from qarl_kernels.fp8_gemm import fp8_block_grouped_linear
 from qarl_kernels.fp8_quantize import fp8_quantize_activation
 from qarl_kernels.grouped_mm import bf16_grouped_linear
 from qarl_kernels.int8_gemm import int8_grouped_linear
-from qarl_kernels.w4a16_gemm import W4A16Config, w4a16_grouped_matmul
+from qarl_kernels.w4a16_gemm import W4A16Config, w4a16_grouped_linear, w4a16_grouped_matmul
 from qarl_kernels.w4a16_gluon import w4a16_grouped_gluon
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 COUNTS = [5, 0, 9, 1]
+PADDING = 7  # rows past the counts, as a fixed-size exchange leaves them
 
 
 def _w4a16(config):
@@ -27,72 +30,76 @@ def _w4a16(config):
                                                                  probs=probs)
 
 
-# (scheme, grouped op with probs=..., whether it matches the reference bit for bit)
-OPS = {
-    "w4a16 16x16": ("w4a16-g32", _w4a16(W4A16Config(16, 16)), False),
-    "w4a16 32x32 k128": ("w4a16-g32", _w4a16(W4A16Config(32, 32, block_k=128)), False),
-    "w4a16 K split": ("w4a16-g32", _w4a16(W4A16Config(16, 16, split_k=2)), False),
-    "fp8 triton": ("fp8-block", fp8_block_grouped_linear, False),
-    "int8": ("int8", int8_grouped_linear, True),
+# the prob after the rounding: (scheme, grouped op with probs=...)
+ROUNDED_FIRST = {
+    "w4a16 16x16": ("w4a16-g32", _w4a16(W4A16Config(16, 16))),
+    "w4a16 32x32 k128": ("w4a16-g32", _w4a16(W4A16Config(32, 32, block_k=128))),
+    "w4a16 K split": ("w4a16-g32", _w4a16(W4A16Config(16, 16, split_k=2))),
+    "w4a16 op": ("w4a16-g32", w4a16_grouped_linear),
+    "bf16 grouped_mm": ("none", bf16_grouped_linear),
 }
+# the prob in the fp32 accumulator
+IN_ACCUMULATOR = {"fp8 triton": ("fp8-block", fp8_block_grouped_linear),
+                  "int8": ("int8", int8_grouped_linear)}
 
 
-def _case(scheme_name, device, rows=None, seed=0):
+def _case(scheme_name, device, seed=0):
     g = torch.Generator().manual_seed(seed)
     scheme = get_scheme(scheme_name)
     qweight = scheme.quantize_weight(
         (0.1 * torch.randn(len(COUNTS), 256, 256, generator=g)).to(device))
-    rows = rows or sum(COUNTS)
-    x = torch.randn(rows, 256, generator=g).bfloat16().to(device)
-    powers = 2.0 ** torch.randint(-3, 2, (rows,), generator=g).float()
-    return scheme, qweight, torch.tensor(COUNTS), x, powers.to(device)
+    x = torch.randn(sum(COUNTS) + PADDING, 256, generator=g).bfloat16().to(device)
+    probs = torch.rand(x.shape[0], generator=g).to(device)
+    return scheme, qweight, torch.tensor(COUNTS), x, probs
 
 
-@pytest.mark.parametrize("name", sorted(OPS))
-def test_power_of_two_probs_scale_each_row_exactly(name, device):
-    scheme_name, op, _ = OPS[name]
-    _, qweight, counts, x, powers = _case(scheme_name, device)
-    plain = op(x, qweight, counts)
-    assert torch.equal(op(x, qweight, counts, probs=powers),
-                       (plain.float() * powers[:, None]).bfloat16())
+def _exact_case(scheme_name, device, seed=0):
+    """Integer codes with every block's amax 448, so every scale is 1.0 (448 * fp32(1/448)
+    rounds to 1): the GEMM's sums are integers, exact in fp32 in any order."""
+    g = torch.Generator().manual_seed(seed)
+    scheme = get_scheme(scheme_name)
+    w = torch.randint(-4, 5, (len(COUNTS), 256, 256), generator=g).float()
+    w[:, ::128, ::128] = 448.0
+    x = torch.randint(-4, 5, (sum(COUNTS) + PADDING, 256), generator=g).float()
+    x[:, ::128] = 448.0 if scheme_name == "fp8-block" else 127.0
+    probs = torch.rand(x.shape[0], generator=g)
+    return (scheme, scheme.quantize_weight(w.to(device)), torch.tensor(COUNTS),
+            x.bfloat16().to(device), probs.to(device))
 
 
-@pytest.mark.parametrize("name", sorted(OPS))
-def test_probs_match_the_reference(name, device, assert_gemm_close):
-    scheme_name, op, exact = OPS[name]
-    scheme, qweight, counts, x, _ = _case(scheme_name, device, seed=1)
-    probs = torch.rand(x.shape[0], device=device)
-    got = op(x, qweight, counts, probs=probs)
-    want = scheme.reference_grouped_matmul(x, qweight, counts, probs)
-    if exact:
-        assert torch.equal(got, want)
-    else:
-        assert_gemm_close(got, want)
-
-
-@pytest.mark.parametrize("name", sorted(OPS))
-def test_padding_rows_past_the_counts_take_probs_too(name, device):
-    """A fixed-size exchange pads x past the counts: the probs cover every row of x."""
-    scheme_name, op, _ = OPS[name]
-    _, qweight, counts, x, powers = _case(scheme_name, device, rows=sum(COUNTS) + 7)
+@pytest.mark.parametrize("name", sorted(ROUNDED_FIRST))
+def test_the_prob_multiplies_the_rounded_output(name, device):
+    scheme_name, op = ROUNDED_FIRST[name]
+    scheme, qweight, counts, x, probs = _case(scheme_name, device)
+    assert scheme.prob_after_rounding
     routed = sum(COUNTS)
-    got = op(x, qweight, counts, probs=powers)[:routed]
-    want = (op(x, qweight, counts)[:routed].float() * powers[:routed, None]).bfloat16()
-    assert torch.equal(got, want)
+    plain = op(x, qweight, counts)[:routed]
+    got = op(x, qweight, counts, probs=probs)[:routed]
+    assert torch.equal(got, plain * probs[:routed, None].bfloat16())
+    assert not torch.equal(got, (plain.float() * probs[:routed, None]).bfloat16())
+
+
+@pytest.mark.parametrize("name", sorted(IN_ACCUMULATOR))
+def test_the_prob_multiplies_the_accumulator(name, device):
+    scheme_name, op = IN_ACCUMULATOR[name]
+    scheme, qweight, counts, x, probs = _exact_case(scheme_name, device)
+    assert not scheme.prob_after_rounding
+    routed = sum(COUNTS)
+    got = op(x, qweight, counts, probs=probs)[:routed]
+    assert torch.equal(got, scheme.reference_grouped_matmul(x, qweight, counts, probs)[:routed])
+    twice = (op(x, qweight, counts)[:routed].float() * probs[:routed, None]).bfloat16()
+    assert not torch.equal(got, twice)
+
+
+@pytest.mark.parametrize("name", sorted(ROUNDED_FIRST) + sorted(IN_ACCUMULATOR))
+def test_probs_match_the_reference_and_cover_every_row(name, device, assert_gemm_close):
+    scheme_name, op = {**ROUNDED_FIRST, **IN_ACCUMULATOR}[name]
+    scheme, qweight, counts, x, probs = _case(scheme_name, device, seed=1)
+    routed = sum(COUNTS)
+    assert_gemm_close(op(x, qweight, counts, probs=probs)[:routed],
+                      scheme.reference_grouped_matmul(x, qweight, counts, probs)[:routed])
     with pytest.raises(ValueError, match="probs: shape"):
-        op(x, qweight, counts, probs=powers[:routed])
-
-
-def test_bf16_grouped_rounds_before_the_prob(device):
-    """torch._grouped_mm writes bf16 only: the bf16 experts (and W4A16's kept-operand path)
-    round, scale, and round again, one bf16 step off the single rounding at most."""
-    scheme, qweight, counts, x, _ = _case("none", device)
-    probs = torch.rand(x.shape[0], device=device)
-    got = bf16_grouped_linear(x, qweight, counts, probs=probs)
-    raw = bf16_grouped_linear(x, qweight, counts)
-    assert torch.equal(got, (raw.float() * probs[:, None]).bfloat16())
-    want = scheme.reference_grouped_matmul(x, qweight, counts, probs).float()
-    assert ((got.float() - want).abs() <= 2**-7 * want.abs() + 1e-6).all()
+        op(x, qweight, counts, probs=probs[:routed])
 
 
 HOPPER_OPS = {
@@ -109,15 +116,17 @@ HOPPER_OPS = {
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
 @pytest.mark.parametrize("name", sorted(HOPPER_OPS))
-def test_hopper_kernels_scale_each_row(name, assert_gemm_close):
+def test_hopper_kernels_apply_the_prob_as_the_spec(name, assert_gemm_close):
     op = HOPPER_OPS[name]
-    scheme_name = "fp8-block" if name.startswith("fp8") else "w4a16"
+    fp8 = name.startswith("fp8")
     device = torch.device("cuda")
-    scheme, qweight, counts, x, powers = _case(scheme_name, device, rows=sum(COUNTS) + 7)
+    scheme, qweight, counts, x, probs = (_exact_case("fp8-block", device) if fp8
+                                         else _case("w4a16", device))
     routed = sum(COUNTS)
-    plain = op(x, qweight, counts)[:routed]
-    got = op(x, qweight, counts, probs=powers)[:routed]
-    assert torch.equal(got, (plain.float() * powers[:routed, None]).bfloat16())
-    probs = torch.rand(x.shape[0], device=device)
-    assert_gemm_close(op(x, qweight, counts, probs=probs)[:routed],
-                      scheme.reference_grouped_matmul(x, qweight, counts, probs)[:routed])
+    got = op(x, qweight, counts, probs=probs)[:routed]
+    if fp8:
+        want = scheme.reference_grouped_matmul(x, qweight, counts, probs)[:routed]
+    else:
+        want = op(x, qweight, counts)[:routed] * probs[:routed, None].bfloat16()
+    assert torch.equal(got, want)
+    assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, counts, probs)[:routed])

@@ -1,10 +1,12 @@
 """The experts' activation and router prob after session 69: the learner's experts
 (quant.ops.composed_swiglu_experts on the CPU references, which every kernel reproduces)
-against a model of SGLang 0.5.23's fused MoE (silu_and_mul: x / (1 + expf(-x)) times up in
-fp32, rounded once; the prob multiplied into fc2's fp32 accumulator), W4A16 g128 and FP8
-block experts at Qwen3-30B-A3B's expert shape. Beside them: the torch._grouped_mm paths' extra
-rounding (grouped_mm.scale_bf16_rows), SGLang's order with fc2 summed in another fp32 order,
-and with 1% of fc1's outputs one bf16 step off (what another kernel's accumulation does)."""
+against a model of SGLang 0.5.23's fused MoE kernels at Qwen3-30B-A3B's expert shape: the
+activation as silu_and_mul computes it (x / (1 + expf(-x)) times up in fp32, rounded once);
+for W4A16 (Marlin MoE, marlin_template.h write_result) fc2's output rounded to bf16 and
+multiplied by the bf16 prob (__hmul2), for FP8 block (the Triton fused MoE,
+MUL_ROUTED_WEIGHT) the prob in fc2's fp32 accumulator. Beside them: the other form of the
+prob on each scheme, SGLang's arithmetic with fc2 summed in another fp32 order, and with 1% of
+fc1's outputs one bf16 step off (what another kernel's accumulation does)."""
 import torch
 
 from megatron_qarl.quant import get_scheme
@@ -22,12 +24,14 @@ def rel(a, b):
             f"(elements differing {(a != b).float().mean().item():.3f})")
 
 
-def sglang(scheme, h, w2, order=1):
+def sglang(scheme, h, w2, order=1, marlin=None):
     g, u = h.float().chunk(2, -1)
     act = scheme.fake_quantize_activation((g / (1 + torch.exp(-g)) * u).bfloat16())
     acc = torch.zeros(T, H)
     for k in list(range(0, FF, 128))[::order]:
         acc += act[:, k:k + 128] @ w2.t()[k:k + 128]
+    if scheme.prob_after_rounding if marlin is None else marlin:
+        return (acc.bfloat16() * p[:, None].bfloat16()).float()
     return (acc * p[:, None]).bfloat16().float()
 
 
@@ -39,12 +43,11 @@ for name in ("w4a16", "fp8-block"):
     w2_op = scheme.dequantize(w2)[0].to(scheme.weight_operand_dtype).float()
     want = sglang(scheme, h, w2_op)
     learner = composed_swiglu_experts(x, w13, w2, counts, p).float()
-    act = composed_swiglu_experts(x, w13, w2, counts, torch.ones(T))  # fc2 unscaled, rounded
-    twice = (act.float() * p[:, None]).bfloat16().float()
+    other = sglang(scheme, h, w2_op, marlin=not scheme.prob_after_rounding)
     pick = torch.rand(h.shape) < 0.01
     nudged = (h.view(torch.int16) + pick.to(torch.int16)).view(torch.bfloat16)
     backwards, off = sglang(scheme, h, w2_op, -1), sglang(scheme, nudged, w2_op)
-    print(f"{name}: learner vs SGLang's order:                  {rel(learner, want)}")
-    print(f"{name}: learner, fc2 rounded before the prob:       {rel(twice, want)}")
-    print(f"{name}: SGLang's order, fc2 summed backwards:       {rel(backwards, want)}")
-    print(f"{name}: SGLang's order, 1% of fc1 one step off:     {rel(off, want)}")
+    print(f"{name}: learner vs SGLang's kernel:                 {rel(learner, want)}")
+    print(f"{name}: the prob's other form:                      {rel(other, want)}")
+    print(f"{name}: SGLang's, fc2 summed backwards:             {rel(backwards, want)}")
+    print(f"{name}: SGLang's, 1% of fc1 one step off:           {rel(off, want)}")

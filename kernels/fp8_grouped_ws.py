@@ -174,8 +174,7 @@ def _consume(args, HALF_INDEX: gl.constexpr, HAS_PROBS: gl.constexpr):
                 mbarrier.arrive(empty.index(s), count=1)
                 it += 1
         if HAS_PROBS:
-            prob = gl.expand_dims(gl.load(p_ptr + rows, mask=row_mask, other=0.0).to(gl.float32),
-                                  1)
+            prob = gl.expand_dims(gl.load(p_ptr + rows, mask=row_mask, other=0.0), 1)
             acc = acc * prob
             if TWO:
                 acc_hi = acc_hi * prob

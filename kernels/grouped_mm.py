@@ -56,10 +56,10 @@ def grouped_weight_grad(grad_out: torch.Tensor, x: torch.Tensor,
 
 
 def scale_bf16_rows(y: torch.Tensor, probs) -> torch.Tensor:
-    """y [T, out] bf16 times each row's router prob in bf16, rounded again: the prob after the
-    rounding (quant.base.scale_rows), which is all torch._grouped_mm allows (no epilogue, bf16
-    output); W4A16's and scheme none's spec."""
-    return y if probs is None else y * probs.to(y.dtype)[:, None]
+    """y [T, out] bf16 times each row's router prob, rounded again: torch._grouped_mm has no
+    epilogue and writes bf16 only, so paths through it round the accumulator before the prob
+    (one bf16 step off the single rounding on some outputs)."""
+    return y if probs is None else (y.float() * probs.float()[:, None]).to(y.dtype)
 
 
 def bf16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,

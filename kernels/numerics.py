@@ -124,20 +124,6 @@ def round_to_bf16(v, SOFTWARE: tl.constexpr):
 
 
 @triton.jit
-def scaled(acc, row_scale, SCALED: tl.constexpr, ROUND_FIRST: tl.constexpr,
-           SOFTWARE: tl.constexpr):
-    """acc (fp32) times the rows' router probs row_scale (broadcast against it), as
-    quant.base.scale_rows: in fp32, or ROUND_FIRST as the exact product of acc and the prob
-    each rounded to bf16 (the caller's rounding then gives torch's bf16 product)."""
-    if SCALED:
-        if ROUND_FIRST:
-            acc = round_to_bf16(acc, SOFTWARE) * round_to_bf16(row_scale, SOFTWARE)
-        else:
-            acc = acc * row_scale
-    return acc
-
-
-@triton.jit
 def exp_neg(v, SOFTWARE: tl.constexpr):
     """expf(-v), as torch's silu kernels call it (tl.exp is an approximate exp2); under the
     interpreter, which has no libdevice, numpy's exp."""

@@ -60,14 +60,13 @@ class QuantizedWeight:
 def scale_rows(acc: torch.Tensor, probs: Optional[torch.Tensor], dtype: torch.dtype,
                after_rounding: bool) -> torch.Tensor:
     """acc [..., rows, out] fp32 as the output dtype, each row times its router prob (fc2 of
-    the experts), as SGLang's fused MoE kernels apply it: Triton's (MUL_ROUTED_WEIGHT: FP8,
-    INT8, bf16) in the fp32 accumulator before the one rounding; Marlin's (W4A16,
-    mul_topk_weights) after it, a product of the rounded output and the prob rounded to the
-    output dtype (`__hmul2`), rounded again."""
+    the experts): in the fp32 accumulator before the one rounding, as SGLang's Triton fused
+    MoE applies it (MUL_ROUTED_WEIGHT); after_rounding, the rounded output times the prob,
+    rounded again, where the GEMM writes the output dtype only (torch._grouped_mm)."""
     if probs is None:
         return acc.to(dtype)
     if after_rounding:
-        return acc.to(dtype) * probs.to(dtype).unsqueeze(-1)
+        acc = acc.to(dtype).float()
     return (acc * probs.float().unsqueeze(-1)).to(dtype)
 
 
@@ -80,7 +79,7 @@ class QuantScheme(abc.ABC):
     #: whether activations are quantized too (W8A8 schemes)
     quantizes_activations: bool = False
     #: whether the router prob multiplies a grouped GEMM's rounded output rather than its fp32
-    #: accumulator (scale_rows: the SGLang kernel that serves the scheme's MoE)
+    #: accumulator (scale_rows)
     prob_after_rounding: bool = False
     #: output rows one weight scale covers (FP8's 128-row blocks; per-row and per-column-group
     #: scales: 1), the granule a row split or concatenation must keep whole

@@ -20,7 +20,7 @@ from .base import QuantizedWeight
 
 LinearOp = Callable[[torch.Tensor, QuantizedWeight], torch.Tensor]
 # (x [T, in] sorted by expert, qweight [E, out, in], tokens_per_expert, probs=None) -> [T, out];
-# probs [T]: each row's router prob, applied as the scheme's SGLang kernel does (base.scale_rows)
+# probs [T]: each row's router prob, multiplied into the fp32 accumulator (base.scale_rows)
 GroupedOp = Callable[..., torch.Tensor]
 # (weight, scheme, name, nonfinite=None) -> QuantizedWeight; weight: a master [..., out, in] or
 # a list of one [out, in] master an expert; nonfinite: see quantize_weight
@@ -164,8 +164,8 @@ def grouped_reads_counts_on_host(scheme, device_type: str) -> bool:
 
 def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight, tokens_per_expert: torch.Tensor,
                    probs: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """probs [T]: the router prob of each row (fc2 of the experts), applied as the SGLang kernel
-    serving the scheme applies it (base.scale_rows)."""
+    """probs [T]: the router prob of each row (fc2 of the experts), multiplied into the fp32
+    accumulator as SGLang's Triton fused MoE does (base.scale_rows)."""
     op = _GROUPED.get(_key(type(qweight.scheme), x.device.type))
     if op:
         return op(x, qweight, tokens_per_expert) if probs is None else \

@@ -24,13 +24,13 @@ def rel(a, b):
             f"(elements differing {(a != b).float().mean().item():.3f})")
 
 
-def sglang(scheme, h, w2, order=1, marlin=None):
+def sglang(scheme, h, w2, marlin, order=1):
     g, u = h.float().chunk(2, -1)
     act = scheme.fake_quantize_activation((g / (1 + torch.exp(-g)) * u).bfloat16())
     acc = torch.zeros(T, H)
     for k in list(range(0, FF, 128))[::order]:
         acc += act[:, k:k + 128] @ w2.t()[k:k + 128]
-    if scheme.prob_after_rounding if marlin is None else marlin:
+    if marlin:  # write_result: the bf16 output times the bf16 prob (__hmul2)
         return (acc.bfloat16() * p[:, None].bfloat16()).float()
     return (acc * p[:, None]).bfloat16().float()
 
@@ -41,13 +41,15 @@ for name in ("w4a16", "fp8-block"):
     w2 = scheme.quantize_weight(torch.randn(1, H, FF) * 0.02)
     h = scheme.reference_grouped_matmul(x, w13, counts)
     w2_op = scheme.dequantize(w2)[0].to(scheme.weight_operand_dtype).float()
-    want = sglang(scheme, h, w2_op)
+    marlin = name == "w4a16"  # the kernel SGLang serves the scheme's MoE with
+    want = sglang(scheme, h, w2_op, marlin)
     learner = composed_swiglu_experts(x, w13, w2, counts, p).float()
-    other = sglang(scheme, h, w2_op, marlin=not scheme.prob_after_rounding)
+    other = sglang(scheme, h, w2_op, not marlin)
     pick = torch.rand(h.shape) < 0.01
     nudged = (h.view(torch.int16) + pick.to(torch.int16)).view(torch.bfloat16)
-    backwards, off = sglang(scheme, h, w2_op, -1), sglang(scheme, nudged, w2_op)
-    print(f"{name}: learner vs SGLang's kernel:                 {rel(learner, want)}")
-    print(f"{name}: the prob's other form:                      {rel(other, want)}")
-    print(f"{name}: SGLang's, fc2 summed backwards:             {rel(backwards, want)}")
-    print(f"{name}: SGLang's, 1% of fc1 one step off:           {rel(off, want)}")
+    backwards, off = sglang(scheme, h, w2_op, marlin, -1), sglang(scheme, nudged, w2_op, marlin)
+    kernel = "Marlin" if marlin else "Triton"
+    print(f"{name}: learner vs SGLang's {kernel} MoE:            {rel(learner, want)}")
+    print(f"{name}: learner vs the other kernel's form:        {rel(learner, other)}")
+    print(f"{name}: {kernel}'s, fc2 summed backwards:          {rel(backwards, want)}")
+    print(f"{name}: {kernel}'s, 1% of fc1 one step off:        {rel(off, want)}")

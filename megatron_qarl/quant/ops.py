@@ -42,7 +42,7 @@ RoutedSumOp = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
 WriteRowsOp = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 # differentiable h = [gate | up] [R, 2F] bf16 -> silu(gate) * up [R, F] bf16, the forward bit
 # for bit reference_gated_activation's
-GatedActivationOp = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+GatedActivationOp = Callable[[torch.Tensor], torch.Tensor]
 # (scores [B, V] fp32, generator) -> [B] int64 drawn with probabilities softmax(scores)
 RaceArgmaxOp = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 

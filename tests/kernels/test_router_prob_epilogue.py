@@ -41,7 +41,7 @@ IN_ACCUMULATOR = {
 }
 #: every weight block's amax, which makes its scale 1.0 (7 * fp32(1/7) and 448 * fp32(1/448)
 #: round to 1)
-AMAX = {"w4a16-g32": 7.0, "fp8-block": 448.0, "int8": 127.0}
+AMAX = {"w4a16-g32": 7.0, "w4a16": 7.0, "fp8-block": 448.0, "int8": 127.0}
 
 
 def _case(scheme_name, device, seed=0):
@@ -62,7 +62,7 @@ def _exact_case(scheme_name, device, seed=0):
     w = torch.randint(-4, 5, (len(COUNTS), 256, 256), generator=g).float()
     w[..., ::32] = AMAX[scheme_name]
     x = torch.randint(-4, 5, (sum(COUNTS) + PADDING, 256), generator=g).float()
-    x[:, 1::128] = AMAX[scheme_name] if scheme_name != "w4a16-g32" else 4.0
+    x[:, 1::128] = 4.0 if scheme_name.startswith("w4a16") else AMAX[scheme_name]
     probs = torch.rand(x.shape[0], generator=g)
     return (scheme, scheme.quantize_weight(w.to(device)), torch.tensor(COUNTS),
             x.bfloat16().to(device), probs.to(device))
@@ -121,7 +121,8 @@ def _hopper_op(name):
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
 @pytest.mark.parametrize("name", ["w4a16 gluon", "w4a16 gluon K split", "w4a16 ws"])
 def test_hopper_w4a16_kernels_multiply_the_accumulator(name):
-    _single_rounding_matched(_hopper_op(name), *_exact_case("w4a16-g32", torch.device("cuda")))
+    # the Hopper kernels take 128-input groups
+    _single_rounding_matched(_hopper_op(name), *_exact_case("w4a16", torch.device("cuda")))
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

@@ -21,8 +21,9 @@ baseline then runs grouped GEMMs like the quantized models, and its decode steps
 captured in a CUDA graph: Megatron's SequentialMLP loops over the experts on host-side counts.
 
 The router prob multiplies fc2's fp32 accumulator, after the activation (rounded once) and its
-quantization: SGLang's fused-MoE order, which the rollouts it serves compute (Megatron scales
-fc2's input instead: other roundings, other FP8 codes; docs/sglang.md).
+quantization: the order of SGLang's Triton fused MoE, which serves its FP8 rollouts (Megatron
+scales fc2's input instead: other roundings, other FP8 codes; SGLang's Marlin MoE, serving
+W4A16, rounds fc2's output before the prob; docs/sglang.md).
 
 Under expert parallelism the token dispatcher does all communication, so the forward is
 local. Expert-TP needs no communication here either: fc1 is column-split, fc2 row-split, and

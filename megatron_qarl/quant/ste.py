@@ -77,8 +77,7 @@ class AlignedGroupedLinear(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         x, tokens_per_expert, probs = ctx.saved_tensors
-        scaled_x = x if probs is None else (x.float() * probs.float()[:, None]).to(x.dtype)
-        grad_x, grad_ws = _grouped_grads(ctx, grad_out, scaled_x, tokens_per_expert)
+        grad_x, grad_ws = _grouped_grads(ctx, grad_out, x, tokens_per_expert, probs)
         grad_p = None
         if probs is not None:  # grad_x is W^T g here, in fp32 or bf16
             if ctx.needs_input_grad[3]:
@@ -89,12 +88,15 @@ class AlignedGroupedLinear(torch.autograd.Function):
         return (grad_x if ctx.needs_input_grad[0] else None, None, None, grad_p, *grad_ws)
 
 
-def _grouped_grads(ctx, grad_out, x, tokens_per_expert) -> tuple:
-    """(W^T g per row, each expert's g_e^T x_e in its master's dtype or None): the registered
-    kernel (fused dequantize + grouped GEMMs, bf16 operands, fp32 accumulation) or the fp32
-    reference, one expert's dequantized weight at a time."""
+def _grouped_grads(ctx, grad_out, x, tokens_per_expert, probs) -> tuple:
+    """(W^T g per row, each expert's g_e^T (p_e x_e) in its master's dtype or None): the
+    registered kernel (fused dequantize + grouped GEMMs, bf16 operands, fp32 accumulation) or
+    the fp32 reference, one expert's dequantized weight at a time."""
     needed = ctx.needs_input_grad[4:]
     kernel = ops.grouped_backward_op(ctx.qweight, grad_out.device)
+    if probs is not None:  # p x in x's dtype for the kernels, in fp32 for the reference
+        scaled = x.float() * probs.float()[:, None]
+        x = scaled.to(x.dtype) if kernel is not None else scaled
     if kernel is not None:
         grad_x, grad_w = kernel(grad_out, x, ctx.qweight, tokens_per_expert)
         return grad_x, [gw.to(dtype) if need else None

@@ -83,8 +83,8 @@ def test_grouped_ste_with_router_probs(scheme_name):
     torch.testing.assert_close(probs.grad, p2.grad, rtol=1e-4, atol=1e-4)
     for e, part in ((0, slice(0, 4)), (2, slice(4, 7))):
         want = (g[part].float() * probs.detach()[part, None]).t() @ x.detach()[part].float()
-        # p * x rounded to x's bf16 before the weight-grad GEMM: a bf16 rounding's error
-        assert (masters[e].grad - want).norm() <= 2**-8 * want.norm()
+        # the reference multiplies p * x in fp32 (kernels round it to their bf16 operand)
+        torch.testing.assert_close(masters[e].grad, want, rtol=1e-5, atol=1e-6)
     assert not masters[1].grad.any()
 
 

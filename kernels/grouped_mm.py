@@ -2,6 +2,8 @@
 per-expert loop elsewhere (it needs the counts on the host: one sync)."""
 import torch
 
+from megatron_qarl.quant.base import scale_rows
+
 from .checks import check_activation, check_probs, check_tokens_per_expert
 
 
@@ -55,26 +57,20 @@ def grouped_weight_grad(grad_out: torch.Tensor, x: torch.Tensor,
                                                     torch.split(x[:routed], counts))])
 
 
-def scale_bf16_rows(y: torch.Tensor, probs) -> torch.Tensor:
-    """y [T, out] bf16 times each row's router prob, rounded again: torch._grouped_mm has no
-    epilogue and writes bf16 only, so paths through it round the accumulator before the prob
-    (one bf16 step off the single rounding on some outputs)."""
-    return y if probs is None else (y.float() * probs.float()[:, None]).to(y.dtype)
-
-
 def bf16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
                         probs: torch.Tensor = None) -> torch.Tensor:
     """The op registered for scheme 'none' grouped experts (the bf16 baseline with
     --moe-grouped-gemm) on CUDA: x [T, in] sorted by expert -> [T, out], one torch._grouped_mm
     on the counts as they are on the device, so a decode step can be captured in a CUDA graph
     (Megatron's SequentialMLP splits the rows by host-side counts). Rows past the counts'
-    sum (a fixed-size exchange's padding) are left as the GEMM leaves them. probs: see
-    scale_bf16_rows."""
+    sum (a fixed-size exchange's padding) are left as the GEMM leaves them. probs: each row's
+    router prob times the bf16 output, which torch._grouped_mm writes (no epilogue), rounded
+    again (quant.base.scale_rows after the rounding, NoQuant's spec)."""
     check_activation(x, qweight.in_features)
     check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
     check_probs(probs, x.shape[0])
     y = grouped_mm(x.to(torch.bfloat16), qweight.data.transpose(1, 2), tokens_per_expert)
-    return scale_bf16_rows(y, probs).to(x.dtype)
+    return scale_rows(y, probs, y.dtype, after_rounding=True).to(x.dtype)
 
 
 def _loop_reads_counts() -> bool:

@@ -39,13 +39,14 @@ import torch
 import triton
 import triton.language as tl
 
+from megatron_qarl.quant.base import scale_rows
 from megatron_qarl.quant.ops import gated_activation
 
 from .checks import check_activation, check_probs, check_tokens_per_expert, counts_on, \
     scale_words_fit, tile_rows
 from .expert_tiles import program_tile, row_tile_count, row_tile_grid, tile_bound
 from .gluon_hopper import sm_count
-from .grouped_mm import grouped_mm, scale_bf16_rows, torch_grouped_mm_available
+from .grouped_mm import grouped_mm, torch_grouped_mm_available
 from .numerics import INTERPRETED, bf16_pairs, int4_pair_operand, mma, swiglu, to_bf16
 from .split_k import k_slice, split_buffers, split_for, split_ring, store_split
 from .w4a16_gemv import w4a16_gemv
@@ -492,7 +493,8 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     _grouped_mm would run, fc2 with probs takes the warp-specialized kernel on Hopper (its
     epilogue multiplies them in before the one rounding: SGLang's numbers; at 2048 rows an
     expert 1.03x the time, round 37). A kept operand keeps _grouped_mm, its speed, and rounds
-    the product with the probs once more (grouped_mm.scale_bf16_rows), as other GPUs do."""
+    the product with the probs once more (quant.base.scale_rows after the rounding), as other
+    GPUs do."""
     num_experts = qweight.data.shape[0]
     threshold = KEPT_OPERAND_ROWS_PER_EXPERT if qweight.keep_operand else DEQUANT_ROWS_PER_EXPERT
     rows = tile_rows(x.shape[0], routed_rows)
@@ -512,8 +514,8 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
         return w4a16_grouped_ws(x, qweight, counts_on(x.device, tokens_per_expert),
                                 probs=probs)
     weight = w4a16_operand(qweight, tokens_per_expert)
-    return scale_bf16_rows(grouped_mm(x, weight.transpose(1, 2), tokens_per_expert,
-                                      use_torch=True), probs)
+    y = grouped_mm(x, weight.transpose(1, 2), tokens_per_expert, use_torch=True)
+    return scale_rows(y, probs, y.dtype, after_rounding=True)
 
 
 def ws_route(x: torch.Tensor, qweight, applies=ws_applies) -> bool:

@@ -2,10 +2,10 @@
 import torch
 
 from megatron_qarl.quant import get_scheme
+from megatron_qarl.quant.base import scale_rows
 from megatron_qarl.quant.ops import (composed_swiglu_experts, reference_gated_activation,
                                      swiglu_experts)
 
-from ..grouped_mm import scale_bf16_rows
 from ..register import register_cuda_kernels
 from .cases import routed_batch
 from .measure import STEP_CALLS, copies_for, graph_output, graph_us
@@ -57,7 +57,8 @@ def bench_experts(peak, check):
 
             def bf16(w1, w2):
                 h = reference_gated_activation(torch._grouped_mm(x, w1, offs=offs))
-                return scale_bf16_rows(torch._grouped_mm(h, w2, offs=offs), probs)
+                y = torch._grouped_mm(h, w2, offs=offs)
+                return scale_rows(y, probs, y.dtype, after_rounding=True)
 
             t_bf16 = graph_us([lambda w=w: bf16(*w) for w in wbs], calls=STEP_CALLS)
             cells = [label, str(m), f"{rows / e:.1f}", t_bf16,

@@ -8,7 +8,7 @@ from .errors import check_master_weight
 class NoQuant(QuantScheme):
     name = "none"
     #: its grouped GEMM (torch._grouped_mm) writes bf16 only: the prob comes after the rounding
-    #: (kernels/grouped_mm.scale_bf16_rows)
+    #: (kernels/grouped_mm.bf16_grouped_linear)
     prob_after_rounding = True
 
     def validate_shape(self, name, out_features, in_features):

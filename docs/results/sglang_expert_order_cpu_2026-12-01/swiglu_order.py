@@ -5,7 +5,15 @@ experts; beside them, the same SGLang order with fc2 summed in another fp32 orde
 rounded one bf16 step off on 1% of its outputs (what another kernel's accumulation does)."""
 import torch
 from megatron_qarl.quant import get_scheme
-from megatron_qarl.quant.ops import reference_gated_activation
+
+
+def reference_gated_activation(h, probs):
+    """The learner's order at session 68 (quant.ops then; session 69 moved it to SGLang's):
+    bf16 silu, times up, times the prob, each rounded to bf16."""
+    gate, up = torch.chunk(h, 2, dim=-1)
+    out = torch.nn.functional.silu(gate) * up
+    return (out * probs.unsqueeze(-1)).to(out.dtype)
+
 
 torch.manual_seed(0)
 T, H, FF = 1024, 2048, 768  # Qwen3-30B-A3B's expert shape

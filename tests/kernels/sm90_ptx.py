@@ -42,6 +42,40 @@ def sass(cubin: bytes) -> str:
                               check=True).stdout
 
 
+#: a wgmma in SASS: HGMMA.64xNxK.F32... Rd, ...; its fp32 accumulator is Rd.. (N / 2 registers a
+#: thread); `gsb0` on the last HGMMA of a commit group
+_HGMMA = re.compile(r"HGMMA\.64x(\d+)x\d+\.F32\S*\s+R(\d+)\b.*?(gsb0)?$")
+_DEPBAR = re.compile(r"WARPGROUP\.DEPBAR\.LE\s+gsb0,\s*(0x[0-9a-f]+)")
+
+
+def pending_accumulator_reads(sass_text: str) -> list:
+    """Instructions, in layout order, that touch a wgmma accumulator register before the wait
+    that retires its group (`WARPGROUP.DEPBAR.LE gsb0, N` leaves the N youngest groups in
+    flight): undefined on the GPU. ptxas has hoisted bf16 packs of the accumulator above the
+    last wait in a persistent build, which then stored partial sums (session 70). Layout order
+    stands in for control flow: a loop's body reads in it as its first iteration does."""
+    groups, open_group, found = [], set(), []
+    for line in sass_text.splitlines():
+        ins = line.split("*/", 1)[-1].split(";", 1)[0].strip()
+        hgmma = _HGMMA.search(ins)
+        if hgmma:
+            base = int(hgmma.group(2))
+            open_group |= set(range(base, base + int(hgmma.group(1)) // 2))
+            if hgmma.group(3):
+                groups.append(open_group)
+                open_group = set()
+            continue
+        depbar = _DEPBAR.search(ins)
+        if depbar:
+            keep = int(depbar.group(1), 16)
+            groups = groups[len(groups) - keep:] if keep else []
+            continue
+        pending = set().union(*groups) if groups else set()
+        if pending and pending & {int(r) for r in re.findall(r"\bR(\d+)\b", ins)}:
+            found.append(ins)
+    return found
+
+
 def ptx_counts(ptx: str, *names: str) -> dict:
     """How often each named instruction (PATTERNS) occurs in the PTX."""
     return {name: len(re.findall(PATTERNS[name], ptx)) for name in names}

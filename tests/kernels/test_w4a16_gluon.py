@@ -19,7 +19,7 @@ from qarl_kernels.w4a16_lanes import has_lane_codes
 from qarl_kernels.gluon_hopper import table_size
 from qarl_kernels.w4a16_gemm import w4a16_grouped_matmul
 from qarl_kernels.w4a16_gluon_rules import gluon_tiles
-from sm90_ptx import facts_of_child, ptx_counts, sass, serve_facts
+from sm90_ptx import facts_of_child, pending_accumulator_reads, ptx_counts, sass, serve_facts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -37,10 +37,10 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                       swiglu: int, x_async: int = 0, e_pad: int = table_size(16), tail: int = 0,
                       groups: int = 1, release: int = 0, early_words: int = 0,
-                      refill_first: int = 0, split_k: int = 1) -> dict:
+                      refill_first: int = 0, split_k: int = 1, probs: int = 0) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
     size, EP8's by default; tail: token rows past block_m; groups: scale groups per stage;
-    split_k: K slices)."""
+    split_k: K slices; probs: fc2's router probs in the epilogue)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
     w_desc = TensorDescriptor.from_tensor(
@@ -57,7 +57,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     acc, words, operand = wg._layouts(block_n, block_m)
     constexprs = {"acc_layout": acc, "tail_layout": wg._acc_layout(tail or block_m),
                   "word_layout": words, "split_layout": operand, "E_PAD": e_pad,
-                  "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(swiglu),
+                  "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(probs),
                   "PERSISTENT": bool(persistent), "X_ASYNC": bool(x_async), "TAIL": tail,
                   "RELEASE": bool(release), "EARLY_WORDS": bool(early_words),
                   "REFILL_FIRST": bool(refill_first), "SPLIT_K": split_k, "num_warps": 4}
@@ -75,7 +75,9 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     before = {op: body.count(op, 0, wait) for op in ("ld.global", "cp.async.c",
                                                       "cp.async.bulk.tensor.3d")}
     words_before = body.count("cp.async.bulk.tensor.2d", 0, wait)  # the weight words' boxes
-    return {"sass_wgmma_waits": sass(kernel.asm["cubin"]).count("WARPGROUP.DEPBAR"),
+    code = sass(kernel.asm["cubin"])
+    return {"sass_wgmma_waits": code.count("WARPGROUP.DEPBAR"),
+            "pending_accumulator_reads": pending_accumulator_reads(code),
             **ptx_counts(ptx, "wgmma", "wgmma_register_a", "tma_loads", "prmt", "lop3",
                          "scale_copies", "copy_arrives", "global_loads", "atomics"),
             "pdl_waits": len(re.findall(r"griddepcontrol\.wait", ptx)),
@@ -123,6 +125,21 @@ def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu, x_async
     # memory, and lets the next one in only as its CTAs exit (round 15)
     assert facts["pdl_waits"] == 1 and facts["pdl_releases"] == 0
     assert facts["wait_before_reads"]
+    assert facts["pending_accumulator_reads"] == []
+
+
+@pytest.mark.parametrize("block_m,block_n,stages,persistent", COMPILED)
+@pytest.mark.parametrize("tail", [0, 16])
+def test_fc2_epilogue_reads_the_accumulator_after_its_wait(block_m, block_n, stages,
+                                                           persistent, tail):
+    """With the router probs in the epilogue (fc2), no instruction touches a wgmma's
+    accumulator before the wait that retires it. ptxas moved the first bf16 packs of the
+    accumulator above the last wait in persistent builds of an epilogue that rounded it
+    before the prob (Marlin's order, session 70): those CTAs stored partial sums, 6-15% off
+    on the H200's E128 experts block."""
+    facts = facts_of_child(__file__, block_m, block_n, stages, persistent, 0, 0, table_size(16),
+                           tail, 1, 0, 0, 0, 1, 1)
+    assert facts["pending_accumulator_reads"] == []
 
 
 @pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu",
@@ -143,6 +160,7 @@ def test_tail_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu):
     assert facts["tma_loads"] == (stages - 1) * tail + plain + tail + 2 * persistent * tail
     # one wait per half block in each loop, one after the plain loop, two after the tail's
     assert facts["sass_wgmma_waits"] == 7
+    assert facts["pending_accumulator_reads"] == []
     assert facts["shared"] <= 227 * 1024
 
 

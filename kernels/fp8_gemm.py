@@ -115,7 +115,7 @@ def _fp8_tile(
         prob = tl.load(p_ptr + rows, mask=row_mask, other=0.0).to(tl.float32)
     store_split(acc, y_ptrs, mask, partials_ptr, counters_ptr,
                 tile * tl.num_programs(0) + tl.program_id(0), SPLIT_K, SOFTWARE, prob[:, None],
-                HAS_PROBS)
+                HAS_PROBS, False)
 
 
 def _launch(xq, xs, qweight, counts, num_experts, dense, block_m, block_n, num_warps,

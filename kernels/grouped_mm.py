@@ -64,8 +64,8 @@ def bf16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tenso
     on the counts as they are on the device, so a decode step can be captured in a CUDA graph
     (Megatron's SequentialMLP splits the rows by host-side counts). Rows past the counts'
     sum (a fixed-size exchange's padding) are left as the GEMM leaves them. probs: each row's
-    router prob times the bf16 output, which torch._grouped_mm writes (no epilogue), rounded
-    again (quant.base.scale_rows after the rounding, NoQuant's spec)."""
+    router prob times the bf16 output, which torch._grouped_mm writes (no epilogue), as a bf16
+    product (quant.base.scale_rows after the rounding, NoQuant's spec)."""
     check_activation(x, qweight.in_features)
     check_tokens_per_expert(tokens_per_expert, qweight.data.shape[0], x.shape[0])
     check_probs(probs, x.shape[0])

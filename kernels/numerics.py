@@ -124,6 +124,17 @@ def round_to_bf16(v, SOFTWARE: tl.constexpr):
 
 
 @triton.jit
+def scaled(acc, row_scale, ROUND_FIRST: tl.constexpr, SOFTWARE: tl.constexpr):
+    """fp32 acc times the rows' router probs row_scale (broadcast against it), for the
+    caller's one bf16 rounding to finish quant.base.scale_rows: the fp32 product (Triton's
+    MoE), or ROUND_FIRST the exact product of acc and the prob each rounded to bf16 (Marlin's,
+    whose rounding is then a bf16 multiply's)."""
+    if ROUND_FIRST:
+        return round_to_bf16(acc, SOFTWARE) * round_to_bf16(row_scale, SOFTWARE)
+    return acc * row_scale
+
+
+@triton.jit
 def exp_neg(v, SOFTWARE: tl.constexpr):
     """expf(-v), as torch's silu kernels call it (tl.exp is an approximate exp2); under the
     interpreter, which has no libdevice, numpy's exp."""

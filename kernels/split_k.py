@@ -24,7 +24,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from .gluon_hopper import cta_barrier, sm_count
-from .numerics import to_bf16
+from .numerics import scaled, to_bf16
 
 #: counters per device (64 KiB); one call may split at most a quarter of them
 RING_TILES = 16384
@@ -149,20 +149,21 @@ def split_sum(acc, partials_ptr, counters_ptr, tile, split, SPLIT_K: tl.constexp
 
 @triton.jit
 def store_split(acc, y_ptrs, mask, partials_ptr, counters_ptr, tile, SPLIT_K: tl.constexpr,
-                SOFTWARE: tl.constexpr, row_scale, SCALED: tl.constexpr):
+                SOFTWARE: tl.constexpr, row_scale, SCALED: tl.constexpr,
+                ROUND_FIRST: tl.constexpr):
     """Stores output tile `tile` in bf16 from this program's slice sum `acc`: at once without a
     split, else by the last of the tile's SPLIT_K programs to arrive (split_sum). SCALED: the
-    whole sum times row_scale (the rows' router probs, broadcast against acc) before the
-    rounding."""
+    whole sum times row_scale (the rows' router probs, broadcast against acc) as
+    numerics.scaled with ROUND_FIRST."""
     if SPLIT_K == 1:
         if SCALED:
-            acc = acc * row_scale
+            acc = scaled(acc, row_scale, ROUND_FIRST, SOFTWARE)
         tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
     else:
         last, acc = split_sum(acc, partials_ptr, counters_ptr, tile, tl.program_id(2), SPLIT_K)
         if last:
             if SCALED:
-                acc = acc * row_scale
+                acc = scaled(acc, row_scale, ROUND_FIRST, SOFTWARE)
             tl.store(y_ptrs, to_bf16(acc, SOFTWARE), mask=mask)
 
 

@@ -1,6 +1,6 @@
 """The experts' gated activation for training, silu(gate) * up over fc1's output
 h = [gate | up], one pass forward and one backward (the router prob is fc2's: its GEMM
-multiplies it into the accumulator, quant.ops.grouped_linear).
+applies it to its output, quant.ops.grouped_linear).
 
 torch's composite (quant.ops.reference_gated_activation) runs several kernels each way, with
 fp32 [rows, F] intermediates, and keeps them for its backward; these keep h only. The

@@ -25,7 +25,7 @@ per-element bf16 rounding: on random weights 4-9% of outputs then miss the tests
 MoE fc1 can also run with the experts' SwiGLU in the epilogue (w4a16_grouped_swiglu): a
 program accumulates the gate and the up rows of its output columns over the same x tiles, so
 the [T, 2F] intermediate and the activation's kernels disappear. fc2 multiplies each row's
-router prob into its accumulator (SGLang's fused-MoE order, quant.base.scale_rows).
+rounded output by its router prob, as SGLang's Marlin MoE does (quant.base.scale_rows).
 
 On Hopper the grouped ops hand batches of up to 128 tokens per expert to the Gluon kernel
 (w4a16_gluon), which unpacks into the registers of asynchronous wgmmas; dense calls in CUDA
@@ -108,7 +108,8 @@ def _w4a16_gemm_kernel(
 ):
     """N: output columns; with SWIGLU the weight has 2N rows [gate; up] and each program
     accumulates the gate and the up rows of its columns; HAS_PROBS (not with SWIGLU): each
-    row's router prob p_ptr[row] multiplies its accumulator before the rounding. ROW_LOOP:
+    row's rounded output times its router prob p_ptr[row], rounded again (Marlin's order,
+    numerics.scaled). ROW_LOOP:
     the grid's row axis is capped below the bound of x's rows (expert_tiles.row_tile_grid), so
     programs walk the row tiles; else one row tile a program."""
     if ROW_LOOP:
@@ -176,7 +177,7 @@ def _w4a16_tile(
             prob = tl.load(p_ptr + rows, mask=row_mask, other=0.0).to(tl.float32)
         store_split(acc, y_ptrs, mask, partials_ptr, counters_ptr,
                     tile * tl.num_programs(0) + tl.program_id(0), SPLIT_K, SOFTWARE,
-                    prob[None, :], HAS_PROBS)
+                    prob[None, :], HAS_PROBS, True)
 
 
 def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W4A16Config:
@@ -418,7 +419,8 @@ def w4a16_grouped_matmul(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     the Gluon kernel where gluon_tiles does (in CUDA-graph capture or eager), unless a config
     names this file's tiles. routed_rows: where x is padded past the rows routing is expected
     to fill, tiles are chosen for those (checks.tile_rows); rows past the counts are skipped.
-    probs [T]: each row's router prob, multiplied into its fp32 accumulator (fc2)."""
+    probs [T]: each row's router prob, multiplying its rounded output (fc2;
+    quant.base.scale_rows)."""
     _check_bf16(x)
     check_activation(x, qweight.in_features)
     num_experts = qweight.data.shape[0]
@@ -489,20 +491,14 @@ def w4a16_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tens
     """The op registered for W4A16 grouped GEMMs on CUDA: picks the path by tokens/expert
     (the large-M path reuses the operand a keep_operand weight holds: w4a16_operand), counting
     routed_rows where x is padded past them (checks.tile_rows). probs: as
-    w4a16_grouped_matmul's. torch._grouped_mm writes bf16 only, so where dequantize +
-    _grouped_mm would run, fc2 with probs takes the warp-specialized kernel on Hopper (its
-    epilogue multiplies them in before the one rounding: SGLang's numbers; at 2048 rows an
-    expert 1.03x the time, round 37). A kept operand keeps _grouped_mm, its speed, and rounds
-    the product with the probs once more (quant.base.scale_rows after the rounding), as other
-    GPUs do."""
+    w4a16_grouped_matmul's; every path multiplies the rounded output by them, so
+    torch._grouped_mm's (bf16 output only, no epilogue) gives the kernels' bits."""
     num_experts = qweight.data.shape[0]
     threshold = KEPT_OPERAND_ROWS_PER_EXPERT if qweight.keep_operand else DEQUANT_ROWS_PER_EXPERT
     rows = tile_rows(x.shape[0], routed_rows)
-    bf16_operand = rows >= threshold * num_experts and torch_grouped_mm_available(x.device)
-    ws = (not qweight.keep_operand
-          and (rows // num_experts in WS_ROWS_PER_EXPERT or bf16_operand and probs is not None)
+    ws = (not qweight.keep_operand and rows // num_experts in WS_ROWS_PER_EXPERT
           and ws_route(x, qweight))
-    bf16_operand = bf16_operand and not ws
+    bf16_operand = rows >= threshold * num_experts and torch_grouped_mm_available(x.device)
     if not (ws or bf16_operand):
         return w4a16_grouped_matmul(x, qweight, tokens_per_expert, routed_rows=routed_rows,
                                     probs=probs)

@@ -28,7 +28,7 @@ previous block's stage is refilled (with stages of several groups, whose wgmmas 
 them, before the block's wait instead: gluon_refill_first, round 20). For MoE fc1
 the SwiGLU can run in the epilogue, as in w4a16_gemm: a program then unpacks and issues the
 gate and the up rows of its columns together; for fc2 the epilogue multiplies each row's
-router prob into its accumulator.
+rounded output by its router prob (Marlin's order).
 Decode calls are launched with programmatic dependent launch: the launch overlaps the previous
 kernel's drain, and the CTAs wait for that kernel before their first read (round 15). At EP8
 and in TP2's few-row grids a program also lets the next kernel in once it has issued its last
@@ -415,19 +415,24 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
 def _epilogue(acc, acc_up, first_row, row_end, nb, y_ptr, p_ptr, N, stride_ym,
               SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr):
     """Store accumulated token rows first_row.. (below row_end), the SwiGLU applied with
-    SWIGLU, else with HAS_PROBS each row's router prob multiplied in before the rounding."""
+    SWIGLU, else with HAS_PROBS each row's rounded output times its router prob (Marlin's
+    order, numerics.scaled)."""
     BLOCK_N: gl.constexpr = acc.shape[0]
     BLOCK_M: gl.constexpr = acc.shape[1]
     out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
-    tokens = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc.type.layout))
-    if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
-        acc = numerics.swiglu(acc, acc_up, False)
-    elif HAS_PROBS:
-        prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
-        acc = acc * gl.expand_dims(prob, 0)
-    out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
-    cols = nb * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
     rows = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))
+    if HAS_PROBS and not SWIGLU:
+        # the fp32 accumulator leaves the wgmma's registers first: read there by the rounding
+        # before the prob, ptxas hoisted its bf16 packs above the last wgmma wait of persistent
+        # builds, which then stored partial sums (session 70; the compile tests' check)
+        acc = gl.convert_layout(acc, out_layout)
+        prob = gl.load(p_ptr + rows, mask=rows < row_end, other=0.0).to(gl.float32)
+        out = numerics.scaled(acc, gl.expand_dims(prob, 0), True, False).to(gl.bfloat16)
+    else:
+        if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
+            acc = numerics.swiglu(acc, acc_up, False)
+        out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
+    cols = nb * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
     ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 0) + gl.expand_dims(cols, 1)
     gl.store(ptrs, out, mask=gl.expand_dims(rows < row_end, 0) & gl.expand_dims(cols < N, 1))
 
@@ -615,7 +620,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     QuantizedWeight [E, out, in] (or [out, in]: one expert, a dense call) -> bf16 [T, out].
     swiglu: the weight is fc1's [gate; up] and the output silu(x @ gate^T) * (x @ up^T),
     [T, out / 2], bit for bit ops.reference_gated_activation of this kernel's unfused output.
-    probs [T] (not with swiglu): each row's router prob, multiplied into its fp32 accumulator.
+    probs [T] (not with swiglu): each row's router prob, multiplying its rounded output.
     maxnreg: a register cap, for one more CTA per SM: ptxas then retires each wgmma before the
     next (no pipelining), which
     short-K shapes of many experts trade for the occupancy (round 11). ctas_per_sm: a

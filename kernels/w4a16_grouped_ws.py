@@ -35,6 +35,7 @@ from triton.experimental.gluon.language.nvidia.ampere import async_copy
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, \
     warpgroup_mma, warpgroup_mma_wait
 
+from . import numerics
 from .expert_tiles import tile_bound
 from .gluon_hopper import cp_async_load, cta_barrier, expert_tables, mbarriers, sm_count, \
     table_size, tile_of, tma_load
@@ -224,8 +225,8 @@ def _consume_tile(args, first_row, row_end, nb, steps, it, lanes, cols,
                   GRAD_INPUT: gl.constexpr, HALF_INDEX: gl.constexpr, HAS_PROBS: gl.constexpr):
     """The first len(lanes) of this consumer's rows of a tile times its operand over the tile's
     steps (no wgmma where its rows are past the tile's), stored to its columns nb * len(cols) +
-    cols, with HAS_PROBS each row's router prob multiplied in first; returns the ring count
-    after it."""
+    cols, with HAS_PROBS each row's rounded output times its router prob (numerics.scaled);
+    returns the ring count after it."""
     x_bufs, _, _, b_bufs = args[1]
     x_ready, x_empty, _, _, full, free = args[2]
     X_STAGES: gl.constexpr = x_bufs.type.shape[0] // 2
@@ -256,7 +257,7 @@ def _consume_tile(args, first_row, row_end, nb, steps, it, lanes, cols,
     rows = first_row + lanes
     if HAS_PROBS:
         prob = gl.load(p_ptr + rows, mask=rows < row_end, other=0.0).to(gl.float32)
-        acc = acc * gl.expand_dims(prob, 1)
+        acc = numerics.scaled(acc, gl.expand_dims(prob, 1), True, False)
     out = nb * TILE_COLS + cols
     ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 1) + gl.expand_dims(out, 0)
     mask = gl.expand_dims(rows < row_end, 1) & gl.expand_dims(out < out_cols, 0)
@@ -319,7 +320,7 @@ def _w4a16_grouped_ws_kernel(x_desc, w_desc, s_ptr, y_ptr, p_ptr, counts_ptr, nu
                              B_STAGES: gl.constexpr, GRAD_INPUT: gl.constexpr,
                              HAS_PROBS: gl.constexpr, num_warps: gl.constexpr):
     """N: the weight's rows; K: its inputs, whole 128-input groups. y = x @ W^T [T, N] (with
-    HAS_PROBS each row's router prob p_ptr[row] multiplied into its accumulator), or with
+    HAS_PROBS each row's rounded output times its router prob p_ptr[row]), or with
     GRAD_INPUT y = x @ W [T, K] for x [T, N] (the backward's grad_input). Three rings: x stages
     (a box of [2 halves, CONSUMER_ROWS, 64] for each consumer), code stages (the codes
     [BLOCK_N, 16 words] and the rows' scale words of one group) and operand stages (the
@@ -388,7 +389,7 @@ def w4a16_grouped_ws(x: torch.Tensor, qweight, counts: torch.Tensor, x_stages: i
     weight rows; x_stages, w_stages of codes and scales, b_stages of the dequantized operand
     (the defaults fill 214 KB of shared memory; a third x stage does not fit, one was 1.3-1.6x
     slower: round 37). Reads the codes in lane order (made once per
-    weight, w4a16_lanes). probs [T]: each row's router prob, multiplied into its accumulator."""
+    weight, w4a16_lanes). probs [T]: each row's router prob, multiplying its rounded output."""
     return _launch(x, qweight, counts, False, (x_stages, w_stages, b_stages), probs)
 
 

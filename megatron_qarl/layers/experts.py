@@ -20,10 +20,11 @@ copy of the masters made once per optimizer step (2 B/param of the experts). The
 baseline then runs grouped GEMMs like the quantized models, and its decode steps can be
 captured in a CUDA graph: Megatron's SequentialMLP loops over the experts on host-side counts.
 
-The router prob multiplies fc2's fp32 accumulator, after the activation (rounded once) and its
-quantization: the order of SGLang's Triton fused MoE, which serves its FP8 rollouts (Megatron
-scales fc2's input instead: other roundings, other FP8 codes; SGLang's Marlin MoE, serving
-W4A16, rounds fc2's output before the prob; docs/sglang.md).
+The router prob multiplies fc2's output, after the activation (rounded once) and its
+quantization, as the SGLang kernel serving the scheme does (quant.base.scale_rows): its Triton
+fused MoE (FP8, INT8) in the fp32 accumulator, its Marlin MoE (W4A16) after the output's
+rounding, a bf16 product. Megatron scales fc2's input instead: other roundings, other FP8
+codes (docs/sglang.md).
 
 Under expert parallelism the token dispatcher does all communication, so the forward is
 local. Expert-TP needs no communication here either: fc1 is column-split, fc2 row-split, and

@@ -60,13 +60,15 @@ class QuantizedWeight:
 def scale_rows(acc: torch.Tensor, probs: Optional[torch.Tensor], dtype: torch.dtype,
                after_rounding: bool) -> torch.Tensor:
     """acc [..., rows, out] fp32 as the output dtype, each row times its router prob (fc2 of
-    the experts): in the fp32 accumulator before the one rounding, as SGLang's Triton fused
-    MoE applies it (MUL_ROUTED_WEIGHT); after_rounding, the rounded output times the prob,
-    rounded again, where the GEMM writes the output dtype only (torch._grouped_mm)."""
+    the experts), as the SGLang kernel serving the scheme's MoE applies it: Triton's fused MoE
+    (MUL_ROUTED_WEIGHT: FP8, INT8) in the fp32 accumulator before the one rounding; with
+    after_rounding Marlin's (W4A16: write_result's `__hmul2`), the rounded output times the
+    prob rounded to the output dtype, a product rounded again (what a bf16 multiply in torch
+    gives). torch._grouped_mm writes bf16 only, so scheme none takes that form too."""
     if probs is None:
         return acc.to(dtype)
     if after_rounding:
-        acc = acc.to(dtype).float()
+        return acc.to(dtype) * probs.to(dtype).unsqueeze(-1)
     return (acc * probs.float().unsqueeze(-1)).to(dtype)
 
 
@@ -79,7 +81,7 @@ class QuantScheme(abc.ABC):
     #: whether activations are quantized too (W8A8 schemes)
     quantizes_activations: bool = False
     #: whether the router prob multiplies a grouped GEMM's rounded output rather than its fp32
-    #: accumulator (scale_rows)
+    #: accumulator (scale_rows: as the SGLang kernel serving the scheme's MoE does)
     prob_after_rounding: bool = False
     #: output rows one weight scale covers (FP8's 128-row blocks; per-row and per-column-group
     #: scales: 1), the granule a row split or concatenation must keep whole

@@ -20,7 +20,7 @@ from .base import QuantizedWeight
 
 LinearOp = Callable[[torch.Tensor, QuantizedWeight], torch.Tensor]
 # (x [T, in] sorted by expert, qweight [E, out, in], tokens_per_expert, probs=None) -> [T, out];
-# probs [T]: each row's router prob, multiplied into the fp32 accumulator (base.scale_rows)
+# probs [T]: each row's router prob, applied as the scheme's SGLang kernel does (base.scale_rows)
 GroupedOp = Callable[..., torch.Tensor]
 # (weight, scheme, name, nonfinite=None) -> QuantizedWeight; weight: a master [..., out, in] or
 # a list of one [out, in] master an expert; nonfinite: see quantize_weight
@@ -164,8 +164,8 @@ def grouped_reads_counts_on_host(scheme, device_type: str) -> bool:
 
 def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight, tokens_per_expert: torch.Tensor,
                    probs: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """probs [T]: the router prob of each row (fc2 of the experts), multiplied into the fp32
-    accumulator as SGLang's Triton fused MoE does (base.scale_rows)."""
+    """probs [T]: the router prob of each row (fc2 of the experts), applied as the SGLang
+    kernel serving the scheme applies it (base.scale_rows)."""
     op = _GROUPED.get(_key(type(qweight.scheme), x.device.type))
     if op:
         return op(x, qweight, tokens_per_expert) if probs is None else \
@@ -206,7 +206,7 @@ def composed_swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: Quantize
 def swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: QuantizedWeight,
                    tokens_per_expert: torch.Tensor, probs: torch.Tensor,
                    routed_rows: int = None) -> torch.Tensor:
-    """SwiGLU experts, the router probs multiplied into fc2's accumulator (fc1 = [gate; up]),
+    """SwiGLU experts, the router probs applied to fc2's output (fc1 = [gate; up]),
     for forwards without autograd (rollout, old logprobs), fused where a kernel is registered:
     the learner's forward keeps fc1's output for its backward and calls the grouped op per
     projection. routed_rows: see SwigluExpertsOp."""

@@ -119,7 +119,7 @@ def aligned_linear(x, master_weight, qweight: QuantizedWeight, shards=None):
 def aligned_grouped_linear(x, master_weights, qweight: QuantizedWeight, tokens_per_expert,
                            probs=None):
     """master_weights: the experts' 2-D masters (a list), or one [E, out, in] tensor. probs:
-    each row's router prob, multiplied into the accumulator (fc2; ops.grouped_linear).
+    each row's router prob, applied to fc2's output (ops.grouped_linear).
 
     Without grad mode the op is called directly: autograd.Function.apply walks every input,
     and with one master per expert that cost ~250 us of host time per projection (measured in

@@ -55,6 +55,8 @@ def int4_codes(weight: torch.Tensor, scale: torch.Tensor, group_size: int) -> to
 
 class W4A16(QuantScheme):
     weight_operand_dtype = torch.bfloat16
+    #: SGLang serves W4A16 MoE through Marlin, which rounds fc2's output before the prob
+    prob_after_rounding = True
 
     def __init__(self, group_size: int = 128):
         if group_size not in GROUP_SIZES:

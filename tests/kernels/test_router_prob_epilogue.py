@@ -1,13 +1,14 @@
-"""fc2 of the experts multiplies each row by its router prob in every grouped kernel
-(quant.base.scale_rows): Triton (W4A16, its K split too, FP8, INT8) under the interpreter or on
-the GPU, the Hopper kernels (W4A16 Gluon and warp-specialized, FP8 warp-specialized) on an SM90
-GPU, and torch._grouped_mm's bf16 experts.
+"""fc2 of the experts multiplies each row by its router prob in every grouped kernel as the
+scheme's spec says (quant.base.scale_rows): Triton (W4A16, its K split too, FP8, INT8) under the
+interpreter or on the GPU, the Hopper kernels (W4A16 Gluon and warp-specialized, FP8
+warp-specialized) on an SM90 GPU, and torch._grouped_mm's bf16 experts.
 
-The kernels multiply the prob into the fp32 accumulator before the one rounding, as SGLang's
-Triton fused MoE does (MUL_ROUTED_WEIGHT). On inputs whose sums are exact (integer codes, scales
-of 1) the reference's accumulator is the kernel's, so its single rounding must be matched bit
-for bit, and rounding twice must not. torch._grouped_mm writes bf16 only: there the prob comes
-after the rounding, the scheme's spec (NoQuant.prob_after_rounding)."""
+FP8 and INT8 multiply the prob into the fp32 accumulator before the one rounding, as SGLang's
+Triton fused MoE does (MUL_ROUTED_WEIGHT); W4A16 rounds the output first and multiplies it by
+the prob rounded to bf16, a product rounded again, as its Marlin MoE does (write_result's
+`__hmul2`). On inputs whose sums are exact (integer codes, scales of 1) the reference's
+accumulator is the kernel's, so the spec's form must be matched bit for bit, and the other
+form must not be."""
 import pytest
 import torch
 
@@ -30,8 +31,8 @@ def _w4a16(config):
                                                                  probs=probs)
 
 
-# (scheme, grouped op with probs=...): the prob in the fp32 accumulator
-IN_ACCUMULATOR = {
+# (scheme, grouped op with probs=...)
+OPS = {
     "w4a16 16x16": ("w4a16-g32", _w4a16(W4A16Config(16, 16))),
     "w4a16 32x32 k128": ("w4a16-g32", _w4a16(W4A16Config(32, 32, block_k=128))),
     "w4a16 K split": ("w4a16-g32", _w4a16(W4A16Config(16, 16, split_k=2))),
@@ -68,27 +69,42 @@ def _exact_case(scheme_name, device, seed=0):
             x.bfloat16().to(device), probs.to(device))
 
 
-def _single_rounding_matched(op, scheme, qweight, counts, x, probs):
+def _exact_sums(x, qweight, counts):
+    """Each routed row's fp32 sums with its expert's weight: integers, exact."""
+    w = qweight.dequantize().double()
+    parts = torch.split(x[:sum(COUNTS)].double(), COUNTS)
+    return torch.cat([part @ w[e].T for e, part in enumerate(parts)]).float()
+
+
+def _spec_form_matched(op, scheme, qweight, counts, x, probs):
     routed = sum(COUNTS)
     got = op(x, qweight, counts, probs=probs)[:routed]
     assert torch.equal(got, scheme.reference_grouped_matmul(x, qweight, counts, probs)[:routed])
-    twice = (op(x, qweight, counts)[:routed].float() * probs[:routed, None]).bfloat16()
-    assert not torch.equal(got, twice)
+    acc = _exact_sums(x, qweight, counts)
+    once = (acc * probs[:routed, None]).bfloat16()  # Triton's MoE
+    marlin = acc.bfloat16() * probs[:routed, None].bfloat16()  # bf16 product of the rounded
+    assert torch.equal(got, marlin if scheme.prob_after_rounding else once)
+    assert not torch.equal(once, marlin)
 
 
-@pytest.mark.parametrize("name", sorted(IN_ACCUMULATOR))
-def test_the_prob_multiplies_the_accumulator(name, device):
-    scheme_name, op = IN_ACCUMULATOR[name]
-    _single_rounding_matched(op, *_exact_case(scheme_name, device))
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_the_prob_takes_the_schemes_order(name, device):
+    scheme_name, op = OPS[name]
+    _spec_form_matched(op, *_exact_case(scheme_name, device))
 
 
-@pytest.mark.parametrize("name", sorted(IN_ACCUMULATOR))
+@pytest.mark.parametrize("name", sorted(OPS))
 def test_probs_match_the_reference_and_cover_every_row(name, device, assert_gemm_close):
-    scheme_name, op = IN_ACCUMULATOR[name]
+    scheme_name, op = OPS[name]
     scheme, qweight, counts, x, probs = _case(scheme_name, device, seed=1)
     routed = sum(COUNTS)
-    assert_gemm_close(op(x, qweight, counts, probs=probs)[:routed],
-                      scheme.reference_grouped_matmul(x, qweight, counts, probs)[:routed])
+    got, spec_probs = op(x, qweight, counts, probs=probs)[:routed], probs
+    if scheme.prob_after_rounding:  # a bf16 product of the output, whatever its sums' order
+        plain = op(x, qweight, counts)[:routed]
+        assert torch.equal(got, plain * probs[:routed, None].bfloat16())
+        got, spec_probs = plain, None
+    assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, counts,
+                                                           spec_probs)[:routed])
     with pytest.raises(ValueError, match="probs: shape"):
         op(x, qweight, counts, probs=probs[:routed])
 
@@ -99,7 +115,7 @@ def test_bf16_grouped_mm_takes_the_prob_after_rounding(device):
     routed = sum(COUNTS)
     got = bf16_grouped_linear(x, qweight, counts, probs=probs)[:routed]
     plain = bf16_grouped_linear(x, qweight, counts)[:routed]
-    assert torch.equal(got, (plain.float() * probs[:routed, None]).bfloat16())
+    assert torch.equal(got, plain * probs[:routed, None].bfloat16())
     want = scheme.reference_grouped_matmul(x, qweight, counts, probs)[:routed].float()
     assert ((got.float() - want).abs() <= 2**-7 * want.abs() + 1e-6).all()
 
@@ -120,9 +136,9 @@ def _hopper_op(name):
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
 @pytest.mark.parametrize("name", ["w4a16 gluon", "w4a16 gluon K split", "w4a16 ws"])
-def test_hopper_w4a16_kernels_multiply_the_accumulator(name):
+def test_hopper_w4a16_kernels_take_marlins_order(name):
     # the Hopper kernels take 128-input groups
-    _single_rounding_matched(_hopper_op(name), *_exact_case("w4a16", torch.device("cuda")))
+    _spec_form_matched(_hopper_op(name), *_exact_case("w4a16", torch.device("cuda")))
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

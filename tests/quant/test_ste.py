@@ -66,9 +66,9 @@ def test_grouped_ste_with_router_probs(scheme_name):
     raw = scheme.reference_grouped_matmul(x.detach(), qw, counts)
     scaled = scheme.reference_grouped_matmul(x.detach(), qw, counts, probs.detach())
     assert torch.equal(y, scaled) and y.dtype == torch.bfloat16
-    after_rounding = (raw.float() * probs.detach()[:, None]).bfloat16()  # none's grouped_mm
+    after_rounding = raw * probs.detach()[:, None].bfloat16()  # Marlin's: W4A16's, none's
     once = (scheme.reference_grouped_matmul(x.detach().float(), qw, counts)
-            * probs.detach()[:, None]).bfloat16()  # in the fp32 accumulator, one rounding
+            * probs.detach()[:, None]).bfloat16()  # Triton's, in the fp32 accumulator
     assert torch.equal(scaled, after_rounding if scheme.prob_after_rounding else once)
     assert not torch.equal(after_rounding, once)
     g = torch.randn_like(y)

@@ -420,18 +420,18 @@ def _epilogue(acc, acc_up, first_row, row_end, nb, y_ptr, p_ptr, N, stride_ym,
     BLOCK_N: gl.constexpr = acc.shape[0]
     BLOCK_M: gl.constexpr = acc.shape[1]
     out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
+    if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
+        acc = numerics.swiglu(acc, acc_up, False)
+    elif HAS_PROBS:
+        tokens = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc.type.layout))
+        prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
+        # first an fp32 add of the prob's zero: ptxas hoisted bf16 packs (F2FP) of the wgmma
+        # accumulator above its last wait in persistent builds, storing partial sums (session
+        # 70; the compile tests check it), and keeps fp32 arithmetic on it after the wait
+        acc = acc + gl.expand_dims(prob * 0.0, 0)
+        acc = numerics.scaled(acc, gl.expand_dims(prob, 0), True, False)
+    out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
     rows = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))
-    if HAS_PROBS and not SWIGLU:
-        # the fp32 accumulator leaves the wgmma's registers first: read there by the rounding
-        # before the prob, ptxas hoisted its bf16 packs above the last wgmma wait of persistent
-        # builds, which then stored partial sums (session 70; the compile tests' check)
-        acc = gl.convert_layout(acc, out_layout)
-        prob = gl.load(p_ptr + rows, mask=rows < row_end, other=0.0).to(gl.float32)
-        out = numerics.scaled(acc, gl.expand_dims(prob, 0), True, False).to(gl.bfloat16)
-    else:
-        if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
-            acc = numerics.swiglu(acc, acc_up, False)
-        out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
     cols = nb * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, out_layout))
     ptrs = y_ptr + gl.expand_dims(rows.to(gl.int64) * stride_ym, 0) + gl.expand_dims(cols, 1)
     gl.store(ptrs, out, mask=gl.expand_dims(rows < row_end, 0) & gl.expand_dims(cols < N, 1))

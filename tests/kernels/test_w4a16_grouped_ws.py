@@ -170,6 +170,12 @@ def test_grouped_op_takes_it_from_its_rows_per_expert(assert_gemm_close, monkeyp
     assert len(calls) == 1  # under WS_ROWS_PER_EXPERT: the Triton kernel
     w4a16_gemm.w4a16_grouped_linear(x, qweight, torch.tensor([2048] * 4))
     assert len(calls) == 1  # over it: dequantize + torch._grouped_mm
+    probs = torch.rand(x.shape[0], device="cuda")  # fc2: its epilogue saves a pass over y
+    got = w4a16_gemm.w4a16_grouped_linear(x, qweight, torch.tensor([2048] * 4), probs=probs)
+    assert len(calls) == 2
+    counts = torch.full((4, ), 2048, device="cuda", dtype=torch.int32)
+    plain = ws.w4a16_grouped_ws(x, qweight, counts)
+    assert torch.equal(got, plain * probs[:, None].bfloat16())
     kept = dataclasses.replace(qweight, keep_operand=True)
     w4a16_gemm.w4a16_grouped_linear(x[:int(tokens.sum())], kept, tokens)
     assert len(calls) == 1  # a kept operand is multiplied by torch._grouped_mm

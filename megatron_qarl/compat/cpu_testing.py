@@ -254,8 +254,7 @@ def init_parallel(tp: int = 1, ep: int = 1, etp: Optional[int] = None, seed: int
         parallel_state.destroy_model_parallel()
         dist.destroy_process_group()  # every group, the default one included
     if not dist.is_initialized():
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}",
-                                rank=0, world_size=1)
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     parallel_state.destroy_model_parallel()
     parallel_state.initialize_model_parallel(
         tensor_model_parallel_size=tp, expert_model_parallel_size=ep,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-import socket
 from datetime import timedelta
 from typing import Optional
 
@@ -21,12 +20,6 @@ from ..compat import apply_megatron_fixes
 
 def world_size_from_env() -> int:
     return int(os.environ.get("WORLD_SIZE", "1"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def collective_timeout_minutes(args) -> Optional[float]:
@@ -77,8 +70,10 @@ def init_distributed(args) -> torch.device:
         if "RANK" in os.environ:
             dist.init_process_group(backend, **group_options)
         else:
-            dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{_free_port()}",
-                                    rank=0, world_size=1, **group_options)
+            # one process needs no rendezvous: an in-memory store (a free port picked, then
+            # bound, was taken by another job in between: EADDRINUSE, session 70)
+            dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1,
+                                    **group_options)
     parallel_state.initialize_model_parallel(
         tensor_model_parallel_size=args.tensor_model_parallel_size,
         pipeline_model_parallel_size=1,

@@ -177,8 +177,8 @@ def test_grouped_op_takes_it_from_its_rows_per_expert(assert_gemm_close, monkeyp
     plain = ws.w4a16_grouped_ws(x, qweight, counts)
     assert torch.equal(got, plain * probs[:, None].bfloat16())
     kept = dataclasses.replace(qweight, keep_operand=True)
-    w4a16_gemm.w4a16_grouped_linear(x[:int(tokens.sum())], kept, tokens)
-    assert len(calls) == 1  # a kept operand is multiplied by torch._grouped_mm
+    w4a16_gemm.w4a16_grouped_linear(x[:int(tokens.sum())], kept, tokens, probs=probs[:1060])
+    assert len(calls) == 2  # a kept operand is multiplied by torch._grouped_mm
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")

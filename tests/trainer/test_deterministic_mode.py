@@ -67,7 +67,6 @@ def _repeat_on_gpu(results, deterministic: bool) -> None:
     import torch.distributed as dist
     from megatron.core import parallel_state, tensor_parallel
 
-    from megatron_qarl.compat.cpu_testing import _free_port
     from megatron_qarl.models import QWEN3_MOE_TINY, build_model
     from megatron_qarl.rollout.base import SamplingParams
     from megatron_qarl.rollout.embedded import EmbeddedEngine
@@ -75,8 +74,7 @@ def _repeat_on_gpu(results, deterministic: bool) -> None:
 
     if deterministic:
         use_deterministic_algorithms()
-    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
-                            world_size=1)
+    dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
     parallel_state.initialize_model_parallel()
     tensor_parallel.model_parallel_cuda_manual_seed(5)
     # top-8 of 16 experts: Megatron's combine would add 8 outputs a token in atomic order

@@ -57,20 +57,19 @@ def test_the_routers_load_balancing_weight_is_the_presets_or_the_flags(argv, coe
     assert config.moe_aux_loss_coeff == coeff
 
 
-def _reduce_on(rank, port, out):
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=2)
+def _reduce_on(rank, init_file, out):
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
     parallel_state.get_data_parallel_group = lambda: None  # the whole (two-rank) world
     out[rank] = distributed.all_reduce_metrics(
         {"reward": float(rank), "ratio_max": 10.0 * rank, "ratio_min": 5.0 + rank}, "cpu")
     dist.destroy_process_group()
 
 
-def test_metrics_over_ranks_are_means_and_their_extremes_extremes():
+def test_metrics_over_ranks_are_means_and_their_extremes_extremes(tmp_path):
     """A rank's ratio_max is a maximum: over ranks the max of them, not their mean."""
     import torch.multiprocessing as mp
 
     with mp.Manager() as manager:
         out = manager.dict()
-        mp.spawn(_reduce_on, args=(distributed._free_port(), out), nprocs=2)
+        mp.spawn(_reduce_on, args=(str(tmp_path / "init"), out), nprocs=2)
         assert out[0] == out[1] == {"reward": 0.5, "ratio_max": 10.0, "ratio_min": 5.0}

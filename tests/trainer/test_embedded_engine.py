@@ -270,10 +270,8 @@ def _graph_and_eager_samples(scheme: str, grouped: bool, results) -> None:
     import torch.distributed as dist
     from megatron.core import parallel_state, tensor_parallel
 
-    from megatron_qarl.compat.cpu_testing import _free_port
 
-    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
-                            world_size=1)
+    dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
     parallel_state.initialize_model_parallel()
     tensor_parallel.model_parallel_cuda_manual_seed(5)
     config = QWEN3_MOE_TINY.transformer_config(tp=1, ep=1, etp=1, params_dtype=torch.bfloat16,

@@ -274,25 +274,30 @@ class RLTrainer:
                 micro.sampler_logprobs, normalizer=normalizer)
             return loss, {"logprobs": logprobs.detach(), "entropy": entropy}
 
-        def diagnostics(mini, values):  # the objective's metrics over the whole mini-batch
-            with torch.no_grad():
-                _, metrics = compute_policy_loss(
-                    cfg, values["logprobs"], mini.old_logprobs, mini.advantages, mini.mask,
-                    mini.sampler_logprobs)
-            metrics.pop("pg_loss")  # the trained loss is optimizer_step's
-            return {**metrics, "entropy": masked_mean(values["entropy"], mini.mask)}
-
         merged: Dict[str, float] = {}
+        values: Dict[str, torch.Tensor] = {}  # the step's token values, row by row
         updates = [order[i:i + per_update] for i in range(0, len(order), per_update)]
         for rows in updates:
-            metrics = optimizer_step(
+            metrics, update_values = optimizer_step(
                 self.model, optimizer, batch, rows, micro_batch_size=args.micro_batch_size,
                 max_tokens=args.max_tokens_per_micro_batch, loss_fn=loss_fn,
                 normalizer=lambda mask: local_normalizer(mask, cfg.loss_agg_mode),
-                loss_name="pg_loss", diagnostics=diagnostics)
+                loss_name="pg_loss")
             for k, v in metrics.items():
                 merged[k] = merge_metric(k, merged.get(k), v, len(updates))
-        return merged
+            for key, value in update_values.items():
+                step = values.setdefault(key, value.new_zeros(batch.mask.shape))
+                step[rows, :value.shape[1]] = value
+        # the objective's metrics once over the step's batch (each row's values from its own
+        # update): token and sequence means of it, not means of the updates' means
+        with torch.no_grad():
+            _, diagnostics = compute_policy_loss(
+                cfg, values["logprobs"], batch.old_logprobs, batch.advantages, batch.mask,
+                batch.sampler_logprobs)
+        diagnostics.pop("pg_loss")  # the trained loss is optimizer_step's
+        diagnostics["entropy"] = masked_mean(values["entropy"], batch.mask)
+        return {**merged, **dict(zip(diagnostics, torch.stack(
+            [v.double() for v in diagnostics.values()]).tolist()))}
 
     # ---------------------------------------------------------------- evaluation
     def evaluate(self) -> float:

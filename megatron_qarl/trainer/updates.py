@@ -4,7 +4,7 @@ the optimizer step (which invalidates the quantized-weight caches through its ho
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 from megatron.core import parallel_state
@@ -19,17 +19,14 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
                    micro_batch_size: int, max_tokens: int,
                    loss_fn: Callable[[ResponseBatch, torch.Tensor], tuple],
                    normalizer: Callable[[torch.Tensor], torch.Tensor],
-                   loss_name: str,
-                   diagnostics: Optional[Callable[[ResponseBatch, Dict[str, torch.Tensor]],
-                                                  Dict[str, torch.Tensor]]] = None,
-                   ) -> Dict[str, float]:
+                   loss_name: str) -> Tuple[Dict[str, float], Dict[str, torch.Tensor]]:
     """loss_fn(micro_batch, global_normalizer) -> (loss, token_values): token_values are
     detached [rows, response] tensors (the new logprobs, the entropy). normalizer(mask) is
     this rank's count, summed over data-parallel ranks here so every rank divides by the same.
 
     Returns `loss_name`: the mini-batch's loss (each micro-batch's loss is its share of it, so
-    the shares are summed over micro-batches and ranks), and diagnostics(mini_batch,
-    token_values over the mini-batch): computed once over the whole mini-batch, since means of
+    the shares are summed over micro-batches and ranks) and grad_norm; and the token values
+    over the mini-batch `select(batch, rows)`, for diagnostics over whole batches: means of
     micro-batch means would weigh a sequence by its micro-batch's size (micro-batches are
     bucketed by length)."""
     dp = parallel_state.get_data_parallel_world_size()
@@ -57,18 +54,16 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
             if key not in values:
                 values[key] = torch.zeros(sub.mask.shape, dtype=value.dtype, device=value.device)
             values[key][part, :value.shape[1]] = value.detach()
-    merged = {} if diagnostics is None else dict(diagnostics(sub, values))
-    merged[loss_name] = all_reduce_sum(loss_sum)
+    loss_total = all_reduce_sum(loss_sum)
     finalize_model_grads([model])
     ok, grad_norm, _ = optimizer.step()
     if not ok:
         raise FloatingPointError("the optimizer skipped its step (non-finite gradients); lower "
                                  "--lr or check the data")
-    out = dict(zip(merged, torch.stack([torch.as_tensor(v, device=total.device).double()
-                                        for v in merged.values()]).tolist()))
-    out["grad_norm"] = float(grad_norm) if grad_norm is not None else float("nan")
+    out = {loss_name: loss_total.item(),
+           "grad_norm": float(grad_norm) if grad_norm is not None else float("nan")}
     _check_finite(out[loss_name], None if grad_norm is None else out["grad_norm"], loss_name)
-    return out
+    return out, values
 
 
 def _check_finite(loss: float, grad_norm: Optional[float], loss_name: str) -> None:

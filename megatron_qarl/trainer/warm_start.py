@@ -41,7 +41,7 @@ def warm_start(model, optimizer, rows: List[PromptRow], tokenizer, args, device,
         picked = [rows[i] for i in order.next_indices(args.sft_batch_size)][rank::size]
         samples = sft_samples(picked, tokenizer)
         batch = collate(samples, torch.zeros(len(samples)), tokenizer.pad_id, device)
-        metrics = optimizer_step(
+        metrics, _ = optimizer_step(
             model, optimizer, batch, list(range(len(samples))),
             micro_batch_size=args.micro_batch_size,
             max_tokens=args.max_tokens_per_micro_batch, loss_fn=loss_fn,

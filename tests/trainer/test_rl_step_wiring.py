@@ -73,12 +73,9 @@ def test_the_objective_gets_old_and_sampler_logprobs_in_their_places(monkeypatch
         seen.append((old, sampler, advantages))
         return logprobs.sum() * 0, {"pg_loss": torch.tensor(0.0)}
 
-    def one_micro_batch(model, optimizer, batch_, rows, *, loss_fn, diagnostics, normalizer,
-                        **_):
+    def one_micro_batch(model, optimizer, batch_, rows, *, loss_fn, normalizer, **_):
         micro = select(batch_, rows)
-        _, values = loss_fn(micro, normalizer(micro.mask))
-        diagnostics(micro, values)
-        return {}
+        return {}, loss_fn(micro, normalizer(micro.mask))[1]
 
     monkeypatch.setattr(trainer_module, "compute_policy_loss", spy)
     monkeypatch.setattr(trainer_module, "optimizer_step", one_micro_batch)
@@ -96,3 +93,35 @@ def test_the_objective_gets_old_and_sampler_logprobs_in_their_places(monkeypatch
         assert torch.equal(old[batch.mask], torch.full((4,), -1.0))
         assert torch.equal(sampler[batch.mask], torch.full((4,), -2.0))
         assert sorted(advantages.tolist()) == [-1.0, 1.0]
+
+
+def test_the_steps_diagnostics_weigh_every_token_once(monkeypatch):
+    """Two updates of 1 and 5 tokens, at ratios 1 and 2: the step's ratio_token_mean is over
+    its 6 tokens, 11 / 6 (it was the mean of the updates' means, 1.5), and the extremes are
+    the step's."""
+    from megatron_qarl.rl.objectives.config import PolicyLossConfig
+
+    samples = [Sample([1], [2] * n, [-1.0] * n, "stop") for n in (1, 5)]
+    batch = collate(samples, torch.tensor([1.0, -1.0]), pad_id=0, device="cpu")
+    batch.old_logprobs = torch.where(batch.mask, -1.0, 0.0)
+
+    def new_policy(model, micro, *args, **kwargs):  # ratio 2 where the advantage is negative
+        shift = torch.where(micro.advantages < 0, math.log(2.0), 0.0)[:, None]
+        return micro.old_logprobs + shift, torch.zeros_like(micro.old_logprobs)
+
+    def one_micro_batch(model, optimizer, batch_, rows, *, loss_fn, normalizer, **_):
+        micro = select(batch_, rows)
+        return {"pg_loss": 0.0}, loss_fn(micro, normalizer(micro.mask))[1]
+
+    monkeypatch.setattr(trainer_module, "optimizer_step", one_micro_batch)
+    monkeypatch.setattr(trainer_module, "dp_rank_and_size", lambda: (0, 1))
+    monkeypatch.setattr(trainer_module, "response_logprobs", new_policy)
+    fake = SimpleNamespace(
+        args=SimpleNamespace(global_batch_size=1, micro_batch_size=1,
+                             max_tokens_per_micro_batch=0, rollout_temperature=1.0),
+        loss_cfg=PolicyLossConfig(loss="grpo"), model=None, _sequence_multiple=lambda: 1)
+    metrics = trainer_module.RLTrainer._train(fake, batch, optimizer=None)
+    assert metrics["ratio_token_mean"] == pytest.approx(11 / 6)
+    assert metrics["ratio_token_min"] == pytest.approx(1.0)
+    assert metrics["ratio_token_max"] == pytest.approx(2.0)
+    assert metrics["ratio_seq_mean"] == pytest.approx(1.5)

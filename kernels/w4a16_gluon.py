@@ -426,8 +426,9 @@ def _epilogue(acc, acc_up, first_row, row_end, nb, y_ptr, p_ptr, N, stride_ym,
         tokens = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc.type.layout))
         prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
         # first an fp32 add of the prob's zero: ptxas hoisted bf16 packs (F2FP) of the wgmma
-        # accumulator above its last wait in persistent builds, storing partial sums (session
-        # 70; the compile tests check it), and keeps fp32 arithmetic on it after the wait
+        # accumulator above its last wait (persistent builds stored partial sums on the GPU,
+        # session 70; the compile tests check every build), and keeps fp32 arithmetic on it
+        # after the wait
         acc = acc + gl.expand_dims(prob * 0.0, 0)
         acc = numerics.scaled(acc, gl.expand_dims(prob, 0), True, False)
     out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
@@ -654,8 +655,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     if rows == 0:
         return y
     if swiglu and probs is not None:
-        raise ValueError("probs: the router probs multiply fc2's accumulator; the fused SwiGLU "
-                         "(fc1) takes none")
+        raise ValueError("probs: the router probs scale fc2's output; the fused SwiGLU (fc1) "
+                         "takes none")
     if groups not in (1, 2, 4) or k % (GROUP * groups):
         raise ValueError(f"groups={groups}: 1, 2 or 4 scale groups per stage, dividing K={k}")
     grid = triton.cdiv(n_out, block_n) * tile_bound(rows, num_experts, block_m)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import sys
 import tempfile
 import traceback
@@ -241,7 +240,7 @@ def init_parallel(tp: int = 1, ep: int = 1, etp: Optional[int] = None, seed: int
     """(Re)initialise Megatron's parallel state for this process on CPU.
 
     The default process group (gloo) must exist when world size > 1 (see `run_distributed`);
-    for a single process one is created on a free local port, and made anew each call: Megatron's
+    for a single process one is created on an in-memory store, and made anew each call: Megatron's
     destroy_model_parallel drops most of its groups without destroying them, and each gloo group
     left behind keeps its threads polling (40 calls left 2055 threads using a core while idle;
     a test session makes dozens of calls).
@@ -275,12 +274,6 @@ def _drop_megatrons_references_to_groups() -> None:
 
     RotaryEmbedding.forward.cache_clear()
     moe_utils.get_moe_layer_wise_logging_tracker().clear()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _worker(rank: int, world_size: int, init_file: str, fn: Callable, args: tuple,

@@ -286,8 +286,9 @@ class RLTrainer:
             for k, v in metrics.items():
                 merged[k] = merge_metric(k, merged.get(k), v, len(updates))
             for key, value in update_values.items():
-                step = values.setdefault(key, value.new_zeros(batch.mask.shape))
-                step[rows, :value.shape[1]] = value
+                if key not in values:
+                    values[key] = value.new_zeros(batch.mask.shape)
+                values[key][rows, :value.shape[1]] = value
         # the objective's metrics once over the step's batch (each row's values from its own
         # update): token and sequence means of it, not means of the updates' means
         with torch.no_grad():

@@ -42,10 +42,15 @@ def sass(cubin: bytes) -> str:
                               check=True).stdout
 
 
-#: a wgmma in SASS: HGMMA.64xNxK.F32... Rd, ...; its fp32 accumulator is Rd.. (N / 2 registers a
-#: thread); `gsb0` on the last HGMMA of a commit group
-_HGMMA = re.compile(r"HGMMA\.64x(\d+)x\d+\.F32\S*\s+R(\d+)\b.*?(gsb0)?$")
+#: a wgmma in SASS: HGMMA (bf16), QGMMA (FP8), IGMMA (int8) .64xNxK.F32/S32... Rd, ...; its
+#: 32-bit accumulator is Rd.. (N / 2 registers a thread); `gsb0` on the last one of a group
+_GMMA = re.compile(r"[HQI]GMMA\.64x(\d+)x\d+\.[FS]32\S*\s+R(\d+)\b.*?(gsb0)?$")
 _DEPBAR = re.compile(r"WARPGROUP\.DEPBAR\.LE\s+gsb0,\s*(0x[0-9a-f]+)")
+
+
+def sass_wgmmas(sass_text: str) -> int:
+    """How many wgmmas the SASS holds (the lines pending_accumulator_reads tracks)."""
+    return sum(bool(_GMMA.search(line.split(";", 1)[0])) for line in sass_text.splitlines())
 
 
 def pending_accumulator_reads(sass_text: str) -> list:
@@ -57,7 +62,7 @@ def pending_accumulator_reads(sass_text: str) -> list:
     groups, open_group, found = [], set(), []
     for line in sass_text.splitlines():
         ins = line.split("*/", 1)[-1].split(";", 1)[0].strip()
-        hgmma = _HGMMA.search(ins)
+        hgmma = _GMMA.search(ins)
         if hgmma:
             base = int(hgmma.group(2))
             open_group |= set(range(base, base + int(hgmma.group(1)) // 2))
@@ -74,6 +79,12 @@ def pending_accumulator_reads(sass_text: str) -> list:
         if pending and pending & {int(r) for r in re.findall(r"\bR(\d+)\b", ins)}:
             found.append(ins)
     return found
+
+
+def sass_facts(sass_text: str) -> dict:
+    """The wgmma facts of a build's SASS the compile tests assert."""
+    return {"sass_wgmmas": sass_wgmmas(sass_text),
+            "pending_accumulator_reads": pending_accumulator_reads(sass_text)}
 
 
 def ptx_counts(ptx: str, *names: str) -> dict:

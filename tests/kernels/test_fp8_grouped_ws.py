@@ -16,7 +16,7 @@ from megatron_qarl.quant import get_scheme
 from qarl_kernels import fp8_grouped_ws as ws
 from qarl_kernels.fp8_gemm import _launch, _tiles, fp8_block_grouped_linear
 from qarl_kernels.fp8_quantize import fp8_quantize_activation
-from sm90_ptx import facts_of_child, pending_accumulator_reads, ptx_counts, sass, serve_facts
+from sm90_ptx import facts_of_child, ptx_counts, sass, sass_facts, serve_facts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
@@ -48,7 +48,7 @@ def _compile_for_sm90(block_n: int, stages: int, has_probs: int = 0) -> dict:
     facts = ptx_counts(ptx, "wgmma", "tma_loads", "tma_stores", "global_loads", "scale_copies",
                        "copy_arrives")
     return dict(facts, shared=kernel.metadata.shared,
-                pending_accumulator_reads=pending_accumulator_reads(sass(kernel.asm["cubin"])),
+                **sass_facts(sass(kernel.asm["cubin"])),
                 consumer_registers=bool(
         re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+216", ptx)))
 
@@ -68,7 +68,7 @@ def test_compiles_for_sm90(block_n, stages, has_probs):
     assert (facts["global_loads"] > 128 // 32) if has_probs else facts["global_loads"] == 128 // 32
     assert facts["shared"] <= 227 * 1024  # fits an H100's shared memory per block
     # no instruction touches a wgmma's accumulator before the wait that retires it
-    assert facts["pending_accumulator_reads"] == []
+    assert facts["sass_wgmmas"] > 0 and facts["pending_accumulator_reads"] == []
 
 
 def test_applies_only_to_large_hopper_batches():

@@ -19,7 +19,7 @@ from qarl_kernels.w4a16_lanes import has_lane_codes
 from qarl_kernels.gluon_hopper import table_size
 from qarl_kernels.w4a16_gemm import w4a16_grouped_matmul
 from qarl_kernels.w4a16_gluon_rules import gluon_tiles
-from sm90_ptx import facts_of_child, pending_accumulator_reads, ptx_counts, sass, serve_facts
+from sm90_ptx import facts_of_child, ptx_counts, sass, sass_facts, serve_facts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 # (block_m, block_n, stages, register cap, persistent CTAs per SM)
@@ -37,10 +37,11 @@ COMPILED = sorted({t[:3] + (int(t[4] is not None), ) for t in TILES})
 def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                       swiglu: int, x_async: int = 0, e_pad: int = table_size(16), tail: int = 0,
                       groups: int = 1, release: int = 0, early_words: int = 0,
-                      refill_first: int = 0, split_k: int = 1, probs: int = 0) -> dict:
+                      refill_first: int = 0, split_k: int = 1, probs: int = 0,
+                      maxnreg: int = 0) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
     size, EP8's by default; tail: token rows past block_m; groups: scale groups per stage;
-    split_k: K slices; probs: fc2's router probs in the epilogue)."""
+    split_k: K slices; probs: fc2's router probs in the epilogue; maxnreg: a register cap)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
     w_desc = TensorDescriptor.from_tensor(
@@ -68,7 +69,8 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     kernel = triton.compile(
         GluonASTSource(fn=wg._w4a16_gluon_kernel, signature=signature, constexprs=constexprs,
                        attrs=aligned),
-        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "launch_pdl": True})
+        target=GPUTarget("cuda", 90, 32),
+        options={"num_warps": 4, "launch_pdl": True, **({"maxnreg": maxnreg} if maxnreg else {})})
     ptx = kernel.asm["ptx"]
     body = ptx[ptx.index(".entry"):]
     wait = body.index("griddepcontrol.wait")  # reads before it: global loads, copies, x boxes
@@ -77,7 +79,7 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
     words_before = body.count("cp.async.bulk.tensor.2d", 0, wait)  # the weight words' boxes
     code = sass(kernel.asm["cubin"])
     return {"sass_wgmma_waits": code.count("WARPGROUP.DEPBAR"),
-            "pending_accumulator_reads": pending_accumulator_reads(code),
+            **sass_facts(code),
             **ptx_counts(ptx, "wgmma", "wgmma_register_a", "tma_loads", "prmt", "lop3",
                          "scale_copies", "copy_arrives", "global_loads", "atomics"),
             "pdl_waits": len(re.findall(r"griddepcontrol\.wait", ptx)),
@@ -128,18 +130,26 @@ def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu, x_async
     assert facts["pending_accumulator_reads"] == []
 
 
-@pytest.mark.parametrize("block_m,block_n,stages,persistent", COMPILED)
-@pytest.mark.parametrize("tail", [0, 16])
-def test_fc2_epilogue_reads_the_accumulator_after_its_wait(block_m, block_n, stages,
-                                                           persistent, tail):
+#: fc2's builds beyond COMPILED's plain ones, as the rules launch them: (tiles, persistent,
+#: x_async, tail, groups, release, early_words, refill_first, register cap)
+FC2_BUILDS = [((32, 128, 3), 0, 1, 0, 1, 0, 0, 0, 0), ((32, 128, 3), 0, 1, 0, 1, 0, 0, 0, 128),
+              ((16, 128, 3), 0, 0, 0, 1, 0, 0, 0, 128), ((16, 128, 2), 0, 0, 0, 1, 0, 0, 0, 96),
+              ((16, 128, 3), 1, 1, 0, 1, 0, 0, 0, 0), ((8, 64, 3), 0, 1, 0, 2, 0, 0, 0, 0),
+              ((16, 64, 2), 0, 0, 0, 4, 1, 1, 1, 0), ((32, 64, 2), 0, 0, 16, 2, 1, 1, 0, 0)]
+
+
+@pytest.mark.parametrize("build", [(t[:3], t[3], 0, tail, 1, 0, 0, 0, 0)
+                                   for t in COMPILED for tail in (0, 16)] + FC2_BUILDS)
+def test_fc2_epilogue_reads_the_accumulator_after_its_wait(build):
     """With the router probs in the epilogue (fc2), no instruction touches a wgmma's
     accumulator before the wait that retires it. ptxas moved the first bf16 packs of the
-    accumulator above the last wait in persistent builds of an epilogue that rounded it
-    before the prob (Marlin's order, session 70): those CTAs stored partial sums, 6-15% off
-    on the H200's E128 experts block."""
-    facts = facts_of_child(__file__, block_m, block_n, stages, persistent, 0, 0, table_size(16),
-                           tail, 1, 0, 0, 0, 1, 1)
-    assert facts["pending_accumulator_reads"] == []
+    accumulator above the last wait in builds of an epilogue that rounded it before the prob
+    (Marlin's order, session 70): on the H200 the persistent ones stored partial sums, 6-15%
+    off on the E128 experts block."""
+    tiles, persistent, x_async, tail, groups, release, early, refill, maxnreg = build
+    facts = facts_of_child(__file__, *tiles, persistent, 0, x_async, table_size(16), tail,
+                           groups, release, early, refill, 1, 1, maxnreg)
+    assert facts["sass_wgmmas"] > 0 and facts["pending_accumulator_reads"] == []
 
 
 @pytest.mark.parametrize("block_m,block_n,stages,persistent,swiglu",

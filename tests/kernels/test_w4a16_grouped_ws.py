@@ -14,7 +14,7 @@ from triton.runtime.jit import mangle_type
 from megatron_qarl.quant import get_scheme
 from qarl_kernels import w4a16_grouped_ws as ws
 from qarl_kernels import w4a16_gluon as wg
-from sm90_ptx import facts_of_child, pending_accumulator_reads, ptx_counts, sass, serve_facts
+from sm90_ptx import facts_of_child, ptx_counts, sass, sass_facts, serve_facts
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
@@ -44,7 +44,7 @@ def _compile_for_sm90(x_stages: int, w_stages: int, b_stages: int, grad_input: i
                        "scale_copies", "lop3", "prmt", "vector_loads", "vector_stores",
                        "async_fences")
     return dict(facts, shared=kernel.metadata.shared,
-                pending_accumulator_reads=pending_accumulator_reads(sass(kernel.asm["cubin"])))
+                **sass_facts(sass(kernel.asm["cubin"])))
 
 
 @pytest.mark.parametrize("rings,grad_input,has_probs", [((2, 2, 2), 0, 0), ((2, 3, 2), 0, 1),
@@ -69,7 +69,7 @@ def test_compiles_for_sm90(rings, grad_input, has_probs):
     assert facts["async_fences"] == 1
     assert facts["shared"] <= 227 * 1024  # fits an H100's shared memory per block
     # no instruction touches a wgmma's accumulator before the wait that retires it
-    assert facts["pending_accumulator_reads"] == []
+    assert facts["sass_wgmmas"] > 0 and facts["pending_accumulator_reads"] == []
 
 
 def test_applies_only_to_grouped_weights_on_hopper():

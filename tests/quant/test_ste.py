@@ -52,9 +52,9 @@ def test_grouped_ste_matches_per_expert_and_handles_empty_experts():
 
 @pytest.mark.parametrize("scheme_name", ["w4a16-g32", "fp8-block", "int8", "none"])
 def test_grouped_ste_with_router_probs(scheme_name):
-    """fc2 of the experts: each row's prob multiplies its fp32 accumulator before the one
-    rounding (SGLang's order), and the STE's grads are those of p * (x @ W_deq^T) for x and p,
-    of p * (x @ W^T) for the masters."""
+    """fc2 of the experts: each row's prob scales its output as the scheme's SGLang kernel does
+    (quant.base.scale_rows: in the fp32 accumulator, or after the rounding as Marlin), and the
+    STE's grads are those of p * (x @ W_deq^T) for x and p, of p * (x @ W^T) for the masters."""
     torch.manual_seed(0)
     scheme = get_scheme(scheme_name)
     masters = [(torch.randn(128, 256) * 0.1).requires_grad_() for _ in range(3)]

@@ -34,13 +34,13 @@ def _decode_steps_exchange_fixed(eager_call):
     return call
 
 
-def _samples(rank: int, world_size: int, port: int, layout: str, results) -> None:
+def _samples(rank: int, world_size: int, init_file: str, layout: str, results) -> None:
     import torch.distributed as dist
     from megatron.core import parallel_state, tensor_parallel
 
     tp, ep, etp, scheme = LAYOUTS[layout]
     torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+    dist.init_process_group("nccl", init_method=f"file://{init_file}", rank=rank,
                             world_size=world_size)
     parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp,
                                              expert_model_parallel_size=ep,
@@ -72,14 +72,12 @@ def _samples(rank: int, world_size: int, port: int, layout: str, results) -> Non
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs (the GPU machine)")
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_graphed_decode_under_parallelism_equals_eager_steps(layout):
-    from megatron_qarl.compat.cpu_testing import _free_port
-
+def test_graphed_decode_under_parallelism_equals_eager_steps(layout, tmp_path):
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
         results = manager.dict()
-        port = _free_port()
-        children = [context.Process(target=_samples, args=(rank, 2, port, layout, results))
+        init_file = str(tmp_path / "init")  # a rendezvous file: no port to race for
+        children = [context.Process(target=_samples, args=(rank, 2, init_file, layout, results))
                     for rank in range(2)]
         for child in children:
             child.start()

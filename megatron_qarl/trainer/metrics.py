@@ -53,7 +53,7 @@ class MetricsLogger:
                  config: Optional[dict] = None, resume_mark: Optional[dict] = None):
         """Only the rank that logs (enabled) opens files or wandb. resume_mark: the mark()
         a resumed checkpoint saved; the records logged after it are dropped, since the resumed
-        run logs those steps again."""
+        run logs those steps again, and wandb continues the run it names."""
         self.path, self.enabled, self.wandb = path, enabled, None
         if not enabled:
             return
@@ -67,8 +67,13 @@ class MetricsLogger:
             import wandb  # optional extra: megatron-qarl[wandb]
 
             configured = os.environ.get("WANDB_MODE") or os.environ.get("WANDB_API_KEY")
+            # a resume continues the checkpoint's wandb run (each resume started a new one);
+            # wandb keeps its own values of steps it had past the checkpoint (metrics.jsonl
+            # holds the resumed run's)
+            run_id = (resume_mark or {}).get("wandb_id")
             self.wandb = wandb.init(project=wandb_project, name=wandb_name, dir=wandb_dir,
-                                    config=config, mode=None if configured else "offline")
+                                    config=config, mode=None if configured else "offline",
+                                    **({"id": run_id, "resume": "allow"} if run_id else {}))
 
     def _resume_at(self, mark: dict) -> Optional[bytes]:
         """The file cut back to `mark` (atomically), or None where it does not begin with the
@@ -90,8 +95,12 @@ class MetricsLogger:
         return kept
 
     def mark(self) -> Optional[dict]:
-        """Where the file stands (its length and hash): a checkpoint saves it for resume_mark."""
-        return {"bytes": self._bytes, "sha1": self._hash.hexdigest()} if self.enabled else None
+        """Where the file stands (its length and hash) and the wandb run: a checkpoint saves it
+        for resume_mark."""
+        if not self.enabled:
+            return None
+        return {"bytes": self._bytes, "sha1": self._hash.hexdigest(),
+                "wandb_id": None if self.wandb is None else self.wandb.id}
 
     def log(self, event: str, step: int, values: Dict[str, object]) -> None:
         if not self.enabled:

@@ -4,6 +4,8 @@ finished run its final eval and summary: a review). A file that does not begin w
 checkpoint saw is kept whole."""
 import json
 import logging
+import sys
+from types import SimpleNamespace
 
 from megatron_qarl.trainer.metrics import MetricsLogger
 
@@ -46,3 +48,32 @@ def test_a_file_the_checkpoint_did_not_see_is_kept_whole(tmp_path, caplog):
     assert other.read_bytes() == before
     assert "does not begin with the records the resumed checkpoint saw" in caplog.text
     assert MetricsLogger(str(tmp_path / "quiet.jsonl"), enabled=False).mark() is None
+
+
+class _FakeWandb:
+    """The wandb calls MetricsLogger makes (the real package, 0.31 offline, was checked by hand:
+    an id and resume="allow" continue that run id in a new local directory)."""
+
+    def __init__(self):
+        self.inits = []
+
+    def init(self, **kwargs):
+        self.inits.append(kwargs)
+        return SimpleNamespace(id=kwargs.get("id", f"run{len(self.inits)}"),
+                               log=lambda *a, **k: None, finish=lambda: None)
+
+
+def test_a_resume_continues_the_checkpoints_wandb_run(tmp_path, monkeypatch):
+    fake = _FakeWandb()
+    monkeypatch.setitem(sys.modules, "wandb", fake)
+    path = str(tmp_path / "metrics.jsonl")
+    first = MetricsLogger(path, enabled=True, wandb_project="qarl")
+    first.log("train", 1, {"loss": 0.5})
+    mark = first.mark()
+    first.close()
+    assert "id" not in fake.inits[0] and mark["wandb_id"] == "run1"
+    MetricsLogger(path, enabled=True, wandb_project="qarl", resume_mark=mark).close()
+    assert fake.inits[1]["id"] == "run1" and fake.inits[1]["resume"] == "allow"
+    old_mark = {k: v for k, v in mark.items() if k != "wandb_id"}  # a checkpoint from before
+    MetricsLogger(path, enabled=True, wandb_project="qarl", resume_mark=old_mark).close()
+    assert "id" not in fake.inits[2]

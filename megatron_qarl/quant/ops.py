@@ -168,8 +168,7 @@ def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight, tokens_per_expert:
     kernel serving the scheme applies it (base.scale_rows)."""
     op = _GROUPED.get(_key(type(qweight.scheme), x.device.type))
     if op:
-        return op(x, qweight, tokens_per_expert) if probs is None else \
-            op(x, qweight, tokens_per_expert, probs=probs)
+        return op(x, qweight, tokens_per_expert, probs=probs)
     return qweight.scheme.reference_grouped_matmul(x, qweight, tokens_per_expert, probs)
 
 

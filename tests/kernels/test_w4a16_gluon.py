@@ -502,9 +502,16 @@ def test_fused_swiglu_is_the_unfused_bits(counts, fused_tiles):
     want = reference_gated_activation(wg.w4a16_grouped_gluon(x, qweight, tokens, 64, 128, 3))
     got = wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True)
     assert torch.equal(got, want)
-    with pytest.raises(ValueError, match="probs: the router probs multiply fc2"):
-        wg.w4a16_grouped_gluon(x, qweight, tokens, *fused_tiles, swiglu=True,
-                               probs=torch.ones(sum(counts), device="cuda"))
+
+
+def test_fused_swiglu_refuses_router_probs():
+    """The probs scale fc2's output: a fused fc1 given them names the argument (checked before
+    any launch, so on CPU too)."""
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(2, 2 * 64, 128))
+    tokens = torch.tensor([3, 1], dtype=torch.int32)
+    with pytest.raises(ValueError, match="probs: the router probs scale fc2's output"):
+        wg.w4a16_grouped_gluon(torch.randn(4, 128).bfloat16(), qweight, tokens, 16, 64, 2,
+                               swiglu=True, probs=torch.ones(4))
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

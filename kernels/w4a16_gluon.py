@@ -315,7 +315,8 @@ def _refill(descs, ring, j, kb, steps, walk, at, io, STAGES: gl.constexpr, SWIGL
 def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl.constexpr,
           SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
           X_ASYNC: gl.constexpr, TAIL: gl.constexpr, WITH_TAIL: gl.constexpr,
-          RELEASE: gl.constexpr, REFILL_FIRST: gl.constexpr, num_warps: gl.constexpr):
+          RELEASE: gl.constexpr, REFILL_FIRST: gl.constexpr, STAGE_ACC: gl.constexpr,
+          num_warps: gl.constexpr):
     """One tile's K loop from ring position j: its (gate and up) accumulators of the first
     BLOCK_M token rows and j after it. walk: (tile, grid, tiles, tables, n_blocks,
     num_experts), where the program is; at: the tile (tile_of); io: the kernel's pointers and
@@ -407,21 +408,28 @@ def _tile(descs, ring, j, steps, walk, at, io, layouts: gl.constexpr, STAGES: gl
     if WITH_TAIL:
         acc_t, acc_t_up = warpgroup_mma_wait(num_outstanding=0, deps=(acc_t, acc_t_up))
         _epilogue(acc_t, acc_t_up, row_start + BLOCK_M, row_end, nb, y_ptr, p_ptr, N,
-                  stride_ym, SWIGLU, HAS_PROBS)
+                  stride_ym, SWIGLU, HAS_PROBS, STAGE_ACC)
     return acc, acc_up, j
 
 
 @gluon.jit
 def _epilogue(acc, acc_up, first_row, row_end, nb, y_ptr, p_ptr, N, stride_ym,
-              SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr):
+              SWIGLU: gl.constexpr, HAS_PROBS: gl.constexpr, STAGE_ACC: gl.constexpr):
     """Store accumulated token rows first_row.. (below row_end), the SwiGLU applied with
     SWIGLU, else with HAS_PROBS each row's rounded output times its router prob (Marlin's
-    order, numerics.scaled)."""
+    order, numerics.scaled). STAGE_ACC: the fp32 accumulator moves to the store layout
+    (through shared memory) before the prob, not its bf16 output after it: the same bits,
+    faster on some tiles, slower on others (gluon_stage_acc, round 62)."""
     BLOCK_N: gl.constexpr = acc.shape[0]
     BLOCK_M: gl.constexpr = acc.shape[1]
     out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
     if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
         acc = numerics.swiglu(acc, acc_up, False)
+    elif HAS_PROBS and STAGE_ACC:
+        acc = gl.convert_layout(acc, out_layout)
+        tokens = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))
+        prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
+        acc = numerics.scaled(acc, gl.expand_dims(prob, 0), True, False)
     elif HAS_PROBS:
         tokens = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc.type.layout))
         prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
@@ -448,7 +456,8 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
                         HAS_PROBS: gl.constexpr, PERSISTENT: gl.constexpr,
                         X_ASYNC: gl.constexpr, TAIL: gl.constexpr, RELEASE: gl.constexpr,
                         EARLY_WORDS: gl.constexpr, REFILL_FIRST: gl.constexpr,
-                        SPLIT_K: gl.constexpr, num_warps: gl.constexpr):
+                        SPLIT_K: gl.constexpr, STAGE_ACC: gl.constexpr,
+                        num_warps: gl.constexpr):
     """N: output columns. With SWIGLU the weight has 2N rows per expert, [gate; up], and a
     program accumulates the gate and the up rows of its columns over the same x tiles.
     TAIL: an expert's last row tile takes up to TAIL rows past BLOCK_M (xt_desc's boxes), in a
@@ -546,22 +555,22 @@ def _w4a16_gluon_kernel(w_desc, x_desc, xt_desc, x_ptr, s_ptr, y_ptr, p_ptr, cou
             if warp_uniform(row_start + BLOCK_M < row_end):
                 acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES,
                                        SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, True,
-                                       RELEASE, REFILL_FIRST, num_warps)
+                                       RELEASE, REFILL_FIRST, STAGE_ACC, num_warps)
             else:
                 acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES,
                                        SWIGLU, HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False,
-                                       RELEASE, REFILL_FIRST, num_warps)
+                                       RELEASE, REFILL_FIRST, STAGE_ACC, num_warps)
         else:
             acc, acc_up, j = _tile(descs, ring, j, steps, walk, at, io, layouts, STAGES, SWIGLU,
                                    HAS_PROBS, PERSISTENT, X_ASYNC, TAIL, False, RELEASE,
-                                   REFILL_FIRST, num_warps)
+                                   REFILL_FIRST, STAGE_ACC, num_warps)
         last = True  # whole K: every program stores its tile
         if SPLIT_K > 1:
             last, acc, acc_up = gluon_split_sum(acc, acc_up, partials_ptr, counters_ptr, tile,
                                                 split, SPLIT_K, PARTS, num_warps)
         if last:
             _epilogue(acc, acc_up, row_start, row_end, nb, y_ptr, p_ptr, N, stride_ym, SWIGLU,
-                      HAS_PROBS)
+                      HAS_PROBS, STAGE_ACC)
     # the barriers end here, invalidated: PTX wants that before their memory holds anything
     # else, and the epilogue's layout scratch took a finished one's (round 19: 8-byte
     # clobbers of the output, early_stress.txt)
@@ -616,7 +625,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
                         pdl: bool = False, tail: int = 0, groups: int = 1,
                         release: bool = False, early_words: bool = False,
                         refill_first: bool = False, max_programs: int = None,
-                        split_k: int = 1) -> torch.Tensor:
+                        split_k: int = 1, stage_acc: bool = False) -> torch.Tensor:
     """Rows of x [T, in] bf16 sorted by expert, int32 counts [E] on x's device, W4A16
     QuantizedWeight [E, out, in] (or [out, in]: one expert, a dense call) -> bf16 [T, out].
     swiglu: the weight is fc1's [gate; up] and the output silu(x @ gate^T) * (x @ up^T),
@@ -645,7 +654,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
     program, whose programs then walk the tiles as a persistent grid's (gluon_walk:
     x padded past the rows routing fills). split_k: slices of K over grid axis 1, added in
     slice order (split_k.py; gluon_dense_tiles, gluon_split): one tile a program,
-    without tail or early words."""
+    without tail or early words. stage_acc (with probs): the epilogue moves the fp32
+    accumulator to the store layout before the prob (gluon_stage_acc; the same bits)."""
     data, scale = qweight.data, qweight.scale
     num_experts = data.shape[0] if data.dim() == 3 else 1
     n = data.shape[-2]
@@ -690,7 +700,8 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         STAGES=min(stages, k // (GROUP * groups * split_k) + 1),
         SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=persistent,
         X_ASYNC=x_async, TAIL=tail, RELEASE=release, EARLY_WORDS=early_words and not persistent,
-        REFILL_FIRST=refill_first, SPLIT_K=split_k, num_warps=4, launch_pdl=pdl,
+        REFILL_FIRST=refill_first, SPLIT_K=split_k,
+        STAGE_ACC=stage_acc and probs is not None and not swiglu, num_warps=4, launch_pdl=pdl,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 

@@ -338,6 +338,15 @@ def gluon_refill_first(tiles: tuple, groups: int) -> bool:
     return groups > 1 and tiles[1] == 64 and not tiles[4]
 
 
+def gluon_stage_acc(shape: tuple, tiles: tuple) -> bool:
+    """Whether fc2's prob epilogue moves the fp32 accumulator to the store layout before the
+    prob (w4a16_gluon's stage_acc): on 64 x 128 tiles of 2 stages over full row tiles, W2 at
+    EP8 from 128 rows an expert, 25.1 -> 20.6 us (M = 256) and 26.6 -> 23.6 (M = 288); at 96
+    and 112 rows an expert 0.5-0.7 us slower, as on other tiles (round 62)."""
+    rows, num_experts = shape[:2]
+    return tiles[:3] == (64, 128, 2) and rows >= 128 * num_experts
+
+
 #: rows (tokens x top-k) up to which the Gluon kernel is launched with PDL: decode batches
 GLUON_PDL_MAX_ROWS = 2048
 
@@ -366,8 +375,8 @@ def gluon_walk(shape: tuple, tiles: tuple, x_rows: int, swiglu: bool = False):
 def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False, x_rows: int = None) -> dict:
     """The Gluon kernel's launch options besides its tiles for a grouped call of shape (rows,
     experts, n, k): x by cp.async, tail, groups a stage (two where K is split), PDL, release,
-    early words, refills first, K slices and, for x of x_rows padded past those rows, the
-    grid's cap, as this file's rules give them."""
+    early words, refills first, K slices, the prob epilogue's staging and, for x of x_rows
+    padded past those rows, the grid's cap, as this file's rules give them."""
     rows, num_experts, _, k = shape
     tail, groups = gluon_tail(*shape, swiglu=swiglu), gluon_groups(*shape, swiglu=swiglu)
     release = gluon_release(rows, num_experts, tiles[4])
@@ -380,4 +389,5 @@ def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False, x_rows: int =
                 early_words=(not walks and split_k == 1
                              and gluon_early_words(rows, num_experts, k, tiles, tail)),
                 refill_first=not walks and gluon_refill_first(tiles, groups),
-                max_programs=max_programs, split_k=split_k)
+                max_programs=max_programs, split_k=split_k,
+                stage_acc=not swiglu and gluon_stage_acc(shape, tiles))

@@ -56,7 +56,7 @@ def _decode_arguments():
 
 DECODE_CONSTEXPRS = dict(E_PAD=16, STAGES=3, SWIGLU=False, HAS_PROBS=False, PERSISTENT=False,
                          X_ASYNC=False, TAIL=0, RELEASE=False, EARLY_WORDS=False,
-                         REFILL_FIRST=False, SPLIT_K=1, num_warps=4)
+                         REFILL_FIRST=False, SPLIT_K=1, STAGE_ACC=False, num_warps=4)
 
 
 @pytest.mark.parametrize("kernel,arguments,constexprs", [

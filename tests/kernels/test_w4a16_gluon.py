@@ -38,10 +38,11 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                       swiglu: int, x_async: int = 0, e_pad: int = table_size(16), tail: int = 0,
                       groups: int = 1, release: int = 0, early_words: int = 0,
                       refill_first: int = 0, split_k: int = 1, probs: int = 0,
-                      maxnreg: int = 0) -> dict:
+                      maxnreg: int = 0, stage_acc: int = 0) -> dict:
     """PTX facts of the kernel built for sm_90a (W13 EP8 shapes; e_pad: the expert tables'
     size, EP8's by default; tail: token rows past block_m; groups: scale groups per stage;
-    split_k: K slices; probs: fc2's router probs in the epilogue; maxnreg: a register cap)."""
+    split_k: K slices; probs: fc2's router probs in the epilogue; maxnreg: a register cap;
+    stage_acc: the prob epilogue's accumulator through shared memory)."""
     words = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
     w_desc = TensorDescriptor.from_tensor(
@@ -61,7 +62,8 @@ def _compile_for_sm90(block_m: int, block_n: int, stages: int, persistent: int,
                   "STAGES": stages, "SWIGLU": bool(swiglu), "HAS_PROBS": bool(probs),
                   "PERSISTENT": bool(persistent), "X_ASYNC": bool(x_async), "TAIL": tail,
                   "RELEASE": bool(release), "EARLY_WORDS": bool(early_words),
-                  "REFILL_FIRST": bool(refill_first), "SPLIT_K": split_k, "num_warps": 4}
+                  "REFILL_FIRST": bool(refill_first), "SPLIT_K": split_k,
+                  "STAGE_ACC": bool(stage_acc), "num_warps": 4}
     signature.update({name: "constexpr" for name in constexprs})
     aligned = {(names.index(name), ): [["tt.divisibility", 16]]
                for name in ("x_ptr", "s_ptr", "y_ptr", "p_ptr", "counts_ptr", "partials_ptr",
@@ -131,14 +133,18 @@ def test_compiles_for_sm90(block_m, block_n, stages, persistent, swiglu, x_async
 
 
 #: fc2's builds beyond COMPILED's plain ones, as the rules launch them: (tiles, persistent,
-#: x_async, tail, groups, release, early_words, refill_first, register cap)
-FC2_BUILDS = [((32, 128, 3), 0, 1, 0, 1, 0, 0, 0, 0), ((32, 128, 3), 0, 1, 0, 1, 0, 0, 0, 128),
-              ((16, 128, 3), 0, 0, 0, 1, 0, 0, 0, 128), ((16, 128, 2), 0, 0, 0, 1, 0, 0, 0, 96),
-              ((16, 128, 3), 1, 1, 0, 1, 0, 0, 0, 0), ((8, 64, 3), 0, 1, 0, 2, 0, 0, 0, 0),
-              ((16, 64, 2), 0, 0, 0, 4, 1, 1, 1, 0), ((32, 64, 2), 0, 0, 16, 2, 1, 1, 0, 0)]
+#: x_async, tail, groups, release, early_words, refill_first, register cap, stage_acc)
+FC2_BUILDS = [((32, 128, 3), 0, 1, 0, 1, 0, 0, 0, 0, 0), ((32, 128, 3), 0, 1, 0, 1, 0, 0, 0, 128, 0),
+              ((16, 128, 3), 0, 0, 0, 1, 0, 0, 0, 128, 0), ((16, 128, 2), 0, 0, 0, 1, 0, 0, 0, 96, 0),
+              ((16, 128, 3), 1, 1, 0, 1, 0, 0, 0, 0, 0), ((8, 64, 3), 0, 1, 0, 2, 0, 0, 0, 0, 0),
+              ((16, 64, 2), 0, 0, 0, 4, 1, 1, 1, 0, 0), ((32, 64, 2), 0, 0, 16, 2, 1, 1, 0, 0, 0),
+              # the accumulator staged in shared memory (gluon_stage_acc): W2 at EP8, its walk
+              # over a padded exchange's capped grid, and a tail
+              ((64, 128, 2), 0, 0, 0, 1, 0, 0, 0, 0, 1), ((64, 128, 2), 1, 0, 0, 1, 0, 0, 0, 0, 1),
+              ((64, 128, 2), 0, 0, 16, 1, 0, 0, 0, 0, 1)]
 
 
-@pytest.mark.parametrize("build", [(t[:3], t[3], 0, tail, 1, 0, 0, 0, 0)
+@pytest.mark.parametrize("build", [(t[:3], t[3], 0, tail, 1, 0, 0, 0, 0, 0)
                                    for t in COMPILED for tail in (0, 16)] + FC2_BUILDS)
 def test_fc2_epilogue_reads_the_accumulator_after_its_wait(build):
     """With the router probs in the epilogue (fc2), no instruction touches a wgmma's
@@ -146,9 +152,9 @@ def test_fc2_epilogue_reads_the_accumulator_after_its_wait(build):
     accumulator above the last wait in builds of an epilogue that rounded it before the prob
     (Marlin's order, session 70): on the H200 the persistent ones stored partial sums, 6-15%
     off on the E128 experts block."""
-    tiles, persistent, x_async, tail, groups, release, early, refill, maxnreg = build
+    tiles, persistent, x_async, tail, groups, release, early, refill, maxnreg, staged = build
     facts = facts_of_child(__file__, *tiles, persistent, 0, x_async, table_size(16), tail,
-                           groups, release, early, refill, 1, 1, maxnreg)
+                           groups, release, early, refill, 1, 1, maxnreg, staged)
     assert facts["sass_wgmmas"] > 0 and facts["pending_accumulator_reads"] == []
 
 
@@ -377,6 +383,29 @@ def test_tail_is_the_plain_tiles_bits(tiles, tail, swiglu, assert_gemm_close):
         assert_gemm_close(plain, scheme.reference_grouped_matmul(x, qweight, tokens))
     with pytest.raises(ValueError, match="tail=12"):
         wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, tail=12)
+
+
+@pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")
+@pytest.mark.parametrize("tiles,launch", [((64, 128, 2, None, None), {}),
+                                          ((64, 128, 2, None, None), {"tail": 16}),
+                                          ((64, 128, 2, None, None), {"max_programs": 20}),
+                                          ((64, 128, 2, None, 1), {}),
+                                          ((32, 128, 3, None, None), {"x_async": True})])
+def test_staged_prob_epilogue_is_the_register_bits(tiles, launch):
+    """fc2's accumulator moved to the store layout before the prob (stage_acc) gives the
+    register epilogue's bits: the rounded output times the bf16 prob (Marlin's order), on
+    experts empty, within a tile, over several, in a tail, in walked and persistent grids."""
+    torch.manual_seed(0)
+    qweight = get_scheme("w4a16").quantize_weight(torch.randn(12, 256, 512, device="cuda"))
+    counts = [0, 37, 0, 130, 1, 64, 80, 81, 150, 16, 65, 128]
+    tokens = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    x = torch.randn(sum(counts), 512, device="cuda").bfloat16()
+    probs = torch.rand(sum(counts), device="cuda")
+    staged, plain_probs, plain = (
+        wg.w4a16_grouped_gluon(x, qweight, tokens, *tiles, probs=p, stage_acc=st, **launch)
+        for p, st in ((probs, True), (probs, False), (None, False)))
+    assert torch.equal(staged, plain_probs)
+    assert torch.equal(staged, plain * probs[:, None].bfloat16())
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon, TMA and wgmma need an SM90 GPU")

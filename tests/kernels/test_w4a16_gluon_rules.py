@@ -8,8 +8,8 @@ from qarl_kernels import w4a16_gluon as wg
 from qarl_kernels.checks import scale_words_fit
 from qarl_kernels.expert_tiles import tile_bound
 from qarl_kernels.w4a16_gluon_rules import gluon_early_words, gluon_groups, gluon_launch, \
-    gluon_pdl, gluon_refill_first, gluon_release, gluon_swiglu_tiles, gluon_tail, gluon_tiles, \
-    gluon_walk, gluon_x_async
+    gluon_pdl, gluon_refill_first, gluon_release, gluon_stage_acc, gluon_swiglu_tiles, gluon_tail, \
+    gluon_tiles, gluon_walk, gluon_x_async
 
 # (shape, M tokens) -> the Gluon tiles of the round-11 and round-12 tuners (EP8 from 64 per
 # expert: round 13's A/B under uniform and skewed routing), top-8 routing; the
@@ -163,6 +163,22 @@ def test_refill_first_rule():
     assert not gluon_refill_first((16, 128, 3, None, None), 2)
     assert not gluon_refill_first((8, 64, 2, None, 3), 4)
     assert not gluon_refill_first((64, 64, 3, None, None), 1)
+
+
+def test_stage_acc_rule():
+    # round 62: fc2's prob epilogue stages the accumulator on 64 x 128 tiles of 2 stages over
+    # full row tiles (W2 at EP8, 128 rows an expert: 25.1 -> 20.6 us); nowhere else (96 and 112
+    # rows an expert, E128's tiles of 3 stages, the fused fc1: no probs)
+    def rule(tokens, experts, shape, swiglu=False):
+        s = (8 * tokens, experts) + shape
+        tiles = (gluon_swiglu_tiles if swiglu else gluon_tiles)(*s)
+        return tiles and gluon_launch(s, tiles, swiglu)["stage_acc"]
+    assert rule(256, 16, W2)
+    assert not any(rule(m, 16, W2) for m in (8, 64, 128, 192, 224))
+    assert not any(rule(m, 128, W2) for m in (8, 256, 1024, 2048))
+    assert not any(rule(m, 16, W13, swiglu) for m in (64, 256) for swiglu in (False, True))
+    assert gluon_stage_acc((2304, 16) + W2, (64, 128, 2, None, None))
+    assert not gluon_stage_acc((2048, 16) + W2, (64, 128, 3, None, None))
 
 
 def test_split_rule():

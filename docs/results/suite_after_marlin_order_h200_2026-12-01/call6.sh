@@ -12,4 +12,5 @@ tail -3 $OUT/kernel_tests.txt
 timeout 60 python docs/results/suite_after_marlin_order_h200_2026-12-01/epilogue_ab.py staged 2>&1 | tee $OUT/epilogue_ab.txt
 cp docs/benchmarks.md $OUT/benchmarks.md
 timeout 200 python -m qarl_kernels.bench --only experts --doc $OUT/benchmarks.md > $OUT/experts.txt 2>&1
-grep -E "^\| (E128|EP8)|MISMATCH|cases passed" $OUT/experts.txt | head -20; tail -2 $OUT/experts.txt
+sed -n '/--only experts: start/,/--only experts: end/p' $OUT/benchmarks.md | grep -E "^\| (E128|EP8)|MISMATCH|cases passed" | head -16
+tail -2 $OUT/experts.txt

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from typing import Dict
+from typing import Dict, Tuple
 
 import torch
 from megatron.core import parallel_state
@@ -24,7 +24,6 @@ from ..rl.data.arithmetic import SYNTHETIC_PREFIX
 from ..rl.objectives.advantages import group_normalized_advantages
 from ..rl.objectives.aggregation import local_normalizer
 from ..rl.objectives.config import PolicyLossConfig
-from ..rl.objectives.diagnostics import mismatch_stats
 from ..rl.objectives.error_tokens import error_token_metrics
 from ..rl.objectives.numerics import masked_mean
 from ..rl.objectives.policy_loss import compute_policy_loss
@@ -40,7 +39,8 @@ from .checkpointing import (
     rng_state,
     save_checkpoint,
 )
-from .distributed import all_reduce_metrics, dp_rank_and_size, init_distributed, merge_metric
+from .distributed import all_gather_rows, all_reduce_metrics, dp_rank_and_size, init_distributed, \
+    merge_metric
 from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
 from .models import build_policy, model_hf_config, model_vocab_rows
@@ -216,7 +216,8 @@ class RLTrainer:
         with timer.phase("old_logprobs"), torch.no_grad():
             batch.old_logprobs = self._logprobs(batch)
         with timer.phase("train"):
-            train = self._train(batch, optimizer)
+            train, values = self._train(batch, optimizer)
+            train.update(self._diagnostics(batch, values))
         with timer.phase("publish"):
             self.engine.resume_memory()
             self.engine.publish_weights(self.model, step)
@@ -225,10 +226,7 @@ class RLTrainer:
         local = {
             "reward_mean": rewards.mean(), "response_length_mean": lengths.mean(),
             "response_stop_frac": sum(s.finish_reason == "stop" for s in samples) / len(samples),
-            "sampler_logprob_mean": batch.sampler_logprobs[batch.mask].mean(),
             **error_token_metrics([s.response_ids for s in samples], tok.decode), **train,
-            # after train's: the whole batch's token-weighted mismatch, not micro-batch means
-            **mismatch_stats(batch.old_logprobs, batch.sampler_logprobs, batch.mask),
             **timer.metrics(),
             "tokens": sum(len(s.prompt_ids) + len(s.response_ids) for s in samples),
         }
@@ -259,7 +257,9 @@ class RLTrainer:
                 out[rows, :part.shape[1]] = part
         return out
 
-    def _train(self, batch, optimizer) -> Dict[str, float]:
+    def _train(self, batch, optimizer) -> Tuple[Dict[str, float], Dict[str, torch.Tensor]]:
+        """The step's optimizer updates over the batch: their metrics, and the token values
+        (logprobs, entropy) each row had in the update that trained it."""
         args, cfg = self.args, self.loss_cfg
         _, dp = dp_rank_and_size()
         per_update = args.global_batch_size // dp
@@ -289,16 +289,27 @@ class RLTrainer:
                 if key not in values:
                     values[key] = value.new_zeros(batch.mask.shape)
                 values[key][rows, :value.shape[1]] = value
-        # the objective's metrics once over the step's batch (each row's values from its own
-        # update): token and sequence means of it, not means of the updates' means
+        return merged, values
+
+    def _diagnostics(self, batch, values) -> Dict[str, float]:
+        """The objective's metrics (ratios, clip and mask fractions, mismatch, entropy) once
+        over the step's batch of every data-parallel rank, each row with its values from the
+        update that trained it: means over all the step's tokens and sequences, not means of
+        updates' or ranks' means (ranks hold as many sequences, not as many tokens). Every
+        rank computes the same values."""
+        tensors = [values["logprobs"], values["entropy"], batch.old_logprobs,
+                   batch.sampler_logprobs, batch.advantages, batch.mask]
+        if dp_rank_and_size()[1] > 1:
+            tensors = all_gather_rows(tensors)
+        logprobs, entropy, old_logprobs, sampler_logprobs, advantages, mask = tensors
         with torch.no_grad():
-            _, diagnostics = compute_policy_loss(
-                cfg, values["logprobs"], batch.old_logprobs, batch.advantages, batch.mask,
-                batch.sampler_logprobs)
+            _, diagnostics = compute_policy_loss(self.loss_cfg, logprobs, old_logprobs,
+                                                 advantages, mask, sampler_logprobs)
         diagnostics.pop("pg_loss")  # the trained loss is optimizer_step's
-        diagnostics["entropy"] = masked_mean(values["entropy"], batch.mask)
-        return {**merged, **dict(zip(diagnostics, torch.stack(
-            [v.double() for v in diagnostics.values()]).tolist()))}
+        diagnostics["entropy"] = masked_mean(entropy, mask)
+        diagnostics["sampler_logprob_mean"] = sampler_logprobs[mask].mean()
+        return dict(zip(diagnostics, torch.stack(
+            [v.double() for v in diagnostics.values()]).tolist()))
 
     # ---------------------------------------------------------------- evaluation
     def evaluate(self) -> float:

@@ -52,7 +52,8 @@ def test_rewards_pair_with_their_prompts_and_advantages_follow_the_flag(monkeypa
         engine=_Engine(), sampling=None, reward_fn=_reward, device="cpu", model=None,
         tokenizer=SimpleNamespace(pad_id=0, decode=lambda ids: " ".join(map(str, ids))),
         _rl_optimizer=lambda: None, _logprobs=lambda batch: batch.sampler_logprobs.clone(),
-        _train=lambda batch, optimizer: trained.append(batch) or {})
+        _train=lambda batch, optimizer: (trained.append(batch) or {}, {}),
+        _diagnostics=lambda batch, values: {})
     metrics = trainer_module.RLTrainer.rl_step(fake, step=1)
     assert metrics["reward_mean"] == pytest.approx(sum(REWARDS.values()) / 6)
     # groups in rollout order: [0, 2], [1, 0], [3, 3]; Bessel's std: sqrt(2), sqrt(1/2)
@@ -87,7 +88,8 @@ def test_the_objective_gets_old_and_sampler_logprobs_in_their_places(monkeypatch
                              max_tokens_per_micro_batch=0, rollout_temperature=1.0),
         loss_cfg=SimpleNamespace(loss_agg_mode="token-mean"), model=None,
         _sequence_multiple=lambda: 1)
-    trainer_module.RLTrainer._train(fake, batch, optimizer=None)
+    _, values = trainer_module.RLTrainer._train(fake, batch, optimizer=None)
+    trainer_module.RLTrainer._diagnostics(fake, batch, values)
     assert len(seen) == 2  # the trained loss and the diagnostics
     for old, sampler, advantages in seen:
         assert torch.equal(old[batch.mask], torch.full((4,), -1.0))
@@ -120,8 +122,56 @@ def test_the_steps_diagnostics_weigh_every_token_once(monkeypatch):
         args=SimpleNamespace(global_batch_size=1, micro_batch_size=1,
                              max_tokens_per_micro_batch=0, rollout_temperature=1.0),
         loss_cfg=PolicyLossConfig(loss="grpo"), model=None, _sequence_multiple=lambda: 1)
-    metrics = trainer_module.RLTrainer._train(fake, batch, optimizer=None)
+    metrics = trainer_module.RLTrainer._diagnostics(
+        fake, batch, trainer_module.RLTrainer._train(fake, batch, optimizer=None)[1])
     assert metrics["ratio_token_mean"] == pytest.approx(11 / 6)
     assert metrics["ratio_token_min"] == pytest.approx(1.0)
     assert metrics["ratio_token_max"] == pytest.approx(2.0)
     assert metrics["ratio_seq_mean"] == pytest.approx(1.5)
+
+
+def _diagnostics_on(rank, init_file, out):
+    """Rank 0: one response of 1 token at ratio 1; rank 1: one of 5 tokens at ratio 2."""
+    import torch.distributed as dist
+    from megatron.core import parallel_state
+
+    from megatron_qarl.rl.objectives.config import PolicyLossConfig
+    from megatron_qarl.trainer import distributed
+
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
+    parallel_state.get_data_parallel_group = lambda: None  # the whole (two-rank) world
+    trainer_module.dp_rank_and_size = lambda: (rank, 2)
+    n = (1, 5)[rank]
+    batch = collate([Sample([1], [2] * n, [-1.0] * n, "stop")], torch.tensor([1.0 - 2 * rank]),
+                    pad_id=0, device="cpu")
+    batch.old_logprobs = torch.where(batch.mask, -1.0, 0.0)
+    values = {"logprobs": batch.old_logprobs + math.log(1 + rank),
+              "entropy": torch.where(batch.mask, float(rank), 0.0)}
+    fake = SimpleNamespace(loss_cfg=PolicyLossConfig(loss="grpo"))
+    out[rank] = trainer_module.RLTrainer._diagnostics(fake, batch, values)
+    # rows and widths differing over ranks: rank 0 holds two rows of 3, rank 1 one of 5
+    mask = torch.ones((2, 3) if rank == 0 else (1, 5), dtype=torch.bool)
+    gathered = distributed.all_gather_rows([mask * (rank + 1.0), mask, torch.arange(2 - rank)])
+    out[f"gathered {rank}"] = [t.tolist() for t in gathered] + [gathered[1].dtype == torch.bool]
+    dist.destroy_process_group()
+
+
+def test_the_steps_diagnostics_weigh_every_ranks_tokens_once(tmp_path):
+    """Data-parallel ranks hold as many sequences, not as many tokens: over ranks of 1 token at
+    ratio 1 and 5 at ratio 2 every rank reports 11 / 6 (the mean of the ranks' means is
+    1.5), entropies 0 and 1 give 5 / 6, and the sequence mean stays 1.5."""
+    import torch.multiprocessing as mp
+
+    with mp.Manager() as manager:
+        out = manager.dict()
+        mp.spawn(_diagnostics_on, args=(str(tmp_path / "init"), out), nprocs=2)
+        assert out[0] == out[1]
+        assert out[0]["ratio_token_mean"] == pytest.approx(11 / 6)
+        assert out[0]["ratio_seq_mean"] == pytest.approx(1.5)
+        assert out[0]["entropy"] == pytest.approx(5 / 6)
+        assert out[0]["sampler_logprob_mean"] == pytest.approx(-1.0)
+        assert out[0]["ratio_token_max"] == pytest.approx(2.0)
+        assert out["gathered 0"] == out["gathered 1"] == [
+            [[1.0] * 3 + [0.0] * 2] * 2 + [[2.0] * 5],
+            [[True] * 3 + [False] * 2] * 2 + [[True] * 5],
+            [0, 1, 0], True]

@@ -141,13 +141,15 @@ class SGLangRolloutEngine(RolloutEngine):
                                                            len(prompts), params.n)
         body = generate_request(prompts, params, cfg.routing_replay, seeds)
         routing = (cfg.dims.num_layers, cfg.top_k) if cfg.routing_replay else None
-        failures = []
+        failures, failed = [], []
         for attempt in range(cfg.retries + 1):
-            slot = self.pool.acquire()
+            slot = self.pool.acquire(avoid=failed)
             try:
                 answer = slot.client.post("/generate", body, retries=0)
             except EngineUnavailable as e:  # died or timed out: try another engine
-                self.pool.mark(slot, DOWN, str(e))
+                if not slot.client.healthy():  # one that answers (a slow batch) stays in rotation
+                    self.pool.mark(slot, DOWN, str(e))
+                failed.append(slot)
                 failures.append(f"{slot.url}: {e}")
             else:
                 groups = parse_generate_response(answer, prompts, params.n, slot.url, routing)
@@ -156,6 +158,7 @@ class SGLangRolloutEngine(RolloutEngine):
                     self._check_versions(groups, slot)
                     return groups
                 # cut short by the server (a pause, a drain): no sample to train on
+                failed.append(slot)
                 failures.append(f"{slot.url}: {aborted} samples aborted")
             finally:
                 self.pool.release(slot)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from .errors import EngineUnavailable
 from .http_client import EngineClient
@@ -40,9 +40,10 @@ class EnginePool:
     def in_rotation(self) -> List[EngineSlot]:
         return [s for s in self.slots if s.state == UP]
 
-    def acquire(self) -> EngineSlot:
-        """The up engine with the fewest requests in flight; a down engine that answers its
-        health check again is re-admitted (a stale one waits for the next publish)."""
+    def acquire(self, avoid: Sequence[EngineSlot] = ()) -> EngineSlot:
+        """The up engine with the fewest requests in flight, one not in avoid (those that
+        failed this request) where one is up; a down engine that answers its health check
+        again is re-admitted (a stale one waits for the next publish)."""
         with self._lock:
             up = self.in_rotation()
             if not up:
@@ -54,7 +55,8 @@ class EnginePool:
                 raise EngineUnavailable(
                     "no SGLang engine in rotation: "
                     + "; ".join(f"{s.url} {s.state}: {s.reason}" for s in self.slots))
-            slot = min(up, key=lambda s: s.inflight)
+            avoided = {id(s) for s in avoid}
+            slot = min([s for s in up if id(s) not in avoided] or up, key=lambda s: s.inflight)
             slot.inflight += 1
             return slot
 

@@ -701,7 +701,7 @@ def w4a16_grouped_gluon(x: torch.Tensor, qweight, counts: torch.Tensor, block_m:
         SWIGLU=swiglu, HAS_PROBS=probs is not None, PERSISTENT=persistent,
         X_ASYNC=x_async, TAIL=tail, RELEASE=release, EARLY_WORDS=early_words and not persistent,
         REFILL_FIRST=refill_first, SPLIT_K=split_k,
-        STAGE_ACC=stage_acc and probs is not None and not swiglu, num_warps=4, launch_pdl=pdl,
+        STAGE_ACC=stage_acc and probs is not None, num_warps=4, launch_pdl=pdl,
         **({} if maxnreg is None else {"maxnreg": maxnreg}))
     return y
 

@@ -340,9 +340,11 @@ def gluon_refill_first(tiles: tuple, groups: int) -> bool:
 
 def gluon_stage_acc(shape: tuple, tiles: tuple) -> bool:
     """Whether fc2's prob epilogue moves the fp32 accumulator to the store layout before the
-    prob (w4a16_gluon's stage_acc): on 64 x 128 tiles of 2 stages over full row tiles, W2 at
-    EP8 from 128 rows an expert, 25.1 -> 20.6 us (M = 256) and 26.6 -> 23.6 (M = 288); at 96
-    and 112 rows an expert 0.5-0.7 us slower, as on other tiles (round 62)."""
+    prob (w4a16_gluon's stage_acc): on 64 x 128 tiles of 2 stages where each expert fills two
+    row tiles, which the rules launch for W2 at EP8 at 128 rows an expert (M = 256): 25.1 ->
+    20.6 us (forced at 144 rows, past the Gluon kernel's range, 26.6 -> 23.6; at E128's 64
+    rows 103.8 -> 90.7, a tile the rules do not launch there). At 96 and 112 rows an expert
+    0.5-0.7 us slower, as on the other tiles (round 62)."""
     rows, num_experts = shape[:2]
     return tiles[:3] == (64, 128, 2) and rows >= 128 * num_experts
 
@@ -390,4 +392,4 @@ def gluon_launch(shape: tuple, tiles: tuple, swiglu: bool = False, x_rows: int =
                              and gluon_early_words(rows, num_experts, k, tiles, tail)),
                 refill_first=not walks and gluon_refill_first(tiles, groups),
                 max_programs=max_programs, split_k=split_k,
-                stage_acc=not swiglu and gluon_stage_acc(shape, tiles))
+                stage_acc=gluon_stage_acc(shape, tiles))

@@ -137,30 +137,6 @@ def all_reduce_metrics(values: dict, device) -> dict:
     return dict(zip(keys, t.tolist()))
 
 
-def all_gather_rows(tensors: list) -> list:
-    """Each tensor's rows from every data-parallel rank, in rank order. The tensors share
-    their row count on a rank (counts may differ across ranks); 2-D ones share their columns,
-    padded with zeros (False) to the widest rank's."""
-    group = parallel_state.get_data_parallel_group()
-    size = dist.get_world_size(group)
-    device = tensors[0].device
-    width = max((t.shape[1] for t in tensors if t.dim() == 2), default=0)
-    shape = torch.tensor([tensors[0].shape[0], width], device=device)
-    shapes = [torch.empty_like(shape) for _ in range(size)]
-    dist.all_gather(shapes, shape, group=group)
-    rows = [int(s[0]) for s in shapes]
-    most, width = max(rows), max(int(s[1]) for s in shapes)
-    out = []
-    for t in tensors:
-        flat = t.to(torch.uint8) if t.dtype == torch.bool else t  # not every backend gathers bool
-        padded = flat.new_zeros((most, width)[:t.dim()])
-        padded[tuple(slice(0, n) for n in t.shape)] = flat
-        parts = [torch.empty_like(padded) for _ in range(size)]
-        dist.all_gather(parts, padded.contiguous(), group=group)
-        out.append(torch.cat([part[:n] for part, n in zip(parts, rows)]).to(t.dtype))
-    return out
-
-
 def all_reduce_sum(value: torch.Tensor) -> torch.Tensor:
     dist.all_reduce(value, group=parallel_state.get_data_parallel_group())
     return value

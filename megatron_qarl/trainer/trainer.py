@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from contextlib import nullcontext
 from typing import Dict, Tuple
 
 import torch
@@ -25,7 +26,7 @@ from ..rl.objectives.advantages import group_normalized_advantages
 from ..rl.objectives.aggregation import local_normalizer
 from ..rl.objectives.config import PolicyLossConfig
 from ..rl.objectives.error_tokens import error_token_metrics
-from ..rl.objectives.numerics import masked_mean
+from ..rl.objectives.numerics import masked_mean, reduced_over
 from ..rl.objectives.policy_loss import compute_policy_loss
 from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
@@ -39,8 +40,7 @@ from .checkpointing import (
     rng_state,
     save_checkpoint,
 )
-from .distributed import all_gather_rows, all_reduce_metrics, dp_rank_and_size, init_distributed, \
-    merge_metric
+from .distributed import all_reduce_metrics, dp_rank_and_size, init_distributed, merge_metric
 from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
 from .models import build_policy, model_hf_config, model_vocab_rows
@@ -296,18 +296,17 @@ class RLTrainer:
         over the step's batch of every data-parallel rank, each row with its values from the
         update that trained it: means over all the step's tokens and sequences, not means of
         updates' or ranks' means (ranks hold as many sequences, not as many tokens). Every
-        rank computes the same values."""
-        tensors = [values["logprobs"], values["entropy"], batch.old_logprobs,
-                   batch.sampler_logprobs, batch.advantages, batch.mask]
-        if dp_rank_and_size()[1] > 1:
-            tensors = all_gather_rows(tensors)
-        logprobs, entropy, old_logprobs, sampler_logprobs, advantages, mask = tensors
-        with torch.no_grad():
-            _, diagnostics = compute_policy_loss(self.loss_cfg, logprobs, old_logprobs,
-                                                 advantages, mask, sampler_logprobs)
+        rank gets the same values (numerics.reduced_over: sums, counts and extremes
+        all-reduced)."""
+        over_ranks = (reduced_over(parallel_state.get_data_parallel_group())
+                      if dp_rank_and_size()[1] > 1 else nullcontext())
+        with torch.no_grad(), over_ranks:
+            _, diagnostics = compute_policy_loss(
+                self.loss_cfg, values["logprobs"], batch.old_logprobs, batch.advantages,
+                batch.mask, batch.sampler_logprobs)
+            diagnostics["entropy"] = masked_mean(values["entropy"], batch.mask)
+            diagnostics["sampler_logprob_mean"] = masked_mean(batch.sampler_logprobs, batch.mask)
         diagnostics.pop("pg_loss")  # the trained loss is optimizer_step's
-        diagnostics["entropy"] = masked_mean(entropy, mask)
-        diagnostics["sampler_logprob_mean"] = sampler_logprobs[mask].mean()
         return dict(zip(diagnostics, torch.stack(
             [v.double() for v in diagnostics.values()]).tolist()))
 

@@ -96,6 +96,15 @@ def test_timeout_retries_elsewhere_and_keeps_a_healthy_engine(servers):
     assert [s.state for s in engine.pool.slots] == [UP, UP]
 
 
+def test_timeout_of_an_engine_failing_its_health_check_takes_it_out(servers):
+    servers[0].delay["/generate"] = 2.0
+    engine = _engine(servers, timeout=0.5, per_request=4)
+    servers[0].reject.add("/health")
+    groups = engine.generate(PROMPTS, SamplingParams())
+    assert {s.meta["engine"] for g in groups for s in g} == {servers[1].url}
+    assert [s.state for s in engine.pool.slots] == [DOWN, UP]
+
+
 def test_all_engines_dead_fails_loudly(servers):
     engine = _engine(servers, retries=2)
     for s in servers:
@@ -111,7 +120,9 @@ def test_aborted_samples_are_generated_again_not_trained_on(servers):
     engine = _engine(servers, per_request=4)
     groups = engine.generate(PROMPTS, SamplingParams())
     assert all(g[0].finish_reason == "length" for g in groups)
-    assert sum(s.calls.count("/generate") for s in servers) == 2
+    # sent again to the other engine (engine 0 would answer a second time)
+    assert [s.calls.count("/generate") for s in servers] == [1, 1]
+    assert {s.meta["engine"] for g in groups for s in g} == {servers[1].url}
     servers[0].abort_generates = servers[1].abort_generates = 10
     with pytest.raises(EngineUnavailable, match="samples aborted"):
         _engine(servers, per_request=4, retries=1).generate(PROMPTS, SamplingParams())

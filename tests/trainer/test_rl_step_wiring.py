@@ -52,10 +52,11 @@ def test_rewards_pair_with_their_prompts_and_advantages_follow_the_flag(monkeypa
         engine=_Engine(), sampling=None, reward_fn=_reward, device="cpu", model=None,
         tokenizer=SimpleNamespace(pad_id=0, decode=lambda ids: " ".join(map(str, ids))),
         _rl_optimizer=lambda: None, _logprobs=lambda batch: batch.sampler_logprobs.clone(),
-        _train=lambda batch, optimizer: (trained.append(batch) or {}, {}),
-        _diagnostics=lambda batch, values: {})
+        _train=lambda batch, optimizer: (trained.append(batch) or {"grad_norm": 1.0}, {}),
+        _diagnostics=lambda batch, values: {"ratio_token_mean": 1.25})
     metrics = trainer_module.RLTrainer.rl_step(fake, step=1)
     assert metrics["reward_mean"] == pytest.approx(sum(REWARDS.values()) / 6)
+    assert (metrics["grad_norm"], metrics["ratio_token_mean"]) == (1.0, 1.25)  # both merged
     # groups in rollout order: [0, 2], [1, 0], [3, 3]; Bessel's std: sqrt(2), sqrt(1/2)
     want = torch.tensor([-1.0, 1.0, 0.5, -0.5, 0.0, 0.0])
     if std_norm:
@@ -131,35 +132,38 @@ def test_the_steps_diagnostics_weigh_every_token_once(monkeypatch):
 
 
 def _diagnostics_on(rank, init_file, out):
-    """Rank 0: one response of 1 token at ratio 1; rank 1: one of 5 tokens at ratio 2."""
+    """Rank 0: one response of 1 token at ratio 1, sampler logprob -1; rank 1: one of 5 tokens
+    at ratio 2, sampler logprob -2."""
     import torch.distributed as dist
     from megatron.core import parallel_state
 
     from megatron_qarl.rl.objectives.config import PolicyLossConfig
-    from megatron_qarl.trainer import distributed
+    from megatron_qarl.rl.objectives.numerics import masked_max, masked_mean, masked_min, \
+        reduced_over
 
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
     parallel_state.get_data_parallel_group = lambda: None  # the whole (two-rank) world
     trainer_module.dp_rank_and_size = lambda: (rank, 2)
     n = (1, 5)[rank]
-    batch = collate([Sample([1], [2] * n, [-1.0] * n, "stop")], torch.tensor([1.0 - 2 * rank]),
-                    pad_id=0, device="cpu")
+    batch = collate([Sample([1], [2] * n, [-1.0 - rank] * n, "stop")],
+                    torch.tensor([1.0 - 2 * rank]), pad_id=0, device="cpu")
     batch.old_logprobs = torch.where(batch.mask, -1.0, 0.0)
     values = {"logprobs": batch.old_logprobs + math.log(1 + rank),
               "entropy": torch.where(batch.mask, float(rank), 0.0)}
     fake = SimpleNamespace(loss_cfg=PolicyLossConfig(loss="grpo"))
     out[rank] = trainer_module.RLTrainer._diagnostics(fake, batch, values)
-    # rows and widths differing over ranks: rank 0 holds two rows of 3, rank 1 one of 5
-    mask = torch.ones((2, 3) if rank == 0 else (1, 5), dtype=torch.bool)
-    gathered = distributed.all_gather_rows([mask * (rank + 1.0), mask, torch.arange(2 - rank)])
-    out[f"gathered {rank}"] = [t.tolist() for t in gathered] + [gathered[1].dtype == torch.bool]
+    # rank 0 selects nothing: the others' statistics, not its zeros
+    values, mask = torch.tensor([3.0, -4.0, 7.0]), torch.tensor([rank == 1, False, rank == 1])
+    with reduced_over(None):
+        out[f"empty {rank}"] = [float(f(values, mask)) for f in (masked_mean, masked_max, masked_min)]
     dist.destroy_process_group()
 
 
 def test_the_steps_diagnostics_weigh_every_ranks_tokens_once(tmp_path):
     """Data-parallel ranks hold as many sequences, not as many tokens: over ranks of 1 token at
     ratio 1 and 5 at ratio 2 every rank reports 11 / 6 (the mean of the ranks' means is
-    1.5), entropies 0 and 1 give 5 / 6, and the sequence mean stays 1.5."""
+    1.5), entropies 0 and 1 give 5 / 6, sampler logprobs -1 and -2 give -11 / 6, the
+    sequence mean stays 1.5 and the extremes are both ranks'."""
     import torch.multiprocessing as mp
 
     with mp.Manager() as manager:
@@ -169,9 +173,7 @@ def test_the_steps_diagnostics_weigh_every_ranks_tokens_once(tmp_path):
         assert out[0]["ratio_token_mean"] == pytest.approx(11 / 6)
         assert out[0]["ratio_seq_mean"] == pytest.approx(1.5)
         assert out[0]["entropy"] == pytest.approx(5 / 6)
-        assert out[0]["sampler_logprob_mean"] == pytest.approx(-1.0)
-        assert out[0]["ratio_token_max"] == pytest.approx(2.0)
-        assert out["gathered 0"] == out["gathered 1"] == [
-            [[1.0] * 3 + [0.0] * 2] * 2 + [[2.0] * 5],
-            [[True] * 3 + [False] * 2] * 2 + [[True] * 5],
-            [0, 1, 0], True]
+        assert out[0]["sampler_logprob_mean"] == pytest.approx(-11 / 6)
+        assert out[0]["mismatch_k3_kl"] > 0  # learner -1 against sampler -2 on rank 1
+        assert (out[0]["ratio_token_min"], out[0]["ratio_token_max"]) == pytest.approx((1, 2))
+        assert out["empty 0"] == out["empty 1"] == [5.0, 7.0, 3.0]

@@ -5,7 +5,11 @@ push sums far from zero, so every objective reads its inputs through these helpe
 are selected with torch.where (never multiplied by a 0/1 mask, since 0 * inf = NaN) and
 log-ratios are clamped before exp.
 """
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import torch
+import torch.distributed as dist
 from torch import Tensor
 
 # exp(20) ~ 4.9e8 stays finite in fp32 even when multiplied by an advantage and summed over
@@ -39,22 +43,57 @@ def sequence_mean(values: Tensor, mask: Tensor) -> Tensor:
     return total / sequence_lengths(mask).clamp(min=1.0)
 
 
+#: (process group,) whose ranks the masked reductions below span, or None: this rank's alone
+_REDUCED_OVER: ContextVar = ContextVar("reduced_over", default=None)
+
+
+@contextmanager
+def reduced_over(group):
+    """Within it masked_mean / masked_max / masked_min are over the values of every rank of
+    `group` (a torch.distributed group; None: the world): each all-reduces its sums and count,
+    or its extreme, so a statistic of all ranks' tokens costs one small collective, not a
+    gather of them. Every rank must make the same calls in the same order."""
+    token = _REDUCED_OVER.set((group, ))
+    try:
+        yield
+    finally:
+        _REDUCED_OVER.reset(token)
+
+
+def _across_ranks(stats: Tensor, op) -> Tensor:
+    reduced = _REDUCED_OVER.get()
+    if reduced is not None:
+        dist.all_reduce(stats, op=op, group=reduced[0])
+    return stats
+
+
 def masked_mean(values: Tensor, mask: Tensor) -> Tensor:
     """Mean of values where mask holds (any shape); 0 when nothing is selected."""
     total = torch.where(mask, values.float(), 0.0).sum()
-    return total / mask.sum().clamp(min=1).float()
+    if _REDUCED_OVER.get() is None:
+        return total / mask.sum().clamp(min=1).float()
+    # fp64: counts of a step's tokens pass 2^24
+    total, count = _across_ranks(torch.stack([total.double(), mask.sum().double()]),
+                                 dist.ReduceOp.SUM)
+    return (total / count.clamp(min=1)).float()
 
 
 def masked_max(values: Tensor, mask: Tensor) -> Tensor:
     """Max where mask holds; 0 when nothing is selected (no host sync)."""
-    best = torch.where(mask, values.float(), -torch.inf).max()
-    return torch.where(mask.any(), best, 0.0)
+    return _masked_extreme(values, mask, 1.0)
 
 
 def masked_min(values: Tensor, mask: Tensor) -> Tensor:
     """Min where mask holds; 0 when nothing is selected (no host sync)."""
-    best = torch.where(mask, values.float(), torch.inf).min()
-    return torch.where(mask.any(), best, 0.0)
+    return _masked_extreme(values, mask, -1.0)
+
+
+def _masked_extreme(values: Tensor, mask: Tensor, sign: float) -> Tensor:
+    """sign * the max of sign * values where mask holds (0 when nothing is selected); over
+    ranks one max of (that max, whether any value is selected)."""
+    best = torch.where(mask, sign * values.float(), -torch.inf).max()
+    best, selected = _across_ranks(torch.stack([best, mask.any().float()]), dist.ReduceOp.MAX)
+    return torch.where(selected > 0, sign * best, 0.0)
 
 
 def exp_clamped(log_ratio: Tensor) -> Tensor:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Callable, Iterator, Optional, Sequence, Tuple, TypeVar
+
+T = TypeVar("T")
 
 #: parts of a fused Megatron tensor, in the order they are stacked along dim 0
 QKV_PARTS = ("q", "k", "v")
@@ -142,9 +144,27 @@ def hf_layer_names(layer: int, num_experts: int, qk_layernorm: bool = True) -> T
     return tuple(names)
 
 
+def hf_top_names(tied_embeddings: bool = False) -> Tuple[str, ...]:
+    """The HF names outside the decoder layers: embedding, final norm, lm_head (none when the
+    embedding is tied)."""
+    return tuple(h for m, h in TOP_LEVEL.items()
+                 if not (tied_embeddings and m == "output_layer.weight"))
+
+
+def checkpoint_order(top: Sequence[T], layer: Callable[[int], Sequence[T]],
+                     num_layers: int) -> Iterator[Tuple[str, Sequence[T]]]:
+    """(label, items) in HF checkpoint order, a decoder layer at a time: the embedding
+    (top[0]), layer(0) .. layer(num_layers - 1), then the final norm and lm_head (top[1:]).
+    Items are names or Megatron chunks; layer is called as each group is reached."""
+    yield "embedding", top[:1]
+    for i in range(num_layers):
+        yield f"layer {i}", layer(i)
+    yield "final norm, lm_head", top[1:]
+
+
 def hf_names(num_layers: int, num_experts: int, qk_layernorm: bool = True,
              tied_embeddings: bool = False) -> Tuple[str, ...]:
-    """Every HF tensor name of a Qwen3-MoE checkpoint."""
-    top = [h for m, h in TOP_LEVEL.items() if not (tied_embeddings and m == "output_layer.weight")]
-    layers = [n for i in range(num_layers) for n in hf_layer_names(i, num_experts, qk_layernorm)]
-    return tuple(top[:1] + layers + top[1:])
+    """Every HF tensor name of a Qwen3-MoE checkpoint, in checkpoint order."""
+    groups = checkpoint_order(hf_top_names(tied_embeddings),
+                              lambda i: hf_layer_names(i, num_experts, qk_layernorm), num_layers)
+    return tuple(name for _, names in groups for name in names)

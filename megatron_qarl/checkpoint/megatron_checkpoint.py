@@ -14,6 +14,7 @@ import torch
 from .dist_reader import checkpoint_tensors, load_chunks
 from .errors import CheckpointError
 from .hf_config import CONFIG_FILE, Qwen3MoeDims, dims_from_config, read_config
+from .hf_names import checkpoint_order
 from .megatron_layout import Chunk, layer_chunks, top_chunks
 
 HF_ASSETS = "hf_assets"
@@ -75,12 +76,8 @@ class MegatronCheckpoint:
     def groups(self) -> Iterator[Tuple[str, List[Tuple[Chunk, torch.Tensor]]]]:
         """(label, [(chunk, data)]) for the embedding, each layer, then norm and lm_head:
         HF checkpoint order, one decoder layer in memory at a time."""
-        top = top_chunks(self.dims)
         dtypes = self.dtypes
-        yield "embedding", list(zip(top[:1], load_chunks(self.directory, top[:1], dtypes)))
-        for layer in range(self.dims.num_layers):
-            chunks = layer_chunks(self.dims, layer)
-            yield f"layer {layer}", list(zip(chunks, load_chunks(self.directory, chunks,
-                                                                 dtypes)))
-        yield "final norm, lm_head", list(zip(top[1:], load_chunks(self.directory, top[1:],
-                                                                   dtypes)))
+        for label, chunks in checkpoint_order(top_chunks(self.dims),
+                                              lambda i: layer_chunks(self.dims, i),
+                                              self.dims.num_layers):
+            yield label, list(zip(chunks, load_chunks(self.directory, chunks, dtypes)))

@@ -13,7 +13,7 @@ from ..quant.w4a16 import GROUP_SIZES
 from .dist_reader import checkpoint_tensors
 from .errors import CheckpointError
 from .hf_config import CONFIG_FILE, Qwen3MoeDims, dims_from_config, read_config
-from .hf_names import TOP_LEVEL, hf_layer_names
+from .hf_names import checkpoint_order, hf_layer_names, hf_top_names
 from .megatron_checkpoint import MegatronCheckpoint
 from .megatron_layout import hf_from_chunk
 from .paths import METADATA
@@ -86,13 +86,11 @@ class HFSource:
         return self.scheme.from_serving_tensors(prefix, parts).dequantize()
 
     def groups(self) -> Iterator[Group]:
-        top = [h for m, h in TOP_LEVEL.items()
-               if not (self.dims.tied_embeddings and m == "output_layer.weight")]
-        yield "embedding", {n: self.dense(n) for n in top[:1]}
-        for layer in range(self.dims.num_layers):
-            names = hf_layer_names(layer, self.dims.num_experts)
-            yield f"layer {layer}", {n: self.dense(n) for n in names}
-        yield "final norm, lm_head", {n: self.dense(n) for n in top[1:]}
+        dims = self.dims
+        for label, names in checkpoint_order(hf_top_names(dims.tied_embeddings),
+                                             lambda i: hf_layer_names(i, dims.num_experts),
+                                             dims.num_layers):
+            yield label, {n: self.dense(n) for n in names}
 
 
 class MegatronSource:

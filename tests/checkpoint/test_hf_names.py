@@ -21,6 +21,15 @@ def test_every_hf_name_maps_to_megatron_and_back():
         assert name in megatron_to_hf(target.name)
 
 
+def test_checkpoint_order_is_embedding_layers_then_norm_and_head():
+    """The order every converter writes and reads in, one decoder layer at a time."""
+    names = hf_names(2, 1)
+    assert names[0] == "model.embed_tokens.weight"
+    assert names[-2:] == ("model.norm.weight", "lm_head.weight")
+    assert [n.split(".")[2] for n in names[1:-2]] == ["0"] * 12 + ["1"] * 12
+    assert hf_names(2, 1, tied_embeddings=True) == names[:-1]
+
+
 def test_expert_offset_makes_local_experts_global():
     name = "module.decoder.layers.5.mlp.experts.local_experts.3.linear_fc1.weight"
     assert megatron_to_hf(name, expert_offset=64) == (

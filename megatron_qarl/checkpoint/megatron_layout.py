@@ -19,7 +19,7 @@ import torch
 
 from .fused_tensors import merge_fc1, merge_qkv, split_fc1, split_qkv
 from .hf_config import Qwen3MoeDims
-from .hf_names import EXPERT, LAYER, TOP_LEVEL, hf_expert_prefix, hf_layer_prefix
+from .hf_names import EXPERT, LAYER, TOP_LEVEL, hf_expert_prefix, hf_layer_prefix, hf_top_names
 
 LAYERS = "decoder.layers."
 #: per-layer Megatron module suffix -> sharded key suffix, where they differ
@@ -81,7 +81,7 @@ def _megatron_shape(dims: Qwen3MoeDims, hf_names: Tuple[str, ...]) -> Tuple[int,
 def top_chunks(dims: Qwen3MoeDims) -> List[Chunk]:
     out = []
     for key, hf in TOP_LEVEL.items():
-        if dims.tied_embeddings and key == "output_layer.weight":
+        if hf not in hf_top_names(dims.tied_embeddings):
             continue
         shape = dims.hf_shape(hf)
         out.append(Chunk(key, shape, (0,) * len(shape), shape, (hf,), None))

@@ -1,9 +1,9 @@
 """Diagnostics returned with every loss: ratios, sampler/learner mismatch, entropy.
 
-All values are detached fp32 scalars over the batch given: the trainer passes each RL step's
-whole batch, each row's logprobs from the optimizer step that trained it, within
-numerics.reduced_over its data-parallel group, so the means are over every rank's tokens (a
-mean of ranks' means weighs a token by the inverse of its rank's token count). Keys:
+All values are detached fp32 scalars over the batch given. The trainer passes each rank's rows
+of an RL step, each row's logprobs from the optimizer step that trained it, within
+numerics.reduced_over its data-parallel group, so the statistics are over every rank's tokens
+(a mean of ranks' means weighs a token by the inverse of its rank's token count). Keys:
   ratio_token_{mean,min,max}     pi_theta / pi_old per response token
   ratio_seq_{mean,min,max}       geometric-mean sequence ratio (what gspo/tbpo clip)
   mismatch_abs_log_w_token       mean |log pi_old_learner - log pi_sampler| per token

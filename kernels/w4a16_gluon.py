@@ -425,19 +425,17 @@ def _epilogue(acc, acc_up, first_row, row_end, nb, y_ptr, p_ptr, N, stride_ym,
     out_layout: gl.constexpr = gl.BlockedLayout([8, 1], [16, 2], [1, 4], [0, 1])
     if SWIGLU:  # torch's roundings (numerics.swiglu), as the unfused GEMM then activation
         acc = numerics.swiglu(acc, acc_up, False)
-    elif HAS_PROBS and STAGE_ACC:
-        acc = gl.convert_layout(acc, out_layout)
-        tokens = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))
-        prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
-        acc = numerics.scaled(acc, gl.expand_dims(prob, 0), True, False)
     elif HAS_PROBS:
+        if STAGE_ACC:
+            acc = gl.convert_layout(acc, out_layout)
         tokens = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc.type.layout))
         prob = gl.load(p_ptr + tokens, mask=tokens < row_end, other=0.0).to(gl.float32)
-        # first an fp32 add of the prob's zero: ptxas hoisted bf16 packs (F2FP) of the wgmma
-        # accumulator above its last wait (persistent builds stored partial sums on the GPU,
-        # session 70; the compile tests check every build), and keeps fp32 arithmetic on it
-        # after the wait
-        acc = acc + gl.expand_dims(prob * 0.0, 0)
+        if not STAGE_ACC:
+            # first an fp32 add of the prob's zero: ptxas hoisted bf16 packs (F2FP) of the
+            # wgmma accumulator above its last wait (persistent builds stored partial sums on
+            # the GPU, session 70; the compile tests check every build), and keeps fp32
+            # arithmetic on it after the wait
+            acc = acc + gl.expand_dims(prob * 0.0, 0)
         acc = numerics.scaled(acc, gl.expand_dims(prob, 0), True, False)
     out = gl.convert_layout(acc.to(gl.bfloat16), out_layout)
     rows = first_row + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, out_layout))

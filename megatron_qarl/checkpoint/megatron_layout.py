@@ -79,9 +79,9 @@ def _megatron_shape(dims: Qwen3MoeDims, hf_names: Tuple[str, ...]) -> Tuple[int,
 
 
 def top_chunks(dims: Qwen3MoeDims) -> List[Chunk]:
-    out = []
+    out, names = [], hf_top_names(dims.tied_embeddings)
     for key, hf in TOP_LEVEL.items():
-        if hf not in hf_top_names(dims.tied_embeddings):
+        if hf not in names:
             continue
         shape = dims.hf_shape(hf)
         out.append(Chunk(key, shape, (0,) * len(shape), shape, (hf,), None))

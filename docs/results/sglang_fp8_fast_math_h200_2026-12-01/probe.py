@@ -45,9 +45,9 @@ def _nvrtc():
     roots = [os.path.dirname(p) for p in sys.path if p] + ["/usr/local/cuda/lib64"]
     hits = sorted({h for r in roots for h in glob.glob(os.path.join(r, "**", "libnvrtc.so*"),
                                                        recursive=True)
-                   if "builtins" not in h and "alt" not in h})
+                   if not any(t in h for t in ("builtins", "alt", "stubs"))})
     print("libnvrtc:", hits)
-    return ctypes.CDLL(hits[-1])
+    return ctypes.CDLL(hits[0])
 
 
 def compile_ptx(options):

@@ -1,0 +1,6 @@
+# Call 2 (nvidia-h200): the hardware reciprocal of each bf16 significand (table.py)
+export PYTHONPATH=/tmp/pp:$PWD:/tmp/site:$PWD/docs/results/sglang_fp8_fast_math_h200_2026-12-01 PYTHONUNBUFFERED=1
+pip install -q --no-deps --target /tmp/site .whl/*.whl 2>&1 | tail -1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
+timeout 200 python3 docs/results/sglang_fp8_fast_math_h200_2026-12-01/table.py 2>&1 \
+  | grep -v -i warn | tee $OUT/call2_table.txt

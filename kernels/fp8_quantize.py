@@ -1,6 +1,8 @@
 """FP8 block quantization in one pass, bit-identical to megatron_qarl.quant.fp8_block:
-weights to e4m3 with one fp32 scale_inv per 128x128 block, activations to e4m3 with one
-fp32 scale per token per 128 inputs (scale = max(absmax, 1e-10) * fp32(1/448), q = x / scale).
+weights to e4m3 with one fp32 scale_inv per 128x128 block (q = w / scale_inv), activations to
+e4m3 with one fp32 scale per token per 128 inputs (scale = max(absmax, 1e-10) * fp32(1/448),
+q = x * fp32(448 * rcp(amax)) with Hopper's approximate reciprocal: sgl-kernel's arithmetic,
+quant/hopper_reciprocal.py).
 
 The activation scales are written token-major (a transposed view of [K/128, M]) and can be
 padded, because that is the layout torch's blockwise scaled_mm takes on Hopper.
@@ -12,6 +14,7 @@ import triton.language as tl
 from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX,
                                           packed_row_bytes, unpack_activation_rows)
+from megatron_qarl.quant.hopper_reciprocal import MIN_NORMAL, RCP_AMAX_EPS, significand_table
 
 from .checks import (check_swiglu_input, counts_on, nonfinite_counter, raise_if_nonfinite,
                      tile_rows, unit_stride_rows)
@@ -25,6 +28,8 @@ _EPS = tl.constexpr(AMAX_EPS)
 _MAX = tl.constexpr(FP8_MAX)
 _INV_MAX = tl.constexpr(fp32_constant(INV_FP8_MAX))
 _MAX_FINITE = tl.constexpr(float(torch.finfo(torch.float32).max))
+_RCP_EPS = tl.constexpr(fp32_constant(RCP_AMAX_EPS))
+_MIN_NORMAL = tl.constexpr(MIN_NORMAL)
 #: e4m3 rounding in software under the interpreter only: on the GPU the conversion instruction
 #: gives the same bits (every bf16 value under a block's max) and the activation quantizer,
 #: bound by its instructions rather than its bytes on the H200, takes 0.69-0.76x the time
@@ -33,19 +38,30 @@ _SOFTWARE_E4M3 = tl.constexpr(INTERPRETED)
 
 
 @triton.jit
-def _scale_of(amax):
-    return tl.maximum(amax, _EPS) * _INV_MAX
+def _multiplier_of(amax, rcp_ptr, BF16_VALUES: tl.constexpr):
+    """fp32(448 * rcp(amax)) of amax >= 1e-10 (quant.fp8_block.activation_multiplier): the
+    reciprocal of a bf16 amax gathered from its significand's entry of the table at rcp_ptr and
+    scaled by 2**-exponent; of fp32 amaxes (not BF16_VALUES) the correctly rounded one."""
+    bits = amax.to(tl.int32, bitcast=True)
+    exponent = (bits >> 23) & 0xFF
+    pow2 = tl.where(exponent < 254, (254 - exponent) << 23, 0).to(tl.float32, bitcast=True)
+    rcp = tl.load(rcp_ptr + ((bits >> 16) & 0x7F)) * pow2
+    rcp = tl.where(rcp < _MIN_NORMAL, 0.0, rcp)
+    if BF16_VALUES:  # amax is a bf16 value or the floor
+        other = _RCP_EPS
+    else:
+        other = tl.where(amax == _EPS, _RCP_EPS, tl.div_rn(1.0, amax))
+    return tl.where((bits & 0xFFFF) == 0, rcp, other) * _MAX
 
 
 @triton.jit
 def _e4m3(v, scale, BF16_VALUES: tl.constexpr):
-    """v / scale to saturated e4m3. For bf16 values (BF16_VALUES) div_by_reciprocal gives the
-    IEEE division's quotient in a fifth of the instructions (the weight quantizer from bf16
-    masters 0.75x its time for W13; round 48). An inf scale takes the largest float in the
-    correction: with its reciprocal 0 the quotient is still the division's (+-0, NaN for an
-    inf v), so no block-wide check of the amaxes is needed (the activation quantizer
-    0.91-0.92x without it at 4096-131072 rows; round 50). A NaN scale gives NaN but for zero
-    v."""
+    """v / scale to saturated e4m3 (the weight codes). For bf16 values (BF16_VALUES)
+    div_by_reciprocal gives the IEEE division's quotient in a fifth of the instructions (the
+    weight quantizer from bf16 masters 0.75x its time for W13; round 48). An inf scale takes
+    the largest float in the correction: with its reciprocal 0 the quotient is still the
+    division's (+-0, NaN for an inf v), so no block-wide check of the amaxes is needed (round
+    50). A NaN scale gives NaN but for zero v."""
     if BF16_VALUES:
         x = div_by_reciprocal(v, tl.minimum(scale, _MAX_FINITE), tl.div_rn(1.0, scale), True,
                               _SOFTWARE_E4M3)
@@ -85,36 +101,39 @@ def _block_columns(offs_b, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _store_activation_blocks(q_ptr, s_ptr, x, offs_r, offs_b, rows_out, K, stride_qm, stride_sm,
-                             stride_sk, BLOCK: tl.constexpr, BF16_VALUES: tl.constexpr):
+def _store_activation_blocks(q_ptr, s_ptr, rcp_ptr, x, offs_r, offs_b, rows_out, K, stride_qm,
+                             stride_sm, stride_sk, BLOCK: tl.constexpr, BF16_VALUES: tl.constexpr):
     """Token rows' 128-input blocks x [rows, blocks, 128] (fp32; BF16_VALUES: bf16 values) to
     e4m3 codes and a scale a row and block; rows in [rows, rows_out) pad for scaled_mm: zeros
     with the eps scale."""
-    scale = _scale_of(tl.max(tl.abs(x), 2))
+    amax = tl.maximum(tl.max(tl.abs(x), 2), _EPS)
+    scale = amax * _INV_MAX
+    codes = x * _multiplier_of(amax, rcp_ptr, BF16_VALUES)[:, :, None]
     offs_k = _block_columns(offs_b, BLOCK)
     out = offs_r < rows_out
     tl.store(q_ptr + offs_r[:, None, None].to(tl.int64) * stride_qm + offs_k,
-             _e4m3(x, scale[:, :, None], BF16_VALUES), mask=out[:, None, None] & (offs_k < K))
+             to_e4m3(tl.minimum(tl.maximum(codes, -_MAX), _MAX), _SOFTWARE_E4M3),
+             mask=out[:, None, None] & (offs_k < K))
     tl.store(s_ptr + offs_r[:, None] * stride_sm + offs_b[None, :] * stride_sk, scale,
              mask=out[:, None] & (offs_b[None, :] * BLOCK < K))
 
 
 @triton.jit
-def _activation_rows(x_ptr, q_ptr, s_ptr, blk, pid_b, rows, rows_out, K, stride_xm, stride_qm,
-                     stride_sm, stride_sk, BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr,
-                     BLOCK: tl.constexpr):
+def _activation_rows(x_ptr, q_ptr, s_ptr, rcp_ptr, blk, pid_b, rows, rows_out, K, stride_xm,
+                     stride_qm, stride_sm, stride_sk, BLOCK_R: tl.constexpr,
+                     BLOCKS: tl.constexpr, BLOCK: tl.constexpr):
     offs_r = blk * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_b = pid_b * BLOCKS + tl.arange(0, BLOCKS)
     offs_k = _block_columns(offs_b, BLOCK)
     x = tl.load(x_ptr + offs_r[:, None, None].to(tl.int64) * stride_xm + offs_k,
                 mask=(offs_r[:, None, None] < rows) & (offs_k < K), other=0.0)
-    _store_activation_blocks(q_ptr, s_ptr, x.to(tl.float32), offs_r, offs_b, rows_out, K,
-                             stride_qm, stride_sm, stride_sk, BLOCK,
+    _store_activation_blocks(q_ptr, s_ptr, rcp_ptr, x.to(tl.float32), offs_r, offs_b, rows_out,
+                             K, stride_qm, stride_sm, stride_sk, BLOCK,
                              BF16_VALUES=x_ptr.dtype.element_ty == tl.bfloat16)
 
 
 @triton.jit
-def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, rows_out, K,
+def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, rcp_ptr, counts_ptr, num_experts, rows, rows_out, K,
                            stride_xm, stride_qm, stride_sm, stride_sk,
                            BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr, BLOCK: tl.constexpr,
                            E_PAD: tl.constexpr, ROUTED: tl.constexpr, PDL: tl.constexpr):
@@ -128,27 +147,27 @@ def _fp8_activation_kernel(x_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, r
     if ROUTED:
         rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
         for blk in range(pid_r, tl.cdiv(rows, BLOCK_R), tl.num_programs(0) // block_programs):
-            _activation_rows(x_ptr, q_ptr, s_ptr, blk, pid_b, rows, rows, K, stride_xm,
+            _activation_rows(x_ptr, q_ptr, s_ptr, rcp_ptr, blk, pid_b, rows, rows, K, stride_xm,
                              stride_qm, stride_sm, stride_sk, BLOCK_R, BLOCKS, BLOCK)
     else:
-        _activation_rows(x_ptr, q_ptr, s_ptr, pid_r, pid_b, rows, rows_out, K, stride_xm,
+        _activation_rows(x_ptr, q_ptr, s_ptr, rcp_ptr, pid_r, pid_b, rows, rows_out, K, stride_xm,
                          stride_qm, stride_sm, stride_sk, BLOCK_R, BLOCKS, BLOCK)
 
 
 @triton.jit
-def _swiglu_rows(h_ptr, q_ptr, s_ptr, blk, pid_b, rows, F, stride_hm, stride_sm, stride_sk,
-                 BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr, BLOCK: tl.constexpr,
+def _swiglu_rows(h_ptr, q_ptr, s_ptr, rcp_ptr, blk, pid_b, rows, F, stride_hm, stride_sm,
+                 stride_sk, BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr, BLOCK: tl.constexpr,
                  SOFTWARE: tl.constexpr):
     offs_r = blk * BLOCK_R + tl.arange(0, BLOCK_R)
     offs_b = pid_b * BLOCKS + tl.arange(0, BLOCKS)
     act, _ = swiglu_tile(h_ptr, offs_r[:, None, None], _block_columns(offs_b, BLOCK), rows, F,
                          stride_hm, SOFTWARE)
-    _store_activation_blocks(q_ptr, s_ptr, round_to_bf16(act, SOFTWARE), offs_r, offs_b, rows,
-                             F, F, stride_sm, stride_sk, BLOCK, BF16_VALUES=True)
+    _store_activation_blocks(q_ptr, s_ptr, rcp_ptr, round_to_bf16(act, SOFTWARE), offs_r, offs_b,
+                             rows, F, F, stride_sm, stride_sk, BLOCK, BF16_VALUES=True)
 
 
 @triton.jit
-def _fp8_swiglu_kernel(h_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, F, stride_hm,
+def _fp8_swiglu_kernel(h_ptr, q_ptr, s_ptr, rcp_ptr, counts_ptr, num_experts, rows, F, stride_hm,
                        stride_sm, stride_sk, BLOCK_R: tl.constexpr, BLOCKS: tl.constexpr,
                        BLOCK: tl.constexpr, E_PAD: tl.constexpr, ROUTED: tl.constexpr,
                        PDL: tl.constexpr, SOFTWARE: tl.constexpr):
@@ -160,10 +179,10 @@ def _fp8_swiglu_kernel(h_ptr, q_ptr, s_ptr, counts_ptr, num_experts, rows, F, st
     if ROUTED:
         rows = routed_row_end(counts_ptr, num_experts, rows, E_PAD)
         for blk in range(pid_r, tl.cdiv(rows, BLOCK_R), tl.num_programs(0) // block_programs):
-            _swiglu_rows(h_ptr, q_ptr, s_ptr, blk, pid_b, rows, F, stride_hm, stride_sm,
+            _swiglu_rows(h_ptr, q_ptr, s_ptr, rcp_ptr, blk, pid_b, rows, F, stride_hm, stride_sm,
                          stride_sk, BLOCK_R, BLOCKS, BLOCK, SOFTWARE)
     else:
-        _swiglu_rows(h_ptr, q_ptr, s_ptr, pid_r, pid_b, rows, F, stride_hm, stride_sm,
+        _swiglu_rows(h_ptr, q_ptr, s_ptr, rcp_ptr, pid_r, pid_b, rows, F, stride_hm, stride_sm,
                      stride_sk, BLOCK_R, BLOCKS, BLOCK, SOFTWARE)
 
 
@@ -255,10 +274,10 @@ def _quantize_rows(x: torch.Tensor, q: torch.Tensor, scale: torch.Tensor, rows_o
     blocks = 2 if expected_rows >= TWO_BLOCK_ROWS and x.element_size() == 2 else 1
     pdl = pdl_on(x.device, rows_out)
     _fp8_activation_kernel[_row_grid(rows_out, k, block_rows, blocks, counts, routed_rows)](
-        x, q, scale, rows=rows, rows_out=rows_out, K=k, stride_xm=x.stride(0),
-        stride_qm=q.stride(0), stride_sm=scale.stride(0), stride_sk=scale.stride(1),
-        BLOCK_R=block_rows, BLOCKS=blocks, BLOCK=BLOCK, PDL=pdl, num_warps=warps,
-        launch_pdl=pdl, **_routed(counts, x))
+        x, q, scale, significand_table(x.device), rows=rows, rows_out=rows_out, K=k,
+        stride_xm=x.stride(0), stride_qm=q.stride(0), stride_sm=scale.stride(0),
+        stride_sk=scale.stride(1), BLOCK_R=block_rows, BLOCKS=blocks, BLOCK=BLOCK, PDL=pdl,
+        num_warps=warps, launch_pdl=pdl, **_routed(counts, x))
 
 
 def fp8_quantize_activation(x: torch.Tensor, pad_rows_to: int = 1, pad_blocks_to: int = 1,
@@ -317,7 +336,7 @@ def fp8_quantize_swiglu(h: torch.Tensor, block_rows: int = None, counts: torch.T
         block_rows, warps = _row_block(tile_rows(rows, routed_rows), block_rows)
         pdl = pdl_on(h.device, rows)
         _fp8_swiglu_kernel[_row_grid(rows, ffn, block_rows, 1, counts, routed_rows)](
-            h, q, scale_t, rows=rows, F=ffn, stride_hm=h.stride(0),
+            h, q, scale_t, significand_table(h.device), rows=rows, F=ffn, stride_hm=h.stride(0),
             stride_sm=scale_t.stride(1), stride_sk=scale_t.stride(0), BLOCK_R=block_rows,
             BLOCKS=1, BLOCK=BLOCK,
             PDL=pdl, SOFTWARE=INTERPRETED, num_warps=warps, launch_pdl=pdl,

@@ -5,7 +5,8 @@ activation quantization (quant/fp8_block.py). No re-quantization by TE.
 Why not TE's quantizer (`Float8BlockQuantizer`, or the `Float8BlockScaling` recipe even with
 `force_pow_2_scales=False` / NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1): TE computes
 scale = 448/amax, codes = fp8(x * scale), scale_inv = 1/scale (TE's compute_scale_from_amax);
-our spec computes scale_inv = amax * fp32(1/448), codes = fp8(x / scale_inv). They round
+our spec (sgl-kernel's on Hopper) computes scale_inv = amax * fp32(1/448) and codes =
+fp8(x * fp32(448 * rcp(amax))) with the GPU's approximate reciprocal. They round
 differently, so TE's codes and scales are not the engine's (tests/megatron/test_te_fp8.py finds
 such differences). Our tensors are therefore wrapped as `Float8BlockwiseQTensorStorage`
 (uint8 data, scale_inv in TE's GEMM-ready layout: te_layout.py) and the GEMM applies our fp32

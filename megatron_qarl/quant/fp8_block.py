@@ -13,6 +13,7 @@ import torch
 from . import packed_rows
 from .base import QuantizedWeight, QuantScheme
 from .errors import check_master_weight
+from .hopper_reciprocal import hopper_reciprocal
 
 BLOCK = 128
 FP8_MAX = 448.0
@@ -44,13 +45,20 @@ def expand_block_scales(scale_inv: torch.Tensor, shape: tuple) -> torch.Tensor:
 
 
 def quantize_activation(x: torch.Tensor) -> tuple:
-    """Per token, per group of 128 inputs: (e4m3 [..., K], fp32 scales [..., ceil(K/128)])."""
+    """Per token, per group of 128 inputs: (e4m3 [..., K], fp32 scales [..., ceil(K/128)]),
+    sgl-kernel's arithmetic on Hopper: codes = e4m3(x * activation_multiplier(amax))."""
     k = x.shape[-1]
     xp = _pad_to_blocks(x.float(), (x.dim() - 1,))
     groups = xp.reshape(*x.shape[:-1], xp.shape[-1] // BLOCK, BLOCK)  # -1 fails on 0 tokens
-    scale = groups.abs().amax(-1).clamp(min=AMAX_EPS) * INV_FP8_MAX
-    q = (groups / scale.unsqueeze(-1)).clamp(-FP8_MAX, FP8_MAX).to(FP8_DTYPE)
-    return q.reshape(*x.shape[:-1], xp.shape[-1])[..., :k], scale
+    amax = groups.abs().amax(-1).clamp(min=AMAX_EPS)
+    q = (groups * activation_multiplier(amax).unsqueeze(-1)).clamp(-FP8_MAX, FP8_MAX)
+    return q.to(FP8_DTYPE).reshape(*x.shape[:-1], xp.shape[-1])[..., :k], amax * INV_FP8_MAX
+
+
+def activation_multiplier(amax: torch.Tensor) -> torch.Tensor:
+    """fp32(448 * 1/amax), the reciprocal Hopper's: what sgl-kernel's SM90 quantizer multiplies
+    activations by (quant/hopper_reciprocal.py); a token block's scale stays amax * fp32(1/448)."""
+    return FP8_MAX * hopper_reciprocal(amax, AMAX_EPS)
 
 
 def dequantize_activation(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:

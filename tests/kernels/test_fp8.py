@@ -88,7 +88,7 @@ def test_activation_rows_with_inf_keep_the_divisions_codes(device):
 def _activation_quantizer_for_sm90() -> dict:
     """How the activation quantizer built for sm_90 (off the interpreter, its pointers, K and
     strides 16-aligned as Triton specializes real launches) divides and rounds to e4m3."""
-    names = ["x_ptr", "q_ptr", "s_ptr", "counts_ptr", "num_experts", "rows", "rows_out", "K",
+    names = ["x_ptr", "q_ptr", "s_ptr", "rcp_ptr", "counts_ptr", "num_experts", "rows", "rows_out", "K",
              "stride_xm", "stride_qm", "stride_sm", "stride_sk"]
     constexprs = {"BLOCK_R": 16, "BLOCKS": 2, "BLOCK": 128, "E_PAD": 1, "ROUTED": False,
                   "PDL": True}
@@ -96,7 +96,8 @@ def _activation_quantizer_for_sm90() -> dict:
                for name in ["x_ptr", "q_ptr", "s_ptr", "K", "stride_xm", "stride_qm", "stride_sk"]}
     facts = {}
     for dtype in ["bf16", "fp32"]:
-        signature = dict(zip(names, [f"*{dtype}", "*fp8e4nv", "*fp32", "*i32"] + ["i32"] * 8))
+        signature = dict(zip(names, [f"*{dtype}", "*fp8e4nv", "*fp32", "*fp32", "*i32"]
+                             + ["i32"] * 8))
         signature.update({name: "constexpr" for name in constexprs})
         ptx = triton.compile(
             ASTSource(fn=fp8_quantize._fp8_activation_kernel, signature=signature,
@@ -113,15 +114,15 @@ def _activation_quantizer_for_sm90() -> dict:
 def test_gpu_build_rounds_to_e4m3_with_the_instruction():
     """The interpreter rounds in software (these tests' bits); a GPU build converts with
     cvt.rn.satfinite, which gave the same bits for every bf16 value under a block's max on an
-    H200 in 0.69-0.76x the time (docs/kernel_rounds.md, round 41). A thread's 32 values
-    (16 rows x 2 blocks over 128 threads): fp32 ones divided each as torch divides, bf16 ones
-    by the reciprocal of their row and block's scale, one division each of its 2 (round 50:
-    the per-value IEEE division is not even built for them)."""
+    H200 in 0.69-0.76x the time (docs/kernel_rounds.md, round 41). The codes multiply by
+    448 x the reciprocal of their row and block's amax: a thread's 2 (16 rows x 2 blocks over
+    128 threads) are gathered from the significand table for bf16 values, divided as torch
+    divides for fp32 ones (no per-value division in either)."""
     facts = facts_of_child(__file__)
     for dtype in ["bf16", "fp32"]:
         assert facts[dtype]["conversions"] >= 1 and facts[dtype]["software_rounding"] == 0
-    assert facts["fp32"]["ieee_divisions"] == 32
-    assert facts["bf16"]["ieee_divisions"] == 2
+    assert facts["fp32"]["ieee_divisions"] == 2
+    assert facts["bf16"]["ieee_divisions"] == 0
 
 
 # default tiles: one weight scale per tile and K block (one-FMA promotion); 256-wide tiles

@@ -8,7 +8,8 @@ with that arithmetic (written here, not SGLang's source) with NVRTC and --use_fa
 the PTX of the division, and runs it through the driver API. Part 2 takes the hardware's
 div.approx.ftz.f32 / rcp.approx.ftz.f32 (Triton inline PTX) over every positive normal bf16
 value and against IEEE formulas. Part 3 compares the codes of part 1's kernel with the
-learner's quantizer and with e4m3(x * fp32(448 * fp32(1 / amax))) computed on the CPU."""
+learner's former spec (a division by the scale), with e4m3(x * fp32(448 * fp32(1 / amax)))
+and with the learner's quantize_activation, all computed on the CPU."""
 import ctypes
 import glob
 import os
@@ -120,6 +121,14 @@ def candidate(x):
     return q.reshape(x.shape), amax * fp8_block.INV_FP8_MAX
 
 
+def division(x):
+    """e4m3(x / scale_inv), scale_inv = amax * fp32(1/448): the learner's spec to 2026-12-01."""
+    g = x.float().reshape(*x.shape[:-1], -1, 128)
+    scale = g.abs().amax(-1).clamp(min=1e-10) * fp8_block.INV_FP8_MAX
+    q = (g / scale.unsqueeze(-1)).clamp(-448, 448).to(torch.float8_e4m3fn)
+    return q.reshape(x.shape), scale
+
+
 def main():
     print(torch.cuda.get_device_name(), torch.__version__, triton.__version__)
     # Part 1: the quantizer through NVRTC with --use_fast_math
@@ -163,8 +172,9 @@ def main():
     for label, x in cases.items():
         x = x.to(torch.bfloat16)
         sq, ss = run_nvrtc_kernel(ptx, x.cuda().view(torch.int16))
-        for name, (q, s) in [("learner spec e4m3(x / scale_inv)", fp8_block.quantize_activation(x)),
-                             ("e4m3(x * fp32(448 * fp32(1/amax)))", candidate(x))]:
+        for name, (q, s) in [("e4m3(x / scale_inv) (the spec to 2026-12-01)", division(x)),
+                             ("e4m3(x * fp32(448 * fp32(1/amax)))", candidate(x)),
+                             ("the learner's quantize_activation", fp8_block.quantize_activation(x))]:
             d = q.view(torch.uint8) != sq
             print(f"  {label}: NVRTC fast-math kernel vs {name}: codes differ {int(d.sum())} of "
                   f"{d.numel()} in {int(d.any(-1).sum())} of {T} tokens; scales differ "

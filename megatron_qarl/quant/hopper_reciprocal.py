@@ -42,7 +42,8 @@ MIN_NORMAL = 2.0 ** -126
 
 @functools.lru_cache(maxsize=None)
 def significand_table(device: torch.device) -> torch.Tensor:
-    """RCP_SIGNIFICANDS as fp32 [128] on `device` (the kernels gather from it)."""
+    """RCP_SIGNIFICANDS as fp32 [128] on `device` (the Triton quantizers gather from it for fp32
+    activations and under the interpreter; on the GPU bf16 ones run the instruction itself)."""
     return torch.tensor(RCP_SIGNIFICANDS, dtype=torch.int32).view(torch.float32).to(device)
 
 

@@ -107,7 +107,8 @@ def _activation_quantizer_for_sm90() -> dict:
         # test
         facts[dtype] = {"conversions": len(re.findall(r"cvt\.rn\.satfinite\.e4m3x2\.f32", ptx)),
                         "software_rounding": len(re.findall(r"add\.f32|setp\.ge\.f32", ptx)),
-                        "ieee_divisions": len(re.findall(r"div\.rn\.f32", ptx))}
+                        "ieee_divisions": len(re.findall(r"div\.rn\.f32", ptx)),
+                        "approximate_reciprocals": len(re.findall(r"rcp\.approx\.ftz\.f32", ptx))}
     return facts
 
 
@@ -116,13 +117,13 @@ def test_gpu_build_rounds_to_e4m3_with_the_instruction():
     cvt.rn.satfinite, which gave the same bits for every bf16 value under a block's max on an
     H200 in 0.69-0.76x the time (docs/kernel_rounds.md, round 41). The codes multiply by
     448 x the reciprocal of their row and block's amax: a thread's 2 (16 rows x 2 blocks over
-    128 threads) are gathered from the significand table for bf16 values, divided as torch
-    divides for fp32 ones (no per-value division in either)."""
+    128 threads) by the instruction the significand table holds for bf16 values, divided as
+    torch divides for fp32 ones (no per-value division in either)."""
     facts = facts_of_child(__file__)
     for dtype in ["bf16", "fp32"]:
         assert facts[dtype]["conversions"] >= 1 and facts[dtype]["software_rounding"] == 0
-    assert facts["fp32"]["ieee_divisions"] == 2
-    assert facts["bf16"]["ieee_divisions"] == 0
+    assert facts["fp32"]["ieee_divisions"] == 2 and facts["fp32"]["approximate_reciprocals"] == 0
+    assert facts["bf16"]["ieee_divisions"] == 0 and facts["bf16"]["approximate_reciprocals"] == 2
 
 
 # default tiles: one weight scale per tile and K block (one-FMA promotion); 256-wide tiles

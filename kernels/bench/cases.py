@@ -12,7 +12,7 @@ from .measure import DECODE_MAX_TOKENS, copies_for, route
 GROUPED_SHAPES = [("W13 E128", 128, 1536, 2048), ("W2 E128", 128, 2048, 768),
                   ("W13 EP8", 16, 1536, 2048), ("W2 EP8", 16, 2048, 768),
                   ("W13 TP2", 128, 768, 2048)]
-TOKENS = [1, 8, 64, 256, 1024, 4096, 16384]
+TOKENS = [1, 8, 64, 256, 1024, 4096, 16384, 65536]
 #: EP8 beside TP attention: every rank holds the batch's M tokens, routed top-8 over all 128
 #: experts, and multiplies the rows of its 16 (M / 16 per expert). The plain EP8 rows are DP
 #: attention's: a rank receives 8M rows, M / 2 per expert (see bench_fp8_dispatch).

@@ -1,7 +1,8 @@
-"""numerics.div_by_reciprocal gives the IEEE quotient's bits, so the W4A16 and FP8 quantizers
-divide without the division: every pair of significands at every exponent gap a code can see,
+"""numerics.div_by_reciprocal gives the IEEE quotient's bits, so the W4A16 and FP8 weight
+quantizers divide without the division: every pair of significands at every exponent gap a code can see,
 for the W4A16 scales (bf16 values) and the FP8 block scales of bf16 values (a bf16 amax times
-fp32(1/448)), then fp32 dividends near rounding midpoints, then the quantizers end to end. On
+fp32(1/448)), then fp32 dividends near rounding midpoints, then the quantizers end to end (the
+FP8 activations' too, which multiply by 448 x rcp(amax) instead, over the same hard rows). On
 the GPU the same tests check the hardware's FMA path; under the interpreter, numpy's fp32 and
 numerics.fma_rn's FMA in float64 (the interpreter's own tl.fma rounds twice before Triton 3.9)."""
 import numpy as np
@@ -149,7 +150,8 @@ def _under_amax(a: float, width: int) -> np.ndarray:
 
 def test_fp8_activations_of_bf16_values_get_the_reference_codes(device):
     """Token rows: each amax of a binade over the values under it, then rows under the 1e-10
-    floor, an all-zero row and a row with an inf (its tile divides; codes of inf unspecified)."""
+    floor, an all-zero row and a row with an inf (its multiplier 0; codes of inf unspecified):
+    every significand of the reciprocal's table and the instruction on the GPU."""
     rows = [_under_amax(a, 128) for a in _bf16_significands()]
     rows += [np.ldexp(np.linspace(-1, 1, 128), -40)[None], np.zeros((1, 128)),
              np.full((1, 128), np.inf)]

@@ -7,7 +7,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 from megatron_qarl.quant import QuantizationError, get_scheme
-from megatron_qarl.quant.fp8_block import (pack_activation_rows, packed_row_bytes,
+from megatron_qarl.quant.fp8_block import (FP8_DTYPE, pack_activation_rows, packed_row_bytes,
                                           quantize_activation, unpack_activation_rows)
 from qarl_kernels import fp8_quantize
 from qarl_kernels.fp8_gemm import (_decode_tiles, fp8_block_grouped_linear, fp8_block_linear,
@@ -69,9 +69,9 @@ def test_activation_quantize_bit_identical_and_padded(rows, two_block_rows, devi
 
 
 def test_activation_rows_with_inf_keep_the_divisions_codes(device):
-    """A block holding an inf has an inf scale: its finite values' codes are x / inf's (+-0)
-    as in the reference, though the bf16 path multiplies by the reciprocal with no check of
-    the amaxes (round 50); every other block is exact. The inf's own code is unspecified."""
+    """A block holding an inf has an inf scale and a multiplier of 0 (rcp(inf)): its finite
+    values' codes are +-0 as in the reference; every other block is exact. The inf's own code
+    is unspecified."""
     torch.manual_seed(0)
     for rows in (5, fp8_quantize.TWO_BLOCK_ROWS):  # one-row programs; 16 rows x 2 blocks
         x = torch.randn(rows, 384).bfloat16()
@@ -85,11 +85,28 @@ def test_activation_rows_with_inf_keep_the_divisions_codes(device):
         assert _bits(q)[3, 6] == 0x80  # -1.5 / inf = -0
 
 
+def test_fp32_activations_take_the_references_reciprocal(device):
+    """fp32 values: blocks whose amax is a bf16 value take the table's reciprocal, others the
+    correctly rounded one, blocks under the 1e-10 floor the floor's. Each block holds its amax
+    and the e4m3 midpoints scaled to it, where a reciprocal one ulp off rounds otherwise."""
+    torch.manual_seed(0)
+    grid = torch.arange(0, 127, dtype=torch.uint8).view(FP8_DTYPE).float()
+    midpoints = torch.cat([(grid[1:] + grid[:-1]) / 2, torch.tensor([0.0, 448.0])]) / 448
+    amax = torch.rand(8, 3) * torch.logspace(-3, 3, 8)[:, None] + 1e-3
+    amax[1] = torch.tensor([1.296875, 10.375, 0.32421875])  # bf16 values whose reciprocal is
+    # one ulp over the correctly rounded one (significand 38)
+    amax[2, 0] = 1e-12  # under the floor
+    x = (amax[:, :, None] * midpoints).reshape(8, 384)
+    q, scale = fp8_quantize_activation(x.to(device))
+    want_q, want_scale = quantize_activation(x)
+    assert torch.equal(_bits(q).cpu(), _bits(want_q)) and torch.equal(scale.cpu(), want_scale)
+
+
 def _activation_quantizer_for_sm90() -> dict:
     """How the activation quantizer built for sm_90 (off the interpreter, its pointers, K and
     strides 16-aligned as Triton specializes real launches) divides and rounds to e4m3."""
-    names = ["x_ptr", "q_ptr", "s_ptr", "rcp_ptr", "counts_ptr", "num_experts", "rows", "rows_out", "K",
-             "stride_xm", "stride_qm", "stride_sm", "stride_sk"]
+    names = ["x_ptr", "q_ptr", "s_ptr", "rcp_ptr", "counts_ptr", "num_experts", "rows",
+             "rows_out", "K", "stride_xm", "stride_qm", "stride_sm", "stride_sk"]
     constexprs = {"BLOCK_R": 16, "BLOCKS": 2, "BLOCK": 128, "E_PAD": 1, "ROUTED": False,
                   "PDL": True}
     aligned = {(names.index(name),): [["tt.divisibility", 16]]

@@ -156,6 +156,10 @@ def _diagnostics_on(rank, init_file, out):
     values, mask = torch.tensor([3.0, -4.0, 7.0]), torch.tensor([rank == 1, False, rank == 1])
     with reduced_over(None):
         out[f"empty {rank}"] = [float(f(values, mask)) for f in (masked_mean, masked_max, masked_min)]
+        # a NaN selected on one rank is every rank's extreme, as it is within one rank
+        values = torch.tensor([float("nan") if rank else 1.0, 2.0])
+        out[f"nan {rank}"] = [float(f(values, torch.tensor([True, True])))
+                              for f in (masked_max, masked_min)]
     dist.destroy_process_group()
 
 
@@ -163,7 +167,7 @@ def test_the_steps_diagnostics_weigh_every_ranks_tokens_once(tmp_path):
     """Data-parallel ranks hold as many sequences, not as many tokens: over ranks of 1 token at
     ratio 1 and 5 at ratio 2 every rank reports 11 / 6 (the mean of the ranks' means is
     1.5), entropies 0 and 1 give 5 / 6, sampler logprobs -1 and -2 give -11 / 6, the
-    sequence mean stays 1.5 and the extremes are both ranks'."""
+    sequence mean stays 1.5 and the extremes are both ranks' (a NaN on one rank too)."""
     import torch.multiprocessing as mp
 
     with mp.Manager() as manager:
@@ -177,3 +181,4 @@ def test_the_steps_diagnostics_weigh_every_ranks_tokens_once(tmp_path):
         assert out[0]["mismatch_k3_kl"] > 0  # learner -1 against sampler -2 on rank 1
         assert (out[0]["ratio_token_min"], out[0]["ratio_token_max"]) == pytest.approx((1, 2))
         assert out["empty 0"] == out["empty 1"] == [5.0, 7.0, 3.0]
+        assert all(math.isnan(v) for rank in (0, 1) for v in out[f"nan {rank}"])

@@ -89,11 +89,15 @@ def masked_min(values: Tensor, mask: Tensor) -> Tensor:
 
 
 def _masked_extreme(values: Tensor, mask: Tensor, sign: float) -> Tensor:
-    """sign * the max of sign * values where mask holds (0 when nothing is selected); over
-    ranks one max of (that max, whether any value is selected)."""
+    """sign * the max of sign * values where mask holds (0 when nothing is selected, NaN when
+    a NaN is); over ranks one max of (that max without NaN, whether any value is selected,
+    whether a NaN is): a collective's max need not keep a NaN (gloo's dropped it)."""
     best = torch.where(mask, sign * values.float(), -torch.inf).max()
-    best, selected = _across_ranks(torch.stack([best, mask.any().float()]), dist.ReduceOp.MAX)
-    return torch.where(selected > 0, sign * best, 0.0)
+    nan = best.isnan()
+    best, selected, nan = _across_ranks(
+        torch.stack([torch.where(nan, -torch.inf, best), mask.any().float(), nan.float()]),
+        dist.ReduceOp.MAX)
+    return torch.where(nan > 0, torch.nan, torch.where(selected > 0, sign * best, 0.0))
 
 
 def exp_clamped(log_ratio: Tensor) -> Tensor:

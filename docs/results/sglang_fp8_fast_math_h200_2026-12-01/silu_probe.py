@@ -37,6 +37,7 @@ def main():
     nv.nvrtcGetPTX(prog, ptx)
     print("PTX:", [l.strip() for l in ptx.value.decode().splitlines()
                    if any(t in l for t in ("ex2", "div", "rcp", "mul.", "add.", "cvt.rn.bf16"))])
+    torch.zeros(1, device="cuda")  # the primary context the module loads into
     cu = ctypes.CDLL("libcuda.so.1")
     mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
     assert cu.cuModuleLoadData(ctypes.byref(mod), ptx.value) == 0

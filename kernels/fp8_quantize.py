@@ -14,7 +14,7 @@ import triton.language as tl
 from megatron_qarl.quant.base import QuantizedWeight
 from megatron_qarl.quant.fp8_block import (AMAX_EPS, BLOCK, FP8_DTYPE, FP8_MAX, INV_FP8_MAX,
                                           packed_row_bytes, unpack_activation_rows)
-from megatron_qarl.quant.hopper_reciprocal import MIN_NORMAL, RCP_AMAX_EPS, significand_table
+from megatron_qarl.quant.hopper_reciprocal import MIN_NORMAL, significand_table
 
 from .checks import (check_swiglu_input, counts_on, nonfinite_counter, raise_if_nonfinite,
                      tile_rows, unit_stride_rows)
@@ -28,7 +28,6 @@ _EPS = tl.constexpr(AMAX_EPS)
 _MAX = tl.constexpr(FP8_MAX)
 _INV_MAX = tl.constexpr(fp32_constant(INV_FP8_MAX))
 _MAX_FINITE = tl.constexpr(float(torch.finfo(torch.float32).max))
-_RCP_EPS = tl.constexpr(fp32_constant(RCP_AMAX_EPS))
 _MIN_NORMAL = tl.constexpr(MIN_NORMAL)
 #: e4m3 rounding in software under the interpreter only: on the GPU the conversion instruction
 #: gives the same bits (every bf16 value under a block's max) and the activation quantizer,
@@ -43,8 +42,8 @@ def _multiplier_of(amax, rcp_ptr, BF16_VALUES: tl.constexpr):
     values on the GPU rcp is the instruction itself, rcp.approx.ftz.f32, which the table holds
     (tests/kernels/test_sgl_kernel_fp8_codes.py): a gather from the table added 0.1-0.2 us at
     1-256 rows (H200, round 63). Elsewhere the reciprocal of a bf16 amax is its significand's
-    entry of the table at rcp_ptr scaled by 2**-exponent, that of an fp32 amax (not
-    BF16_VALUES) the correctly rounded one."""
+    entry of the table at rcp_ptr scaled by 2**-exponent, that of any other amax (fp32 values,
+    the 1e-10 floor) the correctly rounded one."""
     if BF16_VALUES and not _SOFTWARE_E4M3:
         rcp = tl.inline_asm_elementwise("rcp.approx.ftz.f32 $0, $1;", "=r,r", [amax],
                                         dtype=tl.float32, is_pure=True, pack=1)
@@ -54,11 +53,7 @@ def _multiplier_of(amax, rcp_ptr, BF16_VALUES: tl.constexpr):
     pow2 = tl.where(exponent < 254, (254 - exponent) << 23, 0).to(tl.float32, bitcast=True)
     rcp = tl.load(rcp_ptr + ((bits >> 16) & 0x7F)) * pow2
     rcp = tl.where(rcp < _MIN_NORMAL, 0.0, rcp)
-    if BF16_VALUES:  # amax is a bf16 value or the floor
-        other = _RCP_EPS
-    else:
-        other = tl.where(amax == _EPS, _RCP_EPS, tl.div_rn(1.0, amax))
-    return tl.where((bits & 0xFFFF) == 0, rcp, other) * _MAX
+    return tl.where((bits & 0xFFFF) == 0, rcp, tl.div_rn(1.0, amax)) * _MAX
 
 
 @triton.jit

@@ -46,7 +46,8 @@ def expand_block_scales(scale_inv: torch.Tensor, shape: tuple) -> torch.Tensor:
 
 def quantize_activation(x: torch.Tensor) -> tuple:
     """Per token, per group of 128 inputs: (e4m3 [..., K], fp32 scales [..., ceil(K/128)]),
-    sgl-kernel's arithmetic on Hopper: codes = e4m3(x * activation_multiplier(amax))."""
+    sgl-kernel's arithmetic on Hopper: codes = e4m3(x * activation_multiplier(amax)). The codes
+    of a group holding NaN or inf are unspecified (the kernels' amax may drop a NaN)."""
     k = x.shape[-1]
     xp = _pad_to_blocks(x.float(), (x.dim() - 1,))
     groups = xp.reshape(*x.shape[:-1], xp.shape[-1] // BLOCK, BLOCK)  # -1 fails on 0 tokens
@@ -58,7 +59,7 @@ def quantize_activation(x: torch.Tensor) -> tuple:
 def activation_multiplier(amax: torch.Tensor) -> torch.Tensor:
     """fp32(448 * 1/amax), the reciprocal Hopper's: what sgl-kernel's SM90 quantizer multiplies
     activations by (quant/hopper_reciprocal.py); a token block's scale stays amax * fp32(1/448)."""
-    return FP8_MAX * hopper_reciprocal(amax, AMAX_EPS)
+    return FP8_MAX * hopper_reciprocal(amax)
 
 
 def dequantize_activation(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:

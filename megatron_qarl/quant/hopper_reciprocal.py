@@ -9,8 +9,10 @@ codes otherwise. The reciprocal of a bf16 amax depends only on its significand: 
 is rcp.approx.ftz.f32(1 + k/128) as an H200 computes it, and t[k] * 2**-e, flushed to zero under
 2**-126, is the GPU's reciprocal of every positive normal bf16 value 1.k * 2**e
 (docs/results/sglang_fp8_fast_math_h200_2026-12-01/; tests/kernels/test_sgl_kernel_fp8_codes.py
-re-checks it on the GPU it runs on). Other amaxes (fp32 activations, whose significands the
-table cannot hold) take the correctly rounded reciprocal: there SGLang's codes may differ.
+re-checks it on the GPU it runs on). Other amaxes (fp32 or fp16 activations, whose
+significands the table cannot hold) take the correctly rounded reciprocal: there SGLang's codes
+may differ. The amax floor 1e-10 (not a bf16 value) takes it too: the instruction gives the same,
+1e10.
 """
 import functools
 
@@ -35,8 +37,6 @@ RCP_SIGNIFICANDS = (
     0x3f088889, 0x3f07f781, 0x3f0767ab, 0x3f06d906, 0x3f064b8b, 0x3f05bf37, 0x3f053409, 0x3f04a9fa,
     0x3f042108, 0x3f039931, 0x3f03126f, 0x3f028cc0, 0x3f020821, 0x3f01848e, 0x3f010204, 0x3f008080,
 )
-#: rcp.approx.ftz.f32(fp32(1e-10)): the reciprocal of the amax floor (quant.fp8_block.AMAX_EPS)
-RCP_AMAX_EPS = 1e10
 MIN_NORMAL = 2.0 ** -126
 
 
@@ -47,13 +47,12 @@ def significand_table(device: torch.device) -> torch.Tensor:
     return torch.tensor(RCP_SIGNIFICANDS, dtype=torch.int32).view(torch.float32).to(device)
 
 
-def hopper_reciprocal(amax: torch.Tensor, eps: float) -> torch.Tensor:
-    """fp32 amax (>= eps) -> rcp.approx.ftz.f32(amax) where amax is a bf16 value or eps;
-    the correctly rounded 1 / amax elsewhere."""
+def hopper_reciprocal(amax: torch.Tensor) -> torch.Tensor:
+    """fp32 amax (>= 1e-10) -> rcp.approx.ftz.f32(amax) where amax is a bf16 value; the
+    correctly rounded 1 / amax elsewhere (the floor's is the instruction's)."""
     bits = amax.view(torch.int32)
     exponent = (bits >> 23) & 0xFF
     pow2 = torch.where(exponent < 254, (254 - exponent) << 23, 0).view(torch.float32)
     rcp = significand_table(amax.device)[(bits >> 16) & 0x7F] * pow2
     rcp = torch.where(rcp < MIN_NORMAL, 0.0, rcp)
-    other = torch.where(amax == eps, RCP_AMAX_EPS, 1.0 / amax)
-    return torch.where((bits & 0xFFFF) == 0, rcp, other)
+    return torch.where((bits & 0xFFFF) == 0, rcp, 1.0 / amax)

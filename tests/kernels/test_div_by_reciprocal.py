@@ -1,8 +1,9 @@
 """numerics.div_by_reciprocal gives the IEEE quotient's bits, so the W4A16 and FP8 weight
-quantizers divide without the division: every pair of significands at every exponent gap a code can see,
-for the W4A16 scales (bf16 values) and the FP8 block scales of bf16 values (a bf16 amax times
-fp32(1/448)), then fp32 dividends near rounding midpoints, then the quantizers end to end (the
-FP8 activations' too, which multiply by 448 x rcp(amax) instead, over the same hard rows). On
+quantizers divide without the division: every pair of significands at every exponent gap a code
+can see, for the W4A16 scales (bf16 values) and the FP8 block scales of bf16 values (a bf16
+amax times fp32(1/448)), then fp32 dividends near rounding midpoints, then the quantizers end to
+end (the FP8 activations' too, which multiply by 448 x rcp(amax) instead, over the same hard
+rows). On
 the GPU the same tests check the hardware's FMA path; under the interpreter, numpy's fp32 and
 numerics.fma_rn's FMA in float64 (the interpreter's own tl.fma rounds twice before Triton 3.9)."""
 import numpy as np

@@ -68,7 +68,7 @@ def test_activation_quantize_bit_identical_and_padded(rows, two_block_rows, devi
     assert not q[rows:].float().any() and not scale[:, 3:].any()
 
 
-def test_activation_rows_with_inf_keep_the_divisions_codes(device):
+def test_activation_rows_with_inf_keep_the_references_codes(device):
     """A block holding an inf has an inf scale and a multiplier of 0 (rcp(inf)): its finite
     values' codes are +-0 as in the reference; every other block is exact. The inf's own code
     is unspecified."""
@@ -104,7 +104,8 @@ def test_fp32_activations_take_the_references_reciprocal(device):
 
 def _activation_quantizer_for_sm90() -> dict:
     """How the activation quantizer built for sm_90 (off the interpreter, its pointers, K and
-    strides 16-aligned as Triton specializes real launches) divides and rounds to e4m3."""
+    strides 16-aligned as Triton specializes real launches) takes its reciprocals and rounds to
+    e4m3."""
     names = ["x_ptr", "q_ptr", "s_ptr", "rcp_ptr", "counts_ptr", "num_experts", "rows",
              "rows_out", "K", "stride_xm", "stride_qm", "stride_sm", "stride_sk"]
     constexprs = {"BLOCK_R": 16, "BLOCKS": 2, "BLOCK": 128, "E_PAD": 1, "ROUTED": False,

@@ -85,7 +85,8 @@ def test_te_layout_reproduces_the_reference_grouped_gemm():
 def test_te_quantizer_rounding_is_not_ours():
     """TE: scale = 448/amax, codes = fp8(x*scale), scale_inv = 1/scale. Our spec:
     scale_inv = amax * fp32(1/448), codes = fp8(x * fp32(448 * rcp(amax))), rcp Hopper's
-    approximate reciprocal (the correctly rounded one for these fp32 amaxes). Inputs at
+    approximate reciprocal (its table's for the bf16-valued amaxes among these, the correctly
+    rounded one for the rest). Inputs at
     midpoints between e4m3 values expose the difference, which is why te_fp8.py wraps our
     tensors instead."""
     grid = torch.arange(0, 127, dtype=torch.uint8).view(FP8_DTYPE).float()  # 0 .. 448

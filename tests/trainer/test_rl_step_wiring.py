@@ -155,7 +155,8 @@ def _diagnostics_on(rank, init_file, out):
     # rank 0 selects nothing: the others' statistics, not its zeros
     values, mask = torch.tensor([3.0, -4.0, 7.0]), torch.tensor([rank == 1, False, rank == 1])
     with reduced_over(None):
-        out[f"empty {rank}"] = [float(f(values, mask)) for f in (masked_mean, masked_max, masked_min)]
+        out[f"empty {rank}"] = [float(f(values, mask))
+                                for f in (masked_mean, masked_max, masked_min)]
         # a NaN selected on one rank is every rank's extreme, as it is within one rank
         values = torch.tensor([float("nan") if rank else 1.0, 2.0])
         out[f"nan {rank}"] = [float(f(values, torch.tensor([True, True])))

@@ -54,7 +54,7 @@ def bench_fp8(peak, check):
             lambda: quantize_linear_input(x, qw))
     for label, e, n, k in GROUPED_SHAPES[:4]:
         qw, wb = fp8_weights(scheme, e, n, k)
-        for m in (1024, 4096, 16384):
+        for m in (1024, 4096, 16384, 65536):
             counts = route(m, e, TOP_K)
             rows = int(counts.sum())
             x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)

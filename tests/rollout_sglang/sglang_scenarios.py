@@ -16,10 +16,12 @@ import torch  # noqa: E402
 from fake_sglang_server import FakeSGLangServer  # noqa: E402
 from sglang.srt.utils import MultiprocessingSerializer  # noqa: E402
 from sglang.srt.weight_sync.tensor_bucket import FlattenedTensorBucket  # noqa: E402
-from tiny_shards import DIMS, expected_serving, full_hf_weights, rank_shards  # noqa: E402
+from tiny_shards import (DIMS, SCHEME, expected_serving, full_hf_weights,  # noqa: E402
+                         rank_shards)
 
 from megatron_qarl.rollout import SamplingParams  # noqa: E402
-from megatron_qarl.rollout.publish import ParallelGroups, plan_buckets  # noqa: E402
+from megatron_qarl.rollout.publish import (ParallelGroups, ShardedParam,  # noqa: E402
+                                           plan_buckets)
 from megatron_qarl.rollout.sglang import PublishError, SGLangConfig, SGLangRolloutEngine  # noqa: E402
 from megatron_qarl.rollout.sglang.payload import (distributed_update_body,  # noqa: E402
                                                   sglang_bucket, tensor_update_body)
@@ -78,8 +80,9 @@ def _engine(servers, **kw):
     cfg = SGLangConfig(dims=DIMS, scheme_name="w4a16-g32", urls=[s.url for s in servers],
                        request_timeout_s=5, control_timeout_s=kw.pop("control_timeout", 5),
                        backoff_s=0.01, bucket_mb=0.02, top_k=2)
+    params = kw.pop("params", lambda model: rank_shards(hf, 1, 0, 1, 0, 1, 0))
     return SGLangRolloutEngine(cfg, groups=lambda: ParallelGroups(None, None, None, True, True),
-                               params=lambda model: rank_shards(hf, 1, 0, 1, 0, 1, 0)), hf
+                               params=params), hf
 
 
 SESSION = ["/pause_generation", "/flush_cache", "/begin_weight_update"]
@@ -129,6 +132,37 @@ def publish_after_a_failed_bucket_updates_the_engine_again():
     assert [s.state for s in engine.pool.slots] == [UP, STALE] and not servers[1].in_update
     assert servers[1].paused and "/continue_generation" not in servers[1].calls
     servers[1].reject.clear()
+    engine.publish_weights(model=None, version=2)
+    assert [s.state for s in engine.pool.slots] == [UP, UP]
+    assert [s.weight_version for s in servers] == ["2", "2"]
+
+
+def publish_stream_error_fails_every_engine():
+    """An error raised while the buckets are made (here serving_params' refusal of a quantized
+    dense tensor, half-way through) left every engine paused inside its weight-update session
+    and still in rotation: the next publish's begin was refused by all of them."""
+    servers = [FakeSGLangServer(decode_payload=server_decode) for _ in range(2)]
+    shards = rank_shards(full_hf_weights(), 1, 0, 1, 0, 1, 0)
+    dense = next(i for i, p in enumerate(shards) if i > len(shards) // 2
+                 and p.partition.experts_per_rank is None and p.value.dim() == 2)
+    bad = list(shards)
+    param = shards[dense]
+    bad[dense] = ShardedParam(param.name, SCHEME.quantize_weight(param.value.float()),
+                              param.partition)
+    stream = {"params": bad}
+    engine, _ = _engine(servers, params=lambda model: stream["params"])
+    try:
+        engine.publish_weights(model=None, version=1)
+    except ValueError as e:
+        assert "--quant-targets experts" in str(e), e
+    else:
+        raise AssertionError("the stream's error must reach the caller")
+    assert [s.state for s in engine.pool.slots] == [STALE, STALE]
+    for s in servers:
+        assert "/update_weights_from_tensor" in s.calls  # the error came after some buckets
+        assert s.paused and not s.in_update and "/continue_generation" not in s.calls
+    assert engine.weight_version == 0
+    stream["params"] = shards
     engine.publish_weights(model=None, version=2)
     assert [s.state for s in engine.pool.slots] == [UP, UP]
     assert [s.weight_version for s in servers] == ["2", "2"]
@@ -214,7 +248,8 @@ def nccl_publish_rebuilds_the_group_without_a_failed_engine():
     from megatron_qarl.rollout.sglang.session import UpdateSession
     from megatron_qarl.rollout.sglang.transfer import NcclTransport
 
-    sglang_utils.init_custom_process_group = gloo_group  # NcclTransport.open imports it here
+    joined = []  # NcclTransport.open imports it from here
+    sglang_utils.init_custom_process_group = lambda **kw: joined.append(kw) or gloo_group(**kw)
     ctx = multiprocessing.get_context("spawn")
     queues = [ctx.Queue() for _ in range(2)]
     here = os.path.dirname(os.path.abspath(__file__))
@@ -231,6 +266,8 @@ def nccl_publish_rebuilds_the_group_without_a_failed_engine():
         UpdateSession(slots, NcclTransport("127.0.0.1", port, timeout_s=30), 1, "abort",
                       30).run(buckets)
         assert [s.state for s in slots] == [UP, STALE], [s.state for s in slots]
+        # the group's collectives give up with the publish's timeout (not torch's 10 min)
+        assert {kw["timeout"].total_seconds() for kw in joined} == {30}, joined
     finally:
         for p in procs:
             p.kill()
@@ -238,7 +275,8 @@ def nccl_publish_rebuilds_the_group_without_a_failed_engine():
 
 SCENARIOS = [payload_round_trip, publish_session_order_and_content, publish_engine_dies_midway,
              publish_after_a_failed_bucket_updates_the_engine_again,
-             publish_rejected_end_keeps_engine_paused, publish_timeout_then_total_failure,
+             publish_stream_error_fails_every_engine, publish_rejected_end_keeps_engine_paused,
+             publish_timeout_then_total_failure,
              publish_skips_unreachable_engine_until_the_next,
              ipc_flattens_each_bucket_once_for_all_engines,
              nccl_publish_rebuilds_the_group_without_a_failed_engine]

@@ -15,6 +15,7 @@ HERE = os.path.dirname(__file__)
 SCENARIOS = ["payload_round_trip", "publish_session_order_and_content",
              "publish_engine_dies_midway",
              "publish_after_a_failed_bucket_updates_the_engine_again",
+             "publish_stream_error_fails_every_engine",
              "publish_rejected_end_keeps_engine_paused",
              "publish_timeout_then_total_failure",
              "publish_skips_unreachable_engine_until_the_next",

@@ -12,7 +12,9 @@ it stays paused (it never serves the half-written weights) and out of rotation u
 later publish rewrites all of its weights. Its weight-update session is still ended (best
 effort): SGLang holds one at a time and refuses the next publish's begin_weight_update while
 one is open. The bucket stream is always drained to the end, because producing it drives
-collectives on every trainer rank.
+collectives on every trainer rank. An error raised by the stream itself (a shard layout, a
+gather, memory) fails every engine still live the same way, then propagates: each has taken
+part of the weights.
 """
 from __future__ import annotations
 
@@ -82,10 +84,16 @@ class UpdateSession:
         self._step("/pause_generation", {"mode": self.pause_mode})
         self._step("/flush_cache", {})
         self._step("/begin_weight_update", {"selector": "all"})
-        for bucket in buckets:  # drained even when every engine failed
-            self._open()
-            if self.live:
-                self.transport.send(bucket, list(self.live), self._fail)
+        try:
+            for bucket in buckets:  # drained even when every engine failed
+                self._open()
+                if self.live:
+                    self.transport.send(bucket, list(self.live), self._fail)
+        except BaseException as e:
+            for slot in list(self.live):
+                self._fail(slot, e)
+            self._end_failed_sessions()
+            raise
         self._step("/end_weight_update", {})
         self._end_failed_sessions()
         self._step("/update_weight_version", {"new_version": str(self.version),

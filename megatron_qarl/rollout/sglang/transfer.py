@@ -7,11 +7,15 @@ NCCL broadcast (disaggregated: engines on their own GPUs or nodes): the engines 
 sending rank form one extra process group (rank 0 = sender, engine e's TP ranks follow);
 each bucket is announced by /update_weights_from_distributed and broadcast from rank 0.
 The group is built with SGLang's `init_custom_process_group`, the helper the server uses
-for its side. Neither path can run here (no GPU, no SGLang server): written against the
+for its side, with the control timeout: an engine that fails before it joins a broadcast
+leaves that broadcast waiting for its ranks, and the timeout bounds the wait (NCCL's watchdog
+then ends the process with its error) where the helper's default, torch's default_pg_timeout,
+is 30 minutes. Neither path can run here (no GPU, no SGLang server): written against the
 0.5.23 API, see docs/sglang.md.
 """
 from __future__ import annotations
 
+import datetime
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import List
@@ -81,7 +85,8 @@ class NcclTransport:
             t.start()
         self.group = init_custom_process_group(
             backend="nccl", init_method=f"tcp://{self.master_address}:{self.master_port}",
-            world_size=world, rank=0, group_name=GROUP_NAME)
+            timeout=datetime.timedelta(seconds=self.timeout_s), world_size=world, rank=0,
+            group_name=GROUP_NAME)
         for t in threads:
             t.join()
         if errors:

@@ -20,7 +20,7 @@ from .errors import CheckpointError
 from .hf_config import CONFIG_FILE, dims_from_config, read_config, validate_layout
 from .megatron_checkpoint import HF_ASSETS, MegatronCheckpoint, copy_hf_assets
 from .megatron_layout import all_chunks, chunk_from_hf, extra_states, hf_from_chunk
-from .paths import require_new_output
+from .paths import new_output, require_new_output
 from .safetensors_io import DEFAULT_SHARD_BYTES, SafetensorsCheckpoint, ShardedSafetensorsWriter
 
 
@@ -72,8 +72,9 @@ def hf_to_megatron(hf_dir: str, out_dir: str, tensor_parallel: int = 1,
         return make
 
     start = time.perf_counter()
-    save_lazily(out_dir, chunks, dtypes, [maker(c) for c in chunks], extra_states(dims))
-    copy_hf_assets(hf_dir, os.path.join(out_dir, HF_ASSETS))
+    with new_output(out_dir) as partial:
+        save_lazily(partial, chunks, dtypes, [maker(c) for c in chunks], extra_states(dims))
+        copy_hf_assets(hf_dir, os.path.join(partial, HF_ASSETS))
     bar.close()
     return ConversionReport(total, time.perf_counter() - start)
 
@@ -85,27 +86,28 @@ def megatron_to_hf(ckpt_dir: str, out_dir: str, hf_config_dir: Optional[str] = N
     came from HF) with config.json and the other HF files."""
     require_new_output(out_dir)
     ckpt = MegatronCheckpoint(ckpt_dir, hf_config_dir)
-    writer = ShardedSafetensorsWriter(out_dir, max_shard_bytes)
     start = time.perf_counter()
     dtypes = set()
-    with tqdm(total=ckpt.nbytes(), unit="B", unit_scale=True, desc="megatron -> hf",
-              disable=not progress) as bar:
+    with new_output(out_dir) as partial, tqdm(
+            total=ckpt.nbytes(), unit="B", unit_scale=True, desc="megatron -> hf",
+            disable=not progress) as bar:
+        writer = ShardedSafetensorsWriter(partial, max_shard_bytes)
         for _label, group in ckpt.groups():
             for chunk, data in group:
                 for name, tensor in hf_from_chunk(chunk, data, ckpt.dims).items():
                     writer.add(name, tensor)
                     dtypes.add(tensor.dtype)
                 bar.update(data.numel() * data.element_size())
-    writer.close()
-    copy_hf_assets(ckpt.assets, out_dir)
-    _describe_dense_weights(os.path.join(out_dir, CONFIG_FILE), dtypes)
+        writer.close()
+        copy_hf_assets(ckpt.assets, partial)
+        _describe_dense_weights(os.path.join(partial, CONFIG_FILE), dtypes)
     return ConversionReport(writer.total_bytes, time.perf_counter() - start)
 
 
 def _describe_dense_weights(path: str, dtypes: set) -> None:
     """config.json says what was written: dense weights (no quantization_config) of their
     dtype (an fp32 training checkpoint was labelled bfloat16, and `dtype="auto"` loaders
-    downcast it). Replaced atomically."""
+    downcast it)."""
     config = read_config(os.path.dirname(path), os.path.basename(path))
     config.pop("quantization_config", None)
     if len(dtypes) == 1:
@@ -113,6 +115,5 @@ def _describe_dense_weights(path: str, dtypes: set) -> None:
         config["torch_dtype"] = name
         if "dtype" in config:  # transformers 5's name for it
             config["dtype"] = name
-    with open(path + ".tmp", "w") as f:
+    with open(path, "w") as f:
         json.dump(config, f, indent=2)
-    os.replace(path + ".tmp", path)

@@ -3,6 +3,7 @@ one decoder layer at a time, so no process holds the whole model."""
 from __future__ import annotations
 
 import os
+import pickle
 from typing import Dict, List, Sequence, Tuple
 
 import torch
@@ -32,7 +33,7 @@ def checkpoint_tensors(directory: str) -> Dict[str, Tuple[torch.dtype, Tuple[int
                               f"{METADATA}); {hint}")
     try:
         meta = FileSystemReader(directory).read_metadata()
-    except (FileNotFoundError, EOFError, RuntimeError) as e:
+    except (OSError, EOFError, RuntimeError, ValueError, pickle.UnpicklingError) as e:
         raise CheckpointError(f"{directory}/.metadata: unreadable ({e}); the checkpoint was "
                               f"not completely written: convert or save it again") from e
     return {k: (v.properties.dtype, tuple(v.size)) for k, v in meta.state_dict_metadata.items()

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import List, Optional
+import shutil
+from contextlib import contextmanager
+from typing import Iterator, List, Optional
 
 from .errors import CheckpointError
 
@@ -66,11 +68,36 @@ def require_new_output(out_dir: str) -> None:
     """The converters write config.json, the index and the shards by name: into a folder that
     holds a checkpoint they would leave a mix that loads as neither (an HF model's index
     pointing at the export's shards). Refused before anything is read or written."""
-    if os.path.exists(out_dir) and (not os.path.isdir(out_dir) or os.listdir(out_dir)):
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise CheckpointError(f"{out_dir}: a file, not a folder; pass a new folder for the "
+                              f"output")
+    if os.path.exists(out_dir) and os.listdir(out_dir):
         raise CheckpointError(
             f"{out_dir}: the output folder exists and is not empty; writing there would mix "
             f"this checkpoint's files with what it holds. Fix: pass a new folder (or empty "
             f"this one)")
+
+
+@contextmanager
+def new_output(out_dir: str) -> Iterator[str]:
+    """The folder a converter writes into: out_dir + '.partial', renamed to out_dir once the
+    converter is done, so an interrupted conversion leaves no folder that looks complete (the
+    trainer's saves do the same with iter_N.tmp). A converter's own error removes it; what a
+    killed run left is named, not deleted."""
+    require_new_output(out_dir)
+    partial = os.path.normpath(out_dir) + ".partial"
+    if os.path.exists(partial):
+        raise CheckpointError(f"{partial}: left by an interrupted conversion into {out_dir}. "
+                              f"Fix: delete it and run again")
+    os.makedirs(partial)
+    try:
+        yield partial
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    if os.path.isdir(out_dir):
+        os.rmdir(out_dir)  # empty: require_new_output
+    os.rename(partial, out_dir)
 
 
 def require_folder(path: str) -> None:

@@ -14,6 +14,7 @@ import os
 import time
 from typing import Dict, Optional
 
+import torch
 from tqdm import tqdm
 
 from ..quant.rows import ReshardError, split_grouped_qkv, split_rows
@@ -24,7 +25,7 @@ from .errors import CheckpointError
 from .hf_config import CONFIG_FILE, Qwen3MoeDims
 from .megatron_checkpoint import MegatronCheckpoint, copy_hf_assets
 from .megatron_layout import EXPERTS, Chunk, hf_from_chunk, layer_chunks, top_chunks
-from .paths import require_new_output
+from .paths import new_output, require_new_output
 from .safetensors_io import DEFAULT_SHARD_BYTES, ShardedSafetensorsWriter
 
 ATTENTION_KEYS = ("decoder.layers.self_attention.linear_qkv.weight",
@@ -36,8 +37,10 @@ def _is_target(chunk: Chunk, quantize_attention: bool) -> bool:
 
 
 def _check_shapes(ckpt: MegatronCheckpoint, quant, quantize_attention: bool) -> None:
-    """Every weight to quantize fits the scheme, before anything is written (the scheme's
-    own message names the trainer's flags)."""
+    """Every weight to quantize fits the scheme, and each fused one splits into its HF parts
+    (a zero weight of its shape through split_quantized), before anything is written (the
+    scheme's own message names the trainer's flags)."""
+    split_checked = set()
     for chunk in top_chunks(ckpt.dims) + layer_chunks(ckpt.dims, 0):
         if not _is_target(chunk, quantize_attention):
             continue
@@ -52,6 +55,10 @@ def _check_shapes(ckpt: MegatronCheckpoint, quant, quantize_attention: bool) -> 
                 f"with a smaller group (--scheme w4a16-g64 or w4a16-g32)"
                 f"{' or without --quantize-attention' if quantize_attention else ''}"
             ) from None
+        if chunk.fused is not None and chunk.key not in split_checked:
+            split_checked.add(chunk.key)
+            split_quantized(chunk, quant.quantize_weight(torch.zeros(chunk.tensor_shape)),
+                            ckpt.dims)
 
 
 def split_quantized(chunk: Chunk, qweight: QuantizedWeight,
@@ -99,10 +106,11 @@ def export_quantized(ckpt_dir: str, out_dir: str, scheme: str = "w4a16",
     require_new_output(out_dir)
     ckpt = MegatronCheckpoint(ckpt_dir, hf_config_dir)
     _check_shapes(ckpt, quant, quantize_attention)
-    writer = ShardedSafetensorsWriter(out_dir, max_shard_bytes)
     start = time.perf_counter()
-    with tqdm(total=ckpt.nbytes(), unit="B", unit_scale=True, desc=f"export {quant.name}",
-              disable=not progress) as bar:
+    with new_output(out_dir) as partial, tqdm(
+            total=ckpt.nbytes(), unit="B", unit_scale=True, desc=f"export {quant.name}",
+            disable=not progress) as bar:
+        writer = ShardedSafetensorsWriter(partial, max_shard_bytes)
         for _label, group in ckpt.groups():
             for chunk, data in group:
                 if _is_target(chunk, quantize_attention):
@@ -113,10 +121,10 @@ def export_quantized(ckpt_dir: str, out_dir: str, scheme: str = "w4a16",
                 for tensor_name, tensor in tensors.items():
                     writer.add(tensor_name, tensor)
                 bar.update(data.numel() * data.element_size())
-    writer.close()
-    copy_hf_assets(ckpt.assets, out_dir)
-    config = dict(ckpt.config)
-    config["quantization_config"] = quantization_config(quant, quantize_attention)
-    with open(os.path.join(out_dir, CONFIG_FILE), "w") as f:
-        json.dump(config, f, indent=2)
+        writer.close()
+        copy_hf_assets(ckpt.assets, partial)
+        config = dict(ckpt.config)
+        config["quantization_config"] = quantization_config(quant, quantize_attention)
+        with open(os.path.join(partial, CONFIG_FILE), "w") as f:
+            json.dump(config, f, indent=2)
     return ConversionReport(writer.total_bytes, time.perf_counter() - start)

@@ -88,6 +88,10 @@ def test_an_output_folder_that_holds_files_is_refused_and_left_as_it_was(hf_dir,
         assert cli.main(argv) == 2
         assert "the output folder exists and is not empty" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    a_file = out / "config.json"
+    assert cli.main(["export", megatron_dir, str(a_file)]) == 2
+    assert "config.json: a file, not a folder" in capsys.readouterr().err
+    assert a_file.read_bytes() == before["config.json"]
 
 
 @pytest.mark.parametrize("make_argv, message", [

@@ -127,6 +127,43 @@ def test_megatron_checkpoint_without_its_config(megatron_dir, tmp_path):
         megatron_to_hf(ckpt, str(tmp_path / "out"), progress=False)
 
 
+@pytest.mark.parametrize("damage", [lambda data: data[:len(data) // 2],
+                                    lambda data: b"not a pickle"], ids=["truncated", "garbage"])
+def test_damaged_torch_metadata_names_the_file(megatron_dir, tmp_path, damage):
+    ckpt = str(tmp_path / "megatron")
+    shutil.copytree(megatron_dir, ckpt)
+    path = os.path.join(ckpt, ".metadata")
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(damage(data))
+    with pytest.raises(CheckpointError, match=r"megatron/\.metadata: unreadable.*save it again"):
+        megatron_to_hf(ckpt, str(tmp_path / "out"), progress=False)
+
+
+def test_an_interrupted_conversion_leaves_no_output_folder(megatron_dir, tmp_path,
+                                                           monkeypatch):
+    """The output folder appears only complete: config.json and the HF files came last, so a
+    crash before them left shards that looked like a checkpoint."""
+    import megatron_qarl.checkpoint.convert as convert
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    out, partial = tmp_path / "out", tmp_path / "out.partial"
+    with monkeypatch.context() as patch:
+        patch.setattr(convert, "copy_hf_assets", crash)
+        with pytest.raises(KeyboardInterrupt):
+            megatron_to_hf(megatron_dir, str(out), progress=False)
+    assert not out.exists() and not partial.exists()
+    partial.mkdir()  # as a killed run leaves it
+    with pytest.raises(CheckpointError, match=r"out\.partial: left by an interrupted conversion"):
+        megatron_to_hf(megatron_dir, str(out), progress=False)
+    partial.rmdir()
+    megatron_to_hf(megatron_dir, str(out), progress=False)
+    assert (out / "config.json").is_file() and not partial.exists()
+
+
 def test_not_a_megatron_checkpoint(hf_dir, tmp_path):
     with pytest.raises(CheckpointError, match=r"not a Megatron distributed checkpoint \(no "
                                               r"metadata.json\); it holds an HF checkpoint"):

@@ -98,3 +98,19 @@ def test_a_shape_the_groups_do_not_divide_names_the_export_flag():
                                               r"--scheme w4a16-g64 or w4a16-g32\)$"):
         _check_shapes(ckpt, get_scheme("w4a16"), False)
     _check_shapes(ckpt, get_scheme("w4a16-g64"), False)
+
+
+def test_an_fp8_layout_that_cuts_a_scale_block_is_refused_before_writing():
+    """FP8's 128-row scale blocks may not straddle q/k/v heads: head_dim 64 was refused only
+    by the split of the first layer's qkv, after the embedding had been written."""
+    from types import SimpleNamespace
+
+    from megatron_qarl.checkpoint.model_preset import hf_config_from_preset
+    from megatron_qarl.checkpoint.quantized_export import _check_shapes
+    from megatron_qarl.models import QWEN3_MOE_TINY
+
+    config = {**hf_config_from_preset(QWEN3_MOE_TINY), "head_dim": 64}
+    ckpt = SimpleNamespace(dims=dims_from_config(config))
+    with pytest.raises(CheckpointError, match=r"linear_qkv.*cannot be exported in this format"):
+        _check_shapes(ckpt, get_scheme("fp8-block"), True)
+    _check_shapes(ckpt, get_scheme("w4a16-g64"), True)  # its scales are per row: any split

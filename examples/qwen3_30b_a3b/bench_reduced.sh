@@ -64,6 +64,7 @@ for variant in $VARIANTS; do
                             --loss "${variant#w4a16-rollout-}" --mismatch-correction tis) ;;
     *) echo "unknown variant $variant" >&2; exit 2 ;;
   esac
+  case "$variant" in *gspo) RL+=(--loss-agg-mode seq-mean-token-mean) ;; esac  # GSPO's own mean
   SMI=
   if [ "$DEVICE" = cuda ] && command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=index,timestamp,memory.used --format=csv,noheader -lms 500 \
@@ -72,7 +73,7 @@ for variant in $VARIANTS; do
   fi
   echo "=== $variant: start $(date -u +%FT%TZ)"
   timeout -s INT -k 15 "$TIMEOUT" "${LAUNCH[@]}" tools/bench_rl_phases.py train \
-    --device "$DEVICE" "${BF16[@]}" --model qwen3-30b-a3b --num-layers "$LAYERS" \
+    --device "$DEVICE" ${BF16[@]+"${BF16[@]}"} --model qwen3-30b-a3b --num-layers "$LAYERS" \
     --make-vocab-size-divisible-by $((151936 / TP)) --rollout-engine embedded \
     --optimizer adam --lr 1e-6 --clip-grad 1.0 \
     --prompt-data "$PROMPT_FILE" --reward arithmetic --tokenizer-type char \

@@ -28,7 +28,8 @@
 #   bf16-grpo          bf16 rollouts and learner, GRPO                (the dense models' baseline)
 #   w4a16-rollout-grpo W4A16 rollouts, bf16 learner, GRPO
 # The baselines take truncated importance sampling (--mismatch-correction tis: per token for
-# GRPO, on the sequence weight for GSPO), as the paper's section 4 sets its baselines up.
+# GRPO, on the sequence weight for GSPO), as the paper's section 4 sets its baselines up; GSPO
+# averages per sequence, as its paper does (--loss-agg-mode seq-mean-token-mean).
 #
 # Layout: experts over 8 GPUs (EP=8, expert-TP 1), attention TP=2 with sequence parallelism
 # (data parallel 4). W4A16 groups of 128 fit every shard: 768-wide experts are not split
@@ -70,6 +71,7 @@ case "$VARIANT" in
                       ENGINE_DEFAULT=embedded ;;
   *) echo "unknown variant $VARIANT" >&2; exit 2 ;;
 esac
+case "$VARIANT" in *gspo) RL+=(--loss-agg-mode seq-mean-token-mean) ;; esac  # GSPO's own mean
 DIST_OPT=(); [ "$OPTIMIZER" = adam ] && DIST_OPT=(--use-distributed-optimizer)
 
 exec torchrun --standalone --nproc-per-node 8 -m megatron_qarl.train \
@@ -77,7 +79,7 @@ exec torchrun --standalone --nproc-per-node 8 -m megatron_qarl.train \
   --rollout-engine "${ENGINE:-$ENGINE_DEFAULT}" \
   --tensor-model-parallel-size 2 --sequence-parallel \
   --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 \
-  --optimizer "$OPTIMIZER" "${DIST_OPT[@]}" --lr 1e-6 --weight-decay 0.01 --clip-grad 1.0 \
+  --optimizer "$OPTIMIZER" ${DIST_OPT[@]+"${DIST_OPT[@]}"} --lr 1e-6 --weight-decay 0.01 --clip-grad 1.0 \
   --prompt-data "$DATA" --prompt-key prompt --answer-key answer \
   --tokenizer-type hf --tokenizer-model "$HF_DIR" --prompt-template chat-boxed \
   --reward math-verify \

@@ -19,6 +19,6 @@ for variant in bf16-grpo w4a16-rollout-grpo w4a16-qarl-tbpo; do
                             --mismatch-correction tis) ;;
     w4a16-qarl-tbpo)    RL=(--rollout-quant w4a16 --aligned-learner --loss tbpo) ;;
   esac
-  SAVE="$OUT/$variant" "$HERE/train.sh" "$DEVICE" --train-iters "${STEPS:-60}" "$@" "${RL[@]}"
+  SAVE="$OUT/$variant" bash "$HERE/train.sh" "$DEVICE" --train-iters "${STEPS:-60}" "$@" "${RL[@]}"
 done
 "${PYTHON:-python3}" "$HERE/plot_comparison.py" "$OUT" bf16-grpo w4a16-rollout-grpo w4a16-qarl-tbpo

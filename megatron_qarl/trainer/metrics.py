@@ -53,11 +53,18 @@ class MetricsLogger:
                  config: Optional[dict] = None, resume_mark: Optional[dict] = None):
         """Only the rank that logs (enabled) opens files or wandb. resume_mark: the mark()
         a resumed checkpoint saved; the records logged after it are dropped, since the resumed
-        run logs those steps again, and wandb continues the run it names."""
+        run logs those steps again, and wandb continues the run it names. A mark made for
+        another file (a warm start's checkpoint copied into a new run's folder) is not this
+        file's: the file is kept as it is and wandb starts a run of its own."""
         self.path, self.enabled, self.wandb = path, enabled, None
         if not enabled:
             return
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        here = os.path.realpath(path)
+        if resume_mark and resume_mark.get("path", here) != here:
+            log.info("%s: the resumed checkpoint logged to %s; this run's records start here",
+                     path, resume_mark["path"])
+            resume_mark = None
         kept = self._resume_at(resume_mark) if resume_mark else None
         if kept is None:
             kept = _read(path)
@@ -99,7 +106,8 @@ class MetricsLogger:
         for resume_mark."""
         if not self.enabled:
             return None
-        return {"bytes": self._bytes, "sha1": self._hash.hexdigest(),
+        return {"path": os.path.realpath(self.path), "bytes": self._bytes,
+                "sha1": self._hash.hexdigest(),
                 "wandb_id": None if self.wandb is None else self.wandb.id}
 
     def log(self, event: str, step: int, values: Dict[str, object]) -> None:

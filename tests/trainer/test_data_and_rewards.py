@@ -179,6 +179,21 @@ def test_an_hf_tokenizer_stops_where_sglang_does(tmp_path, generation_eos, stop_
     assert build_tokenizer("char", None).stop_ids == (1,)
 
 
+def test_a_folder_without_an_hf_tokenizer_names_the_flag(tmp_path):
+    """transformers' own ValueError reached the user as a traceback that named no flag."""
+    from megatron_qarl.rl.data import DatasetError
+    from megatron_qarl.rl.data.tokenizers import build_tokenizer
+
+    with pytest.raises(DatasetError, match=r"--tokenizer-model .*could not load a tokenizer"):
+        build_tokenizer("hf", str(tmp_path))
+    _save_hf_tokenizer(tmp_path)
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    config["eos_token"] = None
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    with pytest.raises(DatasetError, match=r"--tokenizer-model .*defines no eos token"):
+        build_tokenizer("hf", str(tmp_path))
+
+
 def _prompt_source(**flags):
     """The trainer's prompt methods on its flags, without the rest of its set-up."""
     import types

@@ -1,7 +1,8 @@
 """metrics.jsonl across a resume: the records logged after the resumed checkpoint are dropped,
 since the resumed run logs those steps again (every resume duplicated them, and a re-run of a
 finished run its final eval and summary: a review). A file that does not begin with what the
-checkpoint saw is kept whole."""
+checkpoint saw is kept whole, and so is one the checkpoint's mark was not made for (a warm
+start copied into a new run's folder)."""
 import json
 import logging
 import sys
@@ -40,14 +41,33 @@ def test_a_file_the_checkpoint_did_not_see_is_kept_whole(tmp_path, caplog):
     logger.log("train", 1, {"loss": 0.5})
     mark = logger.mark()
     logger.close()
-    other = tmp_path / "other.jsonl"  # a copied warm start's mark meets the RL run's file
-    other.write_text(json.dumps({"event": "eval", "step": 0, "eval_reward": 0.1}) + "\n" * 40)
-    before = other.read_bytes()
+    saw.write_text(json.dumps({"event": "eval", "step": 0, "eval_reward": 0.1}) + "\n" * 40)
+    before = saw.read_bytes()  # the same file, rewritten since the checkpoint
     with caplog.at_level(logging.WARNING):
-        MetricsLogger(str(other), enabled=True, resume_mark=mark).close()
-    assert other.read_bytes() == before
+        MetricsLogger(str(saw), enabled=True, resume_mark=mark).close()
+    assert saw.read_bytes() == before
     assert "does not begin with the records the resumed checkpoint saw" in caplog.text
     assert MetricsLogger(str(tmp_path / "quiet.jsonl"), enabled=False).mark() is None
+
+
+def test_a_copied_warm_starts_mark_leaves_the_new_runs_file_alone(tmp_path, caplog,
+                                                                   monkeypatch):
+    """examples/tiny/train.sh copies the warm start's checkpoint into the RL run's folder: its
+    mark is of the warm start's metrics.jsonl, and every fresh run warned that the RL run's
+    file did not begin with its records, and continued the warm start's wandb run."""
+    fake = _FakeWandb()
+    monkeypatch.setitem(sys.modules, "wandb", fake)
+    warm = MetricsLogger(str(tmp_path / "warm.jsonl"), enabled=True, wandb_project="qarl")
+    warm.log("eval", 0, {"eval_reward": 0.1})
+    mark = warm.mark()
+    warm.close()
+    rl = tmp_path / "rl" / "metrics.jsonl"
+    with caplog.at_level(logging.INFO):
+        logger = MetricsLogger(str(rl), enabled=True, wandb_project="qarl", resume_mark=mark)
+    logger.log("train", 1, {"loss": 0.5})
+    logger.close()
+    assert "does not begin" not in caplog.text and "this run's records start here" in caplog.text
+    assert _events(rl) == [("train", 1)] and "id" not in fake.inits[1]
 
 
 class _FakeWandb:

@@ -15,7 +15,7 @@ from .templates import render_prompt
 
 
 class DatasetError(ValueError):
-    """A prompt file cannot be used as given."""
+    """A prompt file, or the tokenizer that reads it, cannot be used as given."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def read_rows(source: str, prompt_key: str = "prompt", answer_key: str = "answer
     reader = {".jsonl": _read_jsonl, ".json": _read_json, ".parquet": _read_parquet}.get(
         os.path.splitext(source)[1])
     if reader is None:
-        raise DatasetError(f"{source}: unknown format; use .jsonl, .parquet or synthetic:<task>")
+        raise DatasetError(f"{source}: unknown format; use .jsonl, .json, .parquet or synthetic:<task>")
     rows = reader(source, prompt_key, answer_key)
     if not rows:
         raise DatasetError(f"{source}: no rows")

@@ -7,6 +7,8 @@ import os
 import string
 from typing import List, Optional, Protocol, Tuple
 
+from .datasets import DatasetError
+
 GENERATION_CONFIG = "generation_config.json"
 
 
@@ -62,15 +64,25 @@ class HFTokenizer:
 
     def __init__(self, path: str):
         if not os.path.isdir(path):
-            raise ValueError(
+            raise DatasetError(
                 f"--tokenizer-model {path!r} is not a directory; pass the local folder that "
                 f"holds tokenizer.json / tokenizer_config.json (download it beforehand)"
             )
-        from transformers import AutoTokenizer
-
-        self.hf = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        try:
+            from transformers import AutoTokenizer
+        except ImportError as e:
+            raise DatasetError(f"--tokenizer-type hf needs transformers ({e}); install "
+                               f"megatron-qarl[hf]") from None
+        try:
+            self.hf = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        except (OSError, ValueError) as e:
+            raise DatasetError(
+                f"--tokenizer-model {path!r}: transformers could not load a tokenizer from it "
+                f"({e}); pass the folder holding tokenizer.json / tokenizer_config.json, as "
+                f"save_pretrained writes it") from None
         if self.hf.eos_token_id is None:
-            raise ValueError(f"--tokenizer-model {path!r}: the tokenizer defines no eos token")
+            raise DatasetError(f"--tokenizer-model {path!r}: the tokenizer defines no eos "
+                               f"token; set eos_token in its tokenizer_config.json")
         self.eos_id = int(self.hf.eos_token_id)
         self.stop_ids = tuple(dict.fromkeys([self.eos_id, *_generation_eos_ids(path)]))
         pad = self.hf.pad_token_id

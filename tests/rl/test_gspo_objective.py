@@ -51,3 +51,13 @@ def test_gspo_tis_weight_is_the_sequences():
     loss, _ = compute_policy_loss(_config(mismatch_correction="tis"), lp, old,
                                   torch.tensor([1.0]), mask, sampler)
     assert loss.item() == pytest.approx(-1.0, rel=1e-6)
+
+
+def test_gspo_tis_weight_mean_counts_each_sequence_once():
+    """Sequences of 1 and 3 tokens with weights 1 and 1.5: the mean over sequences is 1.25,
+    as mis_weight_mean's; expanded to the tokens first it read 1.375."""
+    lp, old, mask = logprobs_from_ratios([[1.0, None, None], [1.0, 1.0, 1.0]])
+    sampler = sampler_from_weights(old, mask, [[1.0, None, None], [1.5, 1.5, 1.5]])
+    metrics = compute_policy_loss(_config(mismatch_correction="tis"), lp, old,
+                                  torch.tensor([1.0, 1.0]), mask, sampler)[1]
+    assert metrics["tis_weight_mean"].item() == pytest.approx(1.25, rel=1e-5)

@@ -4,7 +4,8 @@
 objective's granularity:
                  none   tis / tis2                        mis
   grpo, dapo,    -      token weight min(w_t, C) or       sequences with geometric-mean
-  dual_clip             clip(w_t, 1/C, C) x token loss    w outside the band masked
+  dual_clip             clip(w_t, 1/C, C) x token loss    w outside the band masked, the
+                                                          others' loss x w
   gspo           -      sequence weight (geometric mean)  same
                         x sequence loss
   tbpo           its own clipped sequence weight; other corrections are rejected by the config
@@ -80,12 +81,13 @@ def _apply_mismatch_correction(output: ObjectiveOutput, inputs: LossInputs, cfg:
             weight, truncated = truncated_weight(token_log_mismatch(old, sampler, mask),
                                                  cfg.mismatch.tis_imp_ratio_cap, two_sided)
             output.metrics["tis_clipfrac"] = masked_mean(truncated.float(), mask)
-        else:
+            output.metrics["tis_weight_mean"] = masked_mean(weight, mask)
+        else:  # a sequence counts once, as in mis_weight_mean (not once a token)
             weight, truncated = truncated_weight(sequence_log_mismatch(old, sampler, mask),
                                                  cfg.mismatch.tis_imp_ratio_cap, two_sided)
             output.metrics["tis_clipfrac"] = masked_mean(truncated.float(), has_tokens)
+            output.metrics["tis_weight_mean"] = masked_mean(weight, has_tokens)
             weight = weight[:, None].expand_as(mask)
-        output.metrics["tis_weight_mean"] = masked_mean(weight, mask)
     return ObjectiveOutput(torch.where(mask, output.token_loss * weight, 0.0), output.metrics)
 
 

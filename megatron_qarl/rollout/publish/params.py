@@ -13,6 +13,7 @@ import torch
 from ...quant import QuantizedWeight
 
 _LOCAL_EXPERT = re.compile(r"\.mlp\.experts\.local_experts\.\d+\.")
+_GROUPED_EXPERT = re.compile(r"\.mlp\.experts\.linear_fc[12]\.weight\d+$")
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,24 @@ def model_params(model) -> Iterator[ShardedParam]:
         experts_per_rank = _local_expert_count(chunk)
         for name, param in chunk.named_parameters():
             name = _strip_wrappers(name)
+            _check_expert_layout(name, experts_per_rank)
             yield ShardedParam(name, cached.get(name, param.detach()),
                                _partition(name, param, experts_per_rank))
+
+
+def _check_expert_layout(name: str, experts_per_rank: Optional[int]) -> None:
+    """Experts are numbered across expert-parallel ranks from the chunk's config, in the
+    local spec's layout: any other would publish expert-parallel rank 0's experts only, as
+    dense weights."""
+    if _GROUPED_EXPERT.search("." + name):
+        raise ValueError(f"{name}: experts in the grouped layout (a weight{{e}} an expert) are "
+                         f"not published; build them as the local spec's SequentialMLP experts, "
+                         f"as the trainer does")
+    if experts_per_rank is None and _LOCAL_EXPERT.search("." + name):
+        raise ValueError(f"{name}: an expert weight in a model chunk without Megatron's config "
+                         f"(num_moe_experts, expert_model_parallel_size), which numbers experts "
+                         f"across expert-parallel ranks; pass the Megatron model or its DDP "
+                         f"wrapper")
 
 
 def _local_expert_count(chunk) -> Optional[int]:

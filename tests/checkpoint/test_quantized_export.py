@@ -1,6 +1,7 @@
 """Quantized export: transformers loads the W4A16 checkpoint through compressed-tensors and
 gives the aligned Megatron model's logits; the exported tensors are the learner's cached
-quantized tensors byte for byte (W4A16 and FP8 block)."""
+quantized tensors byte for byte (W4A16 and FP8 block), and FP8's fused tensors are cut where
+each HF tensor quantized alone lands."""
 import json
 import os
 
@@ -114,3 +115,25 @@ def test_an_fp8_layout_that_cuts_a_scale_block_is_refused_before_writing():
     with pytest.raises(CheckpointError, match=r"linear_qkv.*cannot be exported in this format"):
         _check_shapes(ckpt, get_scheme("fp8-block"), True)
     _check_shapes(ckpt, get_scheme("w4a16-g64"), True)  # its scales are per row: any split
+
+
+def test_fp8_export_equals_each_hf_tensor_quantized_alone(megatron_dir, hf_dir, tmp_path):
+    """With head_dim and the expert width 128, q/k/v heads and the gate/up halves fill whole
+    128 x 128 blocks, so the fused weight's cut must equal each HF tensor quantized by itself:
+    a check of the FP8 split that does not go through split_quantized."""
+    out = str(tmp_path / "fp8")
+    _export(megatron_dir, out, "fp8-block", True)
+    exported, source = SafetensorsCheckpoint(out), SafetensorsCheckpoint(hf_dir)
+    scheme = get_scheme("fp8-block")
+    fused_parts = (".q_proj.weight", ".k_proj.weight", ".v_proj.weight", ".gate_proj.weight",
+                   ".up_proj.weight")
+    checked = 0
+    for name in source.names():
+        if not name.endswith(fused_parts):
+            continue
+        alone = to_serving({name[:-len(".weight")]: scheme.quantize_weight(source.get(name))})
+        for part, tensor in alone.items():
+            assert torch.equal(exported.get(part).view(torch.uint8),
+                               tensor.contiguous().view(torch.uint8)), part
+            checked += 1
+    assert checked == 2 * (3 + 4 * 2) * 2  # 2 layers x (q, k, v + 4 experts' gate, up) x 2

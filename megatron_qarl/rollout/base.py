@@ -45,6 +45,15 @@ class Sample:
     meta: dict = field(default_factory=dict)
 
 
+def require_tokens(prompts: List[List[int]]) -> None:
+    """A response continues its prompt's last token: an empty prompt has none to continue
+    (the embedded engine failed on a reshape deep in attention)."""
+    for i, prompt in enumerate(prompts):
+        if len(prompt) == 0:
+            raise ValueError(f"prompt {i} has no tokens; each prompt needs at least one (a BOS "
+                             f"or template token) for the response to follow")
+
+
 class RolloutEngine(abc.ABC):
     """Samples responses with weights of a known version; receives new weights after each step."""
 

@@ -11,7 +11,8 @@ whole-tensor path too (a run that starts from the same seed takes the same path)
 
 Where kernels are registered for the logits' device (`quant.ops.token_logprob_ops`: CUDA), they
 replace all of this: one read of the logits forward, one read and one write backward, and the
-rollout engine's sampler calls the same kernels, so equal logits still give equal logprobs.
+rollout engine's sampler calls the same kernels, so equal logits still give equal logprobs
+(the kernels scale the logits by fp32(1 / T) rather than divide by T).
 """
 from __future__ import annotations
 

@@ -198,6 +198,13 @@ def test_decoding_builds_no_autograd_graph(config):
     assert logits_need_grad and not any(logits_need_grad)
 
 
+def test_an_empty_prompt_is_named(config):
+    """It failed on a reshape of 0 elements deep in attention."""
+    engine = EmbeddedEngine(_model(config, "none"), pad_id=0, max_batch=4, seed=2, device="cpu")
+    with pytest.raises(ValueError, match="prompt 1 has no tokens"):
+        engine.generate([[4, 5], []], SamplingParams(max_new_tokens=2))
+
+
 def test_recorded_routes_are_the_routers_choices_for_every_forwarded_token(replay_config):
     model = _model(replay_config, "w4a16").eval()
     engine = EmbeddedEngine(model, pad_id=0, max_batch=8, seed=4, device="cpu",

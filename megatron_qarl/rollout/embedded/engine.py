@@ -15,7 +15,7 @@ from typing import Callable, List, Optional
 import torch
 from megatron.core.utils import unwrap_model
 
-from ..base import RolloutEngine, Sample, SamplingParams
+from ..base import RolloutEngine, Sample, SamplingParams, require_tokens
 from .decode_graph import graph_blocker
 from .generate import agree, eval_mode, generate_batch
 
@@ -46,6 +46,7 @@ class EmbeddedEngine(RolloutEngine):
                      else f"run eagerly ({blocker})")
 
     def generate(self, prompts: List[List[int]], params: SamplingParams) -> List[List[Sample]]:
+        require_tokens(prompts)
         rows = [p for p in prompts for _ in range(params.n)]
         with eval_mode(self.model):
             samples: List[Sample] = []

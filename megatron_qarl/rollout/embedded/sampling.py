@@ -16,9 +16,11 @@ def _cuts_top_k(top_k: int, vocab: int) -> bool:
 
 
 def _truncate(logprobs: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
-    """-inf outside the top-k and outside the smallest top-p nucleus (the top token stays).
-    Exactly k tokens by rank, as SGLang keeps them: bf16 logits tie often (a spacing of 0.125
-    from 16 up), and a threshold on the k-th value kept every token tied with it."""
+    """-inf outside the top-k and outside the smallest top-p nucleus (the top token stays),
+    both taken on the temperature-scaled distribution and intersected, as SGLang's sampler
+    does (flashinfer's "joint" order; vLLM renormalizes after top-k, so its nucleus can be
+    smaller). Exactly k tokens by rank, as SGLang keeps them: bf16 logits tie often (a spacing
+    of 0.125 from 16 up), and a threshold on the k-th value kept every token tied with it."""
     if _cuts_top_k(top_k, logprobs.shape[-1]):
         kept = torch.topk(logprobs, top_k, dim=-1).indices
         cut = torch.ones_like(logprobs, dtype=torch.bool).scatter_(-1, kept, False)

@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Iterator, List, Optional
 import torch.distributed as dist
 
 from ...quant import QuantizedWeight
-from ..base import RolloutEngine, Sample, SamplingParams
+from ..base import RolloutEngine, Sample, SamplingParams, require_tokens
 from ..publish import ParallelGroups, ShardedParam, hf_stream, model_params, plan_buckets
 from .config import SGLangConfig, check_expert_split
 from .errors import EngineRequestError, EngineUnavailable, SGLangError
@@ -116,6 +116,7 @@ class SGLangRolloutEngine(RolloutEngine):
 
     # -- generation ----------------------------------------------------------------------
     def generate(self, prompts: List[List[int]], params: SamplingParams) -> List[List[Sample]]:
+        require_tokens(prompts)
         if self.pool is None:
             raise SGLangError("generate() runs on the driver (global rank 0); broadcast its "
                               "samples to the other ranks")

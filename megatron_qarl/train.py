@@ -92,7 +92,8 @@ def main(argv: Optional[List[str]] = None) -> dict:
         if not trainer.eval_rows:
             print("\nno held-out prompts (--eval-prompt-data), so no held-out reward")
         elif args.train_iters == 0:  # the warm start's model, or the one loaded
-            what = "warm start only" if args.sft_iters else "no RL steps"
+            what = (f"step {trainer.step}'s model, no RL steps run" if trainer.step else
+                    "warm start only" if args.sft_iters else "no RL steps")
             print(f"\n{what}: {held_out} {summary['reward_after']:.3f}")
         else:
             print(f"\n{held_out}: before RL {summary['reward_before']:.3f} -> after "
@@ -100,6 +101,10 @@ def main(argv: Optional[List[str]] = None) -> dict:
         print(f"metrics: {os.path.abspath(trainer.logger.path)}")
         if args.save:
             print(f"checkpoints: {os.path.abspath(args.save)}")
+    if trainer.is_logger and "exited_at" in summary:
+        print(f"\nstopped after step {summary['exited_at']} (--exit-interval), saved in "
+              f"{os.path.abspath(args.save)}: the same command resumes from it (with --load "
+              f"{args.save})")
     return summary
 
 

@@ -50,24 +50,33 @@ class PhaseTimer:
 class MetricsLogger:
     def __init__(self, path: str, *, enabled: bool, wandb_project: Optional[str] = None,
                  wandb_name: Optional[str] = None, wandb_dir: Optional[str] = None,
-                 config: Optional[dict] = None, resume_mark: Optional[dict] = None):
+                 config: Optional[dict] = None, resume_mark: Optional[dict] = None,
+                 sft_steps: int = 0):
         """Only the rank that logs (enabled) opens files or wandb. resume_mark: the mark()
         a resumed checkpoint saved; the records logged after it are dropped, since the resumed
-        run logs those steps again, and wandb continues the run it names. A mark made for
-        another file (a warm start's checkpoint copied into a new run's folder) is not this
-        file's: the file is kept as it is and wandb starts a run of its own."""
+        run logs those steps again, and wandb continues the run it names. Without one (a fresh
+        start) records already in the file are an earlier run's that saved no checkpoint:
+        they are moved aside, not appended to. A mark whose file is empty here is another
+        file's (a warm start's checkpoint copied into a new run's folder): this file starts
+        empty and wandb starts a run of its own. sft_steps: wandb ignores a step below its
+        last, so its step axis holds the warm start's steps first (1..sft_steps) and the RL
+        events' after them (sft_steps + step); each event's charts use its own `<event>/step`."""
         self.path, self.enabled, self.wandb = path, enabled, None
+        self.sft_steps, self._wandb_axes = sft_steps, set()
         if not enabled:
             return
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        here = os.path.realpath(path)
-        if resume_mark and resume_mark.get("path", here) != here:
-            log.info("%s: the resumed checkpoint logged to %s; this run's records start here",
-                     path, resume_mark["path"])
-            resume_mark = None
-        kept = self._resume_at(resume_mark) if resume_mark else None
-        if kept is None:
-            kept = _read(path)
+        if resume_mark is None:
+            _move_aside(path)
+            kept = b""
+        elif not _read(path) and resume_mark["bytes"]:
+            log.info("%s: the resumed checkpoint's records are in another file; this run's "
+                     "start here", path)
+            resume_mark, kept = None, b""
+        else:
+            kept = self._resume_at(resume_mark)
+            if kept is None:
+                kept = _read(path)
         self._hash, self._bytes = hashlib.sha1(kept), len(kept)
         self.file = open(path, "ab")
         if wandb_project:
@@ -106,8 +115,7 @@ class MetricsLogger:
         for resume_mark."""
         if not self.enabled:
             return None
-        return {"path": os.path.realpath(self.path), "bytes": self._bytes,
-                "sha1": self._hash.hexdigest(),
+        return {"bytes": self._bytes, "sha1": self._hash.hexdigest(),
                 "wandb_id": None if self.wandb is None else self.wandb.id}
 
     def log(self, event: str, step: int, values: Dict[str, object]) -> None:
@@ -121,15 +129,32 @@ class MetricsLogger:
         self._hash.update(line)
         self._bytes += len(line)
         if self.wandb is not None:
+            if event not in self._wandb_axes:
+                self.wandb.define_metric(f"{event}/step")
+                self.wandb.define_metric(f"{event}/*", step_metric=f"{event}/step")
+                self._wandb_axes.add(event)
             numeric = {f"{event}/{k}": v for k, v in record.items()
                        if isinstance(v, (int, float)) and k not in ("step", "time")}
-            self.wandb.log(numeric, step=step)
+            self.wandb.log({**numeric, f"{event}/step": step},
+                           step=step if event == "sft" else self.sft_steps + step)
 
     def close(self) -> None:
         if self.enabled:
             self.file.close()
             if self.wandb is not None:
                 self.wandb.finish()
+
+
+def _move_aside(path: str) -> None:
+    """A fresh run's file, if it holds records, to the first free path.N."""
+    if not _read(path):
+        return
+    n = 1
+    while os.path.exists(f"{path}.{n}"):
+        n += 1
+    os.replace(path, f"{path}.{n}")
+    log.warning("%s held records of a run that resumed no checkpoint (one stopped before its "
+                "first save); moved them to %s", path, f"{path}.{n}")
 
 
 def _read(path: str) -> bytes:

@@ -88,7 +88,8 @@ class RLTrainer:
                                         wandb_project=args.wandb_project,
                                         wandb_name=args.wandb_exp_name,
                                         wandb_dir=args.wandb_save_dir, config=vars(args),
-                                        resume_mark=self.metrics_mark)
+                                        resume_mark=self.metrics_mark,
+                                        sft_steps=args.sft_iters)
         except BaseException:
             self.engine.shutdown()  # SGLang servers it launched must not outlive the set-up
             raise

@@ -207,6 +207,10 @@ def _data(args):
 def _checkpoints(args):
     if args.save is not None and os.path.exists(args.save) and not os.path.isdir(args.save):
         raise FlagError(f"--save {args.save!r} exists and is not a directory")
+    for flag, value in (("--exit-interval", args.exit_interval),
+                        ("--save-interval", args.save_interval)):
+        if value and args.save is None:  # the run would stop, or go on, with nothing saved
+            raise FlagError(f"{flag} {value} saves checkpoints to --save: add --save DIR")
     if args.pretrained_checkpoint is not None:
         folder = resolve(args.pretrained_checkpoint)
         if not os.path.isfile(os.path.join(folder, METADATA)):

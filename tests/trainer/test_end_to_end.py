@@ -295,3 +295,22 @@ def test_zero_rl_steps_say_what_was_evaluated(tmp_path, capsys, sft, says):
     main([*TINY, "--save", str(tmp_path / "run"), "--train-iters", "0", "--sft-iters", sft,
           "--eval-num-prompts", "4"])
     assert says in capsys.readouterr().out
+
+
+def test_zero_rl_steps_after_a_resume_name_the_step(tmp_path, capsys):
+    """A checkpoint of RL step 1 evaluated with --train-iters 0 was called the warm start's."""
+    run = ["--save", str(tmp_path / "run"), "--sft-iters", "2", "--eval-num-prompts", "4"]
+    main([*TINY, *run, "--train-iters", "1"])
+    capsys.readouterr()
+    main([*TINY, *run, "--train-iters", "0", "--load", str(tmp_path / "run")])
+    assert "step 1's model, no RL steps run:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag", ["--exit-interval", "--save-interval"])
+def test_an_interval_that_saves_needs_save(tmp_path, capsys, flag):
+    """--exit-interval without --save stopped the run with nothing to resume from (rc 0, no
+    word), and --save-interval was ignored."""
+    with pytest.raises(SystemExit) as exit_info:
+        main([*TINY, "--metrics-path", str(tmp_path / "m.jsonl"), flag, "2"])
+    assert exit_info.value.code == 2
+    assert f"{flag} 2 saves checkpoints to --save: add --save DIR" in capsys.readouterr().err

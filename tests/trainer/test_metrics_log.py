@@ -66,8 +66,37 @@ def test_a_copied_warm_starts_mark_leaves_the_new_runs_file_alone(tmp_path, capl
         logger = MetricsLogger(str(rl), enabled=True, wandb_project="qarl", resume_mark=mark)
     logger.log("train", 1, {"loss": 0.5})
     logger.close()
-    assert "does not begin" not in caplog.text and "this run's records start here" in caplog.text
+    assert "does not begin" not in caplog.text and "records are in another file" in caplog.text
     assert _events(rl) == [("train", 1)] and "id" not in fake.inits[1]
+
+
+def test_a_moved_run_folder_still_drops_what_followed_its_checkpoint(tmp_path):
+    """The mark is of the file's content, not its path: a --save folder moved (or mounted
+    elsewhere) between the runs resumes as it would have in place."""
+    first = MetricsLogger(str(tmp_path / "a" / "metrics.jsonl"), enabled=True)
+    first.log("train", 1, {"loss": 0.5})
+    mark = first.mark()
+    first.log("train", 2, {"loss": 0.4})
+    first.close()
+    (tmp_path / "a").rename(tmp_path / "b")
+    moved = tmp_path / "b" / "metrics.jsonl"
+    MetricsLogger(str(moved), enabled=True, resume_mark=mark).close()
+    assert _events(moved) == [("train", 1)]
+
+
+def test_a_fresh_start_moves_an_earlier_runs_records_aside(tmp_path, caplog):
+    """A run that stopped before its first checkpoint left records that the next fresh start
+    (the same --save, nothing to resume) appended to: two step 1s in one file."""
+    path = tmp_path / "metrics.jsonl"
+    for loss in (0.5, 0.4, 0.3):
+        with caplog.at_level(logging.WARNING):
+            logger = MetricsLogger(str(path), enabled=True)
+        logger.log("train", 1, {"loss": loss})
+        logger.close()
+    assert _events(path) == [("train", 1)]
+    assert json.loads((tmp_path / "metrics.jsonl.1").read_text())["loss"] == 0.5
+    assert json.loads((tmp_path / "metrics.jsonl.2").read_text())["loss"] == 0.4
+    assert "moved them to" in caplog.text and str(tmp_path / "metrics.jsonl.2") in caplog.text
 
 
 class _FakeWandb:
@@ -75,12 +104,14 @@ class _FakeWandb:
     an id and resume="allow" continue that run id in a new local directory)."""
 
     def __init__(self):
-        self.inits = []
+        self.inits, self.logged, self.axes = [], [], {}
 
     def init(self, **kwargs):
         self.inits.append(kwargs)
-        return SimpleNamespace(id=kwargs.get("id", f"run{len(self.inits)}"),
-                               log=lambda *a, **k: None, finish=lambda: None)
+        return SimpleNamespace(
+            id=kwargs.get("id", f"run{len(self.inits)}"), finish=lambda: None,
+            log=lambda values, step: self.logged.append((step, values)),
+            define_metric=lambda name, step_metric=None: self.axes.setdefault(name, step_metric))
 
 
 def test_a_resume_continues_the_checkpoints_wandb_run(tmp_path, monkeypatch):
@@ -97,3 +128,23 @@ def test_a_resume_continues_the_checkpoints_wandb_run(tmp_path, monkeypatch):
     old_mark = {k: v for k, v in mark.items() if k != "wandb_id"}  # a checkpoint from before
     MetricsLogger(path, enabled=True, wandb_project="qarl", resume_mark=old_mark).close()
     assert "id" not in fake.inits[2]
+
+
+def test_wandb_steps_only_grow_across_the_warm_start_and_rl(tmp_path, monkeypatch):
+    """The warm start logged steps 1..sft_iters, then the RL events steps 0, 1, ...: wandb
+    ignores a step below its last, so every RL record of a run with a warm start was lost."""
+    fake = _FakeWandb()
+    monkeypatch.setitem(sys.modules, "wandb", fake)
+    logger = MetricsLogger(str(tmp_path / "m.jsonl"), enabled=True, wandb_project="qarl",
+                           sft_steps=3)
+    for step in (1, 2, 3):
+        logger.log("sft", step, {"sft_loss": 1.0 / step})
+    logger.log("eval", 0, {"eval_reward": 0.5})
+    logger.log("train", 1, {"loss": 0.2})
+    logger.log("train", 2, {"loss": 0.1})
+    logger.close()
+    steps = [step for step, _ in fake.logged]
+    assert steps == [1, 2, 3, 3, 4, 5] and steps == sorted(steps)
+    assert fake.logged[3][1] == {"eval/eval_reward": 0.5, "eval/step": 0}
+    assert fake.logged[5][1] == {"train/loss": 0.1, "train/step": 2}
+    assert fake.axes["train/*"] == "train/step" and fake.axes["sft/*"] == "sft/step"

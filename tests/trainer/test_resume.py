@@ -188,7 +188,7 @@ def test_exit_interval_stops_at_each_multiple_as_megatrons(tmp_path):
     equal to it, so a resumed run went on to --train-iters)."""
     save = tmp_path / "run"
     flags = ["--save", str(save), "--sft-iters", "0", "--train-iters", "3", "--exit-interval", "1"]
-    train(*flags)
+    assert "stopped after step 1 (--exit-interval)" in train(*flags).stdout
     train(*flags, "--load", str(save))
     assert [r["step"] for r in records(save / "metrics.jsonl")] == [1, 2]
     assert sorted(p.name for p in save.glob("iter_*")) == ["iter_0000001", "iter_0000002"]

@@ -192,8 +192,9 @@ def _check_saved_layout(folder: str, layout: dict) -> None:
     if differ:
         raise CheckpointError(
             f"checkpoint {folder} was saved with another parallel layout or optimizer: "
-            f"{'; '.join(differ)}. Resume it with the ones it was saved with (--pretrained-"
-            f"checkpoint reads its model weights at any layout); it was left untouched")
+            f"{'; '.join(differ)}. Resume it with the ones it was saved with, or start a new "
+            f"run from its model weights at any layout: --pretrained-checkpoint {folder} with "
+            f"a new --save (and no --load); it was left untouched")
 
 
 def load_checkpoint(root: str, step: Optional[int], model, optimizer,

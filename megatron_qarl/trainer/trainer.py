@@ -12,7 +12,7 @@ import hashlib
 import logging
 import os
 from contextlib import nullcontext
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 import torch
 from megatron.core import parallel_state
@@ -50,6 +50,13 @@ from .updates import optimizer_step
 from .warm_start import warm_start
 
 log = logging.getLogger(__name__)
+
+#: what a resume warns of when changed (RLTrainer._recipe); the parallel layout and optimizer
+#: are refused instead (checkpointing._check_saved_layout), the model by its config
+RECIPE_FLAGS = ("rollout_quant", "aligned_learner", "quant_targets", "loss",
+                "mismatch_correction", "loss_agg_mode", "lr", "rollout_temperature",
+                "n_samples_per_prompt", "rollout_batch_size", "global_batch_size", "prompt_data",
+                "reward", "rollout_routing_replay")
 
 
 class RLTrainer:
@@ -337,7 +344,7 @@ class RLTrainer:
         rl_state = {"step": self.step, "order": self.order.state_dict(),
                     "sft_done": self.sft_done, "reward_before": self.reward_before,
                     "metrics_mark": self.logger.mark(),  # the logging rank's, rank 0's
-                    "layout": self._layout()}
+                    "layout": self._layout(), "recipe": self._recipe()}
         rng = rng_state({"engine": self.engine.state_dict()})
         optimizer = self.optimizer if self.step > 0 else None
         save_checkpoint(self.args.save, self.step, unwrap_model(self.model), optimizer,
@@ -357,6 +364,21 @@ class RLTrainer:
                 parallel_state.get_expert_tensor_parallel_world_size(),
                 "data-parallel size (processes / TP)": dp_rank_and_size()[1],
                 **(optimizer if with_optimizer else {})}
+
+    def _recipe(self) -> Dict[str, object]:
+        """The flags that make a run the experiment it is: a resume with others goes on as
+        another one in the same folder and metrics file, so it is said."""
+        return {f"--{name.replace('_', '-')}": getattr(self.args, name) for name in RECIPE_FLAGS}
+
+    def _warn_of_another_recipe(self, saved: Optional[Dict[str, object]]) -> None:
+        differ = [f"{flag} {saved[flag]} there, {value} here"
+                  for flag, value in self._recipe().items()
+                  if saved is not None and flag in saved and saved[flag] != value]
+        if differ and self.is_logger:
+            log.warning("resuming %s with flags other than its run's: %s. The run goes on "
+                        "as another experiment from here; pass a new --save (with "
+                        "--pretrained-checkpoint) to keep the two apart", self.args.load,
+                        "; ".join(differ))
 
     def _start_from_pretrained(self) -> None:
         folder = resolve(self.args.pretrained_checkpoint)
@@ -378,6 +400,8 @@ class RLTrainer:
         self.step, self.sft_done = step, rl_state["sft_done"]
         self.reward_before = rl_state["reward_before"]
         self.metrics_mark = rl_state.get("metrics_mark")  # absent before 2026-12-01
+        if step > 0:  # a warm start's step 0 starts any recipe (examples/tiny/train.sh)
+            self._warn_of_another_recipe(rl_state.get("recipe"))  # absent before session 73
         self.order.load_state_dict(rl_state["order"])
         restore_rng_state(rng)
         self.engine.load_state_dict(rng["engine"])

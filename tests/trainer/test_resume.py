@@ -142,6 +142,20 @@ def test_another_model_or_optimizer_is_named_before_any_tensor_is_read(tmp_path,
     assert _digest(save) == before
 
 
+def test_a_resume_with_another_recipe_says_so(tmp_path, killed_run):
+    """A W4A16-aligned TBPO run resumed as GRPO went on in the same folder and metrics file
+    without a word (a review)."""
+    save = tmp_path / "run"
+    shutil.copytree(killed_run, save)
+    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3", "--loss",
+                 "grpo", "--no-aligned-learner")
+    assert "with flags other than its run's: --aligned-learner True there, False here; " \
+           "--loss tbpo there, grpo here" in proc.stderr, proc.stderr[-2000:]
+    same = train("--save", str(save), "--load", str(save), "--train-iters", "4", "--loss",
+                 "grpo", "--no-aligned-learner")
+    assert "flags other than its run's" not in same.stderr  # step 3 was saved with them
+
+
 def test_a_warm_start_goes_on_with_another_optimizer(tmp_path, killed_run):
     """Step 0 holds no optimizer state: compare.sh-style runs copy one warm start into runs
     of any optimizer, which the layout check must not refuse."""

@@ -114,14 +114,19 @@ def save_checkpoint(root: str, step: int, model, optimizer, rl_state: dict, rng:
             shutil.move(final, final + ".old")
         os.rename(tmp, final)
         shutil.rmtree(final + ".old", ignore_errors=True)
-        tracker = os.path.join(root, TRACKER)
-        with open(tracker + ".tmp", "w") as f:
-            f.write(str(step))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tracker + ".tmp", tracker)
+        point_tracker_at(root, step)
     _barrier()
     return final
+
+
+def point_tracker_at(root: str, step: int) -> None:
+    """latest_checkpointed_iteration.txt names `step`, replaced atomically."""
+    tracker = os.path.join(root, TRACKER)
+    with open(tracker + ".tmp", "w") as f:
+        f.write(str(step))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tracker + ".tmp", tracker)
 
 
 # the HF config fields that shape the model, and the flags that set them

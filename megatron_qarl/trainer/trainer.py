@@ -36,6 +36,7 @@ from ..checkpoint.paths import available_steps, latest_step, resolve
 from .checkpointing import (
     load_checkpoint,
     load_model_weights,
+    point_tracker_at,
     restore_rng_state,
     rng_state,
     save_checkpoint,
@@ -365,6 +366,19 @@ class RLTrainer:
                 "data-parallel size (processes / TP)": dp_rank_and_size()[1],
                 **(optimizer if with_optimizer else {})}
 
+    def _rewind_tracker(self, step: int) -> None:
+        """--ckpt-step k into its own folder goes on from k: the tracker names k at once, so
+        a rewound run stopped before its first save resumes from k, not from the later
+        checkpoints it is replacing (kept until then) against a metrics file cut to k."""
+        args = self.args
+        if (args.ckpt_step is None or args.save is None or step >= latest_step(args.load)
+                or os.path.realpath(args.save) != os.path.realpath(args.load)):
+            return
+        if self.is_logger:  # global rank 0, which writes the tracker at saves too
+            point_tracker_at(args.load, step)
+            log.info("rewound %s to step %d: its tracker names it; the later checkpoints stay "
+                     "until this run saves their steps", args.load, step)
+
     def _recipe(self) -> Dict[str, object]:
         """The flags that make a run the experiment it is: a resume with others goes on as
         another one in the same folder and metrics file, so it is said."""
@@ -402,6 +416,7 @@ class RLTrainer:
         self.metrics_mark = rl_state.get("metrics_mark")  # absent before 2026-12-01
         if step > 0:  # a warm start's step 0 starts any recipe (examples/tiny/train.sh)
             self._warn_of_another_recipe(rl_state.get("recipe"))  # absent before session 73
+        self._rewind_tracker(step)
         self.order.load_state_dict(rl_state["order"])
         restore_rng_state(rng)
         self.engine.load_state_dict(rng["engine"])

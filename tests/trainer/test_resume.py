@@ -156,6 +156,17 @@ def test_a_resume_with_another_recipe_says_so(tmp_path, killed_run):
     assert "flags other than its run's" not in same.stderr  # step 3 was saved with them
 
 
+def test_a_rewind_points_the_tracker_at_its_step_and_keeps_the_later_ones(tmp_path,
+                                                                             killed_run):
+    """--ckpt-step 1 into the same folder left the tracker at 2: a rewound run stopped before
+    its first save went on from step 2 next time, against a metrics file cut to step 1."""
+    save = tmp_path / "run"
+    shutil.copytree(killed_run, save)
+    train("--save", str(save), "--load", str(save), "--ckpt-step", "1", "--train-iters", "1")
+    assert (save / TRACKER).read_text() == "1"
+    assert (save / "iter_0000002").is_dir()  # replaced only when the rewound run saves step 2
+
+
 def test_a_warm_start_goes_on_with_another_optimizer(tmp_path, killed_run):
     """Step 0 holds no optimizer state: compare.sh-style runs copy one warm start into runs
     of any optimizer, which the layout check must not refuse."""

@@ -146,8 +146,12 @@ class RLTrainer:
         args = self.args
         if not self.sft_done:
             self._warm_start()
+        # (step, reward) of the last evaluation: evaluate() restores the sampler's state, so
+        # the same model gives the same reward, and the final one is not run twice
+        evaluated = None
         if self.reward_before is None:
             self.reward_before = self.evaluate()
+            evaluated = (self.step, self.reward_before)
             self.logger.log("eval", self.step, {"eval_reward": self.reward_before})
         bar = tqdm(range(self.step + 1, args.train_iters + 1), desc="RL",
                    disable=args.no_progress_bar or not self.is_logger)
@@ -156,6 +160,7 @@ class RLTrainer:
             self.step = step
             if args.eval_interval and step % args.eval_interval == 0:
                 metrics["eval_reward"] = self.evaluate()
+                evaluated = (step, metrics["eval_reward"])
             self.logger.log("train", step, metrics)
             if self.is_logger and step % args.log_interval == 0:
                 bar.write(console_line(step, metrics))
@@ -168,7 +173,8 @@ class RLTrainer:
             if exiting:
                 self.logger.close()
                 return {"exited_at": step}
-        reward_after = self.evaluate()
+        reward_after = evaluated[1] if evaluated and evaluated[0] == self.step \
+            else self.evaluate()
         self.logger.log("eval", self.step, {"eval_reward": reward_after})
         summary = {"reward_before": self.reward_before, "reward_after": reward_after}
         self.logger.log("summary", self.step, summary)

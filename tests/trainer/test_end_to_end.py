@@ -297,6 +297,24 @@ def test_zero_rl_steps_say_what_was_evaluated(tmp_path, capsys, sft, says):
     assert says in capsys.readouterr().out
 
 
+def test_the_last_steps_evaluation_is_the_final_reward(tmp_path, monkeypatch):
+    """With --eval-interval dividing --train-iters the final model was evaluated twice (and
+    with --train-iters 0 the starting one): the same samples, as evaluate() restores the
+    sampler's state, for a second pass over the held-out prompts."""
+    from megatron_qarl.trainer.trainer import RLTrainer
+
+    steps, evaluate = [], RLTrainer.evaluate
+    monkeypatch.setattr(RLTrainer, "evaluate",
+                        lambda self: steps.append(self.step) or evaluate(self))
+    save = tmp_path / "run"
+    main([*TINY, "--save", str(save), "--train-iters", "2", "--eval-interval", "2",
+          "--eval-num-prompts", "4"])
+    assert steps == [0, 2]
+    evals = records(save / "metrics.jsonl", "eval")
+    assert [r["step"] for r in evals] == [0, 2]
+    assert records(save / "metrics.jsonl")[-1]["eval_reward"] == evals[-1]["eval_reward"]
+
+
 def test_zero_rl_steps_after_a_resume_name_the_step(tmp_path, capsys):
     """A checkpoint of RL step 1 evaluated with --train-iters 0 was called the warm start's."""
     run = ["--save", str(tmp_path / "run"), "--sft-iters", "2", "--eval-num-prompts", "4"]

@@ -102,6 +102,11 @@ def sglang_config(args, dims: Optional[Qwen3MoeDims], top_k: int = 8) -> SGLangC
                                                      and args.rollout_nccl_master_port):
         raise ValueError("--rollout-weight-transfer nccl needs --rollout-nccl-master-address "
                          "and --rollout-nccl-master-port (the sending trainer node)")
+    engine_ports = range(launch.port, launch.port + launch.num_engines) if launch else ()
+    if args.rollout_weight_transfer == NCCL and args.rollout_nccl_master_port in engine_ports:
+        raise ValueError(f"--rollout-nccl-master-port {args.rollout_nccl_master_port} is a "
+                         f"launched engine's HTTP port (--sglang-port {launch.port} to "
+                         f"{engine_ports[-1]}): pick another")
     for flag in ("rollout_request_timeout", "rollout_startup_timeout"):
         if not getattr(args, flag) > 0:
             raise ValueError(f"--{flag.replace('_', '-')} must be > 0 seconds")

@@ -4,6 +4,7 @@ a loud failure when none is left, version refusal, routing replay, launch flags.
 import os
 from types import SimpleNamespace
 import sys
+import time
 
 import pytest
 import torch
@@ -25,7 +26,8 @@ PROMPTS = [[1, 2, 3], [4, 5], [6], [7, 8, 9, 10]]
 
 def _engine(servers, **kw):
     cfg = SGLangConfig(dims=DIMS, scheme_name="w4a16-g32", urls=[s.url for s in servers],
-                       request_timeout_s=kw.pop("timeout", 5.0), backoff_s=0.01,
+                       request_timeout_s=kw.pop("timeout", 5.0),
+                       backoff_s=kw.pop("backoff_s", 0.01),
                        prompts_per_request=kw.pop("per_request", 1), top_k=2, **kw)
     return SGLangRolloutEngine(cfg)
 
@@ -208,6 +210,63 @@ def test_launched_servers_are_stopped_when_the_set_up_fails(monkeypatch, tmp_pat
     assert len(launched) == 2 and not any(s.alive() for s in launched)
 
 
+def test_a_taken_port_is_named_before_a_server_starts(tmp_path):
+    """SGLang binds its HTTP port after loading the model: /health was answered by the server
+    an earlier run left on it, and generation went there."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        spec = LaunchSpec(model_path="/m", port=port)
+        cfg = SGLangConfig(dims=DIMS, scheme_name="w4a16-g32", launch=spec,
+                           startup_timeout_s=1.0, log_dir=str(tmp_path))
+        with pytest.raises(OSError, match=f"127.0.0.1:{port} is taken.*--sglang-port"):
+            SGLangRolloutEngine(cfg)
+
+
+def test_a_launched_server_stops_with_the_trainer(tmp_path):
+    """Servers were started without a parent-death signal: a trainer killed outright left
+    them running (reparented to init) with their GPUs."""
+    import signal
+    import subprocess
+
+    code = ("import sys, time\n"
+            "sys.path.insert(0, sys.argv[1])\n"
+            "from megatron_qarl.rollout.sglang import launcher\n"
+            "launcher.server_command = lambda spec, e: [sys.executable, '-c', "
+            "'import time; time.sleep(120)']\n"
+            "server = launcher.ServerProcess(launcher.LaunchSpec(model_path='/m', port=0), 0, "
+            "sys.argv[2])\n"
+            "server.start()\n"
+            "print(server.proc.pid, flush=True)\n"
+            "time.sleep(120)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    trainer = subprocess.Popen([sys.executable, "-c", code, root, str(tmp_path)],
+                               stdout=subprocess.PIPE, text=True)
+    server_pid = int(trainer.stdout.readline())
+    assert _running(server_pid)
+    trainer.send_signal(signal.SIGKILL)
+    trainer.wait()
+    for _ in range(100):
+        if not _running(server_pid):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(server_pid, signal.SIGKILL)
+        raise AssertionError("the server outlived its killed parent")
+
+
+def _running(pid: int) -> bool:
+    """Neither gone nor a zombie (an orphan's init may not reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_launch_flags():
     spec = LaunchSpec(model_path="/m", num_engines=2, tp_size=4, ep_size=4, base_gpu_id=0,
                       routed_experts=True)
@@ -313,3 +372,29 @@ def test_server_settings_this_run_needs_are_checked_at_connect(servers):
         s.server_args = {"enable_return_routed_experts": True, "enable_eplb": False,
                          "ep_num_redundant_experts": 0, "enable_deterministic_inference": True}
     _engine(servers, routing_replay=True, seed=1)
+    for s in servers:  # a colocated server whose release would free nothing
+        s.server_args = {"enable_memory_saver": False}
+    with pytest.raises(EngineRequestError, match="--enable-memory-saver .for --sglang-colocated"):
+        _engine(servers, colocated=True)
+    _engine(servers)  # on GPUs of its own it keeps its memory anyway
+
+
+def test_memory_calls_are_not_repeated_and_generate_backs_off_capped(servers, monkeypatch):
+    """A release that timed out was sent three more times (SGLang re-exports the released
+    weights' buffers on a second release and fails a second resume); /generate's backoff
+    doubled without the policy's cap and slept once more after its last try."""
+    from megatron_qarl.rollout.sglang import engine as engine_module
+
+    servers[1].delay["/release_memory_occupation"] = 1.0
+    engine = _engine(servers, colocated=True, control_timeout_s=0.2)
+    engine.release_memory()
+    assert servers[1].calls.count("/release_memory_occupation") == 1
+    assert [s.state for s in engine.pool.slots] == [UP, DOWN]
+    engine = _engine(servers, retries=7, backoff_s=8.0)
+    servers[0].abort_generates = servers[1].abort_generates = 10
+    slept = []
+    monkeypatch.setattr(engine_module.time, "sleep", slept.append)
+    with pytest.raises(EngineUnavailable, match="/generate failed 8 times"):
+        engine.generate(PROMPTS[:1], SamplingParams())
+    slept = [s for s in slept if s]  # (time.sleep is patched for the fake servers too)
+    assert slept == [8.0, 16.0, 30.0, 30.0, 30.0, 30.0, 30.0]  # none after the last try

@@ -22,6 +22,12 @@ def _check(*argv):
      r"--rollout-nccl-master-address and --rollout-nccl-master-port"),
     (SGLANG + ["--sglang-model-path", "/m", "--sglang-tp-size", "2", "--sglang-ep-size", "4"],
      r"--sglang-tp-size 2 / --sglang-ep-size 4"),
+    # the trainer binds its NCCL port only at the first publish: an engine could take it first
+    (SGLANG + ["--sglang-model-path", "/m", "--sglang-num-engines", "2", "--sglang-port",
+               "30000", "--rollout-weight-transfer", "nccl", "--rollout-nccl-master-address",
+               "node0", "--rollout-nccl-master-port", "30001"],
+     r"--rollout-nccl-master-port 30001 is a launched engine's HTTP port \(--sglang-port "
+     r"30000 to 30001\)"),
     (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-update-bucket-mb", "0"],
      r"--rollout-update-bucket-mb must be > 0"),
     (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-request-timeout", "0"],

@@ -109,10 +109,12 @@ class SGLangRolloutEngine(RolloutEngine):
         return slots
 
     def shutdown(self) -> None:
-        if self.pool is not None:
-            self.transport.close(self.pool.slots)
-        for s in self.servers:
-            s.stop()
+        try:
+            if self.pool is not None:
+                self.transport.close(self.pool.slots)
+        finally:  # a failed NCCL teardown must not leave the servers running
+            for s in self.servers:
+                s.stop()
 
     # -- generation ----------------------------------------------------------------------
     def generate(self, prompts: List[List[int]], params: SamplingParams) -> List[List[Sample]]:
@@ -143,7 +145,8 @@ class SGLangRolloutEngine(RolloutEngine):
         body = generate_request(prompts, params, cfg.routing_replay, seeds)
         routing = (cfg.dims.num_layers, cfg.top_k) if cfg.routing_replay else None
         failures, failed = [], []
-        for attempt in range(cfg.retries + 1):
+        delays = RetryPolicy(cfg.retries, cfg.backoff_s).delays()  # doubling, capped
+        while True:
             slot = self.pool.acquire(avoid=failed)
             try:
                 answer = slot.client.post("/generate", body, retries=0)
@@ -163,9 +166,11 @@ class SGLangRolloutEngine(RolloutEngine):
                 failures.append(f"{slot.url}: {aborted} samples aborted")
             finally:
                 self.pool.release(slot)
-            time.sleep(cfg.backoff_s * 2 ** attempt)
-        raise EngineUnavailable(f"/generate failed {len(failures)} times: "
-                                + "; ".join(failures))
+            delay = next(delays, None)
+            if delay is None:
+                raise EngineUnavailable(f"/generate failed {len(failures)} times: "
+                                        + "; ".join(failures))
+            time.sleep(delay)
 
     def _check_versions(self, groups, slot) -> None:
         if not self._published:
@@ -217,8 +222,8 @@ class SGLangRolloutEngine(RolloutEngine):
 
         def one(slot):
             try:
-                slot.client.post(path, {"tags": list(tags)},
-                                 timeout_s=self.config.control_timeout_s)
+                slot.client.post(path, {"tags": list(tags)},  # not safe to repeat in SGLang
+                                 timeout_s=self.config.control_timeout_s, retries=0)
             except SGLangError as e:
                 self.pool.mark(slot, DOWN, f"{path}: {e}")
         for_each_engine([s for s in self.pool.slots if s.state == UP], one)
@@ -253,5 +258,8 @@ def _check_server_settings(info: dict, cfg: SGLangConfig, url: str) -> None:
                      "expert ids; those make SGLang return physical ones)")
     if cfg.seed is not None and info.get("enable_deterministic_inference") is False:
         needs.append("--enable-deterministic-inference (for --deterministic-mode)")
+    if cfg.launch is None and cfg.colocated and info.get("enable_memory_saver") is False:
+        needs.append("--enable-memory-saver (for --sglang-colocated: without it releasing "
+                     "the server's memory does nothing, and the trainer runs out of it)")
     if needs:
         raise EngineRequestError(f"{url}: restart the server with {'; '.join(needs)}")

@@ -18,6 +18,11 @@ from typing import Any, Optional
 from .errors import EngineRequestError, EngineUnavailable
 
 
+#: the engines are reached directly: urlopen's default opener sent even loopback calls to an
+#: http_proxy set in the environment (a cluster's), and blamed the engine's URL for the refusal
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 @dataclass
 class RetryPolicy:
     retries: int = 3
@@ -47,7 +52,7 @@ class EngineClient:
         req = urllib.request.Request(self.url + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            with _OPENER.open(req, timeout=timeout_s) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as e:
             detail = e.read().decode(errors="replace")[:500]

@@ -5,11 +5,13 @@ CLI; not run here (no GPU)."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
+from .errors import EngineUnavailable
 from .http_client import EngineClient
 
 
@@ -62,6 +64,30 @@ def server_command(spec: LaunchSpec, engine: int) -> List[str]:
     return cmd + list(spec.extra_args)
 
 
+#: runs the server command (argv[2:]) with the kernel's parent-death signal set (Linux prctl
+#: PR_SET_PDEATHSIG = 1; kept across exec): a trainer killed outright (SIGKILL, the OOM
+#: killer) no longer leaves its servers holding their GPUs, and SGLang's launcher stops its
+#: own workers on that SIGTERM. A parent (argv[1]) gone before the prctl is seen after it.
+_STOP_WITH_PARENT = ("import ctypes, os, signal, sys\n"
+                     "if sys.platform.startswith('linux'):\n"
+                     "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)\n"
+                     "if os.getppid() != int(sys.argv[1]):\n"
+                     "    sys.exit('the trainer that launched this server is gone')\n"
+                     "os.execv(sys.argv[2], sys.argv[2:])")
+
+
+def require_free_port(host: str, port: int) -> None:
+    """SGLang binds its HTTP port only after loading the model, and /health would meanwhile
+    be answered by whatever already listens there (a server an earlier run left behind)."""
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as e:
+            raise OSError(f"{host}:{port} is taken ({e.strerror}): a server of an earlier run "
+                          f"may still hold it; stop it, or pick free ports with "
+                          f"--sglang-port") from None
+
+
 class ServerProcess:
     """One launched server; its output goes to `log_path`."""
 
@@ -71,10 +97,13 @@ class ServerProcess:
         self.proc: Optional[subprocess.Popen] = None
 
     def start(self) -> None:
+        require_free_port(self.spec.host, self.spec.port + self.engine)
         os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(server_command(self.spec, self.engine), stdout=log,
-                                         stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _STOP_WITH_PARENT, str(os.getpid()),
+                 *server_command(self.spec, self.engine)],
+                stdout=log, stderr=subprocess.STDOUT)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -82,6 +111,9 @@ class ServerProcess:
     def wait_healthy(self, client: EngineClient, timeout_s: float) -> None:
         try:
             client.wait_healthy(timeout_s, alive=self.alive)
+            if not self.alive():  # /health answered by another process on its port
+                raise EngineUnavailable(f"{client.url}: the server process exited during "
+                                        f"start-up")
         except Exception as e:
             raise type(e)(f"{e}; server log: {self.log_path}") from e
 

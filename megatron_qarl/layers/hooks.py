@@ -63,6 +63,16 @@ def install_quant_refresh_hook(optimizer, model: Model) -> list:
 
     A Megatron mixed-precision optimizer copies its fp32 main params into the model params
     after the inner torch step: the hook fires before that copy, which is fine because it only
-    marks the caches dirty and quantization happens at the next read."""
+    marks the caches dirty and quantization happens at the next read. That read re-quantizes
+    every layer at once, so the distributed optimizer's parameter all-gather must be complete
+    by then: overlapped with the forward (overlap_param_gather) it would not be, for later
+    layers, and the stale masters would be quantized unseen; refused."""
+    for chunk in model_chunks(model):
+        ddp_config = getattr(chunk, "ddp_config", None)
+        if ddp_config is not None and getattr(ddp_config, "overlap_param_gather", False):
+            raise ValueError("overlap_param_gather: the quantized weights are re-quantized "
+                             "together at the first forward read, before later layers' "
+                             "parameters would be gathered; wrap the model with "
+                             "overlap_param_gather=False")
     return [opt.register_step_post_hook(lambda *_: invalidate_quantized_weights(model))
             for opt in torch_optimizers(optimizer)]

@@ -43,6 +43,10 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
     grouped_experts: bf16 experts (scheme 'none', or not among the targets) run one grouped
     GEMM per projection (layers/experts.py) instead of Megatron's SequentialMLP loop."""
     apply_megatron_fixes()
+    if config.pipeline_model_parallel_size != 1:  # the block spec holds every layer
+        raise ValueError(f"pipeline_model_parallel_size {config.pipeline_model_parallel_size}: "
+                         f"the quantized block spec builds all num_layers on each rank; "
+                         f"pipeline parallelism is not supported (use 1)")
     if cuda_kernels and torch.cuda.is_available() and not config.use_cpu_initialization:
         enable_cuda_kernels()
     scheme = get_scheme(scheme) if isinstance(scheme, str) else scheme

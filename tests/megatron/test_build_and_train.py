@@ -49,3 +49,9 @@ def test_qwen3_30b_a3b_preset_matches_hf_config():
     assert c.moe_router_score_function == "softmax" and not c.moe_router_pre_softmax
     assert QWEN3_30B_A3B.model_kwargs() == dict(vocab_size=151936, max_sequence_length=40960,
                                                 rotary_base=1e6)
+
+
+def test_pipeline_parallelism_is_refused_by_the_builder(single_process):
+    """The block spec holds every layer: each pipeline stage built the whole model."""
+    with pytest.raises(ValueError, match="pipeline parallelism is not supported"):
+        build_tiny("w4a16-g32", pipeline_model_parallel_size=2, pipeline_dtype=torch.float32)

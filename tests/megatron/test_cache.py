@@ -167,3 +167,17 @@ def test_a_dropped_model_invalidated_together_is_freed_without_the_cyclic_gc(sin
         assert master() is None
     finally:
         gc.enable()
+
+
+def test_an_overlapped_parameter_gather_is_refused(single_process):
+    """The first forward read re-quantizes every layer; with the distributed optimizer's
+    all-gather overlapped with the forward, later layers' masters would not have arrived."""
+    from types import SimpleNamespace
+
+    model = build_tiny("w4a16-g32")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    wrapped = SimpleNamespace(ddp_config=SimpleNamespace(overlap_param_gather=True))
+    with pytest.raises(ValueError, match="overlap_param_gather"):
+        install_quant_refresh_hook(opt, [wrapped])
+    wrapped.ddp_config.overlap_param_gather = False
+    assert len(install_quant_refresh_hook(opt, [wrapped])) == 1

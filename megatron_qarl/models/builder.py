@@ -19,8 +19,8 @@ from megatron.core.models.gpt import GPTModel
 from megatron.core.transformer import TransformerConfig
 
 from ..compat import apply_megatron_fixes, reduce_expert_grads_over_expert_dp
-from ..layers import (configure_token_dispatchers, enable_cuda_kernels, parse_targets,
-                      qarl_block_spec, validate_model)
+from ..layers import (configure_token_dispatchers, enable_cuda_kernels,
+                      keep_router_probs_fp32, parse_targets, qarl_block_spec, validate_model)
 from ..layers.layout import KEEP_OPERAND_FLAG
 from ..quant import W4A16, NoQuant, QuantScheme, get_scheme
 
@@ -73,5 +73,6 @@ def build_model(config: TransformerConfig, scheme: Union[str, QuantScheme] = "no
         rotary_base=rotary_base,
     )
     configure_token_dispatchers(model)
+    keep_router_probs_fp32(model)
     reduce_expert_grads_over_expert_dp(model)
     return model

@@ -103,8 +103,7 @@ def main(argv: Optional[List[str]] = None) -> dict:
             print(f"checkpoints: {os.path.abspath(args.save)}")
     if trainer.is_logger and "exited_at" in summary:
         print(f"\nstopped after step {summary['exited_at']} (--exit-interval), saved in "
-              f"{os.path.abspath(args.save)}: the same command resumes from it (with --load "
-              f"{args.save})")
+              f"{os.path.abspath(args.save)}: run again with --load {args.save} to go on")
     return summary
 
 

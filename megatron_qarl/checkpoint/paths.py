@@ -80,11 +80,15 @@ def require_new_output(out_dir: str) -> None:
 
 @contextmanager
 def new_output(out_dir: str) -> Iterator[str]:
-    """The folder a converter writes into: out_dir + '.partial', renamed to out_dir once the
-    converter is done, so an interrupted conversion leaves no folder that looks complete (the
-    trainer's saves do the same with iter_N.tmp). A converter's own error removes it; what a
-    killed run left is named, not deleted."""
+    """The folder a converter writes into: for a new out_dir, out_dir + '.partial', renamed to
+    out_dir once the converter is done, so an interrupted conversion leaves no folder that
+    looks complete (the trainer's saves do the same with iter_N.tmp); a converter's own error
+    removes it, and what a killed run left is named, not deleted. An empty folder given as
+    out_dir (".", a link to one) is written in place."""
     require_new_output(out_dir)
+    if os.path.exists(out_dir):
+        yield out_dir
+        return
     partial = os.path.normpath(out_dir) + ".partial"
     if os.path.exists(partial):
         raise CheckpointError(f"{partial}: left by an interrupted conversion into {out_dir}. "
@@ -95,8 +99,6 @@ def new_output(out_dir: str) -> Iterator[str]:
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
-    if os.path.isdir(out_dir):
-        os.rmdir(out_dir)  # empty: require_new_output
     os.rename(partial, out_dir)
 
 

@@ -4,12 +4,14 @@ SGLang's Triton fused MoE, which serves FP8 block and INT8, multiplies fc2's fp3
 fp32 top-k weights (`fused_topk`); Megatron-Core 0.16.1's router rounds its fp32 softmax to the
 logits' dtype (`.type_as(logits)`), bf16 in a bf16 model. For experts whose scheme multiplies
 the prob into the accumulator (`prob_after_rounding` False) the router takes fp32 logits, an
-exact upcast of the gate GEMM's bf16 ones, so the same experts are chosen and the probs stay
-fp32: FP8's fc2 was 2.9e-3 (relative norm) off SGLang's for the rounding alone
+exact upcast of the gate GEMM's bf16 ones, so the top-k sees the same values and the probs
+stay fp32: FP8's fc2 was 2.9e-3 (relative norm) off SGLang's for the rounding alone
 (docs/results/router_prob_dtype_cpu_2026-12-01). Marlin (W4A16) rounds the prob to bf16, as
 the learner's W4A16 kernels do from either dtype, so its routers are left as they are.
 """
 from __future__ import annotations
+
+import types
 
 import torch
 from megatron.core.transformer.moe.moe_layer import MoELayer
@@ -25,6 +27,9 @@ def keep_router_probs_fp32(model: torch.nn.Module) -> None:
             _route_on_fp32_logits(module.router)
 
 
+def _routing_on_fp32_logits(router, logits, *args, **kwargs):
+    return type(router).routing(router, logits.float(), *args, **kwargs)
+
+
 def _route_on_fp32_logits(router) -> None:
-    routing = type(router).routing.__get__(router)
-    router.routing = lambda logits, *args, **kwargs: routing(logits.float(), *args, **kwargs)
+    router.routing = types.MethodType(_routing_on_fp32_logits, router)  # survives a deepcopy

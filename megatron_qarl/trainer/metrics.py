@@ -51,32 +51,31 @@ class MetricsLogger:
     def __init__(self, path: str, *, enabled: bool, wandb_project: Optional[str] = None,
                  wandb_name: Optional[str] = None, wandb_dir: Optional[str] = None,
                  config: Optional[dict] = None, resume_mark: Optional[dict] = None,
-                 sft_steps: int = 0):
+                 resumed: bool = False, sft_steps: int = 0):
         """Only the rank that logs (enabled) opens files or wandb. resume_mark: the mark()
         a resumed checkpoint saved; the records logged after it are dropped, since the resumed
-        run logs those steps again, and wandb continues the run it names. Without one (a fresh
-        start) records already in the file are an earlier run's that saved no checkpoint:
-        they are moved aside, not appended to. A mark whose file is empty here is another
-        file's (a warm start's checkpoint copied into a new run's folder): this file starts
-        empty and wandb starts a run of its own. sft_steps: wandb ignores a step below its
-        last, so its step axis holds the warm start's steps first (1..sft_steps) and the RL
-        events' after them (sft_steps + step); each event's charts use its own `<event>/step`."""
+        run logs those steps again, and wandb continues the run it names. A file that does
+        not begin with the marked records is not that checkpoint's (a warm start's checkpoint
+        copied into a new run's folder, a file edited since), and neither is one in a run
+        that resumed nothing: its records are moved aside to path.N, not appended to (a run
+        stopped before its first save left them), and wandb starts a run of its own. A resumed
+        checkpoint without a mark (before 2026-12-01) appends. sft_steps: wandb ignores a step
+        below its last, so its step axis holds the warm start's steps first (1..sft_steps)
+        and the RL events' after them (sft_steps + step, in a run of its own too); each
+        event's charts use its own `<event>/step`."""
         self.path, self.enabled, self.wandb = path, enabled, None
         self.sft_steps, self._wandb_axes = sft_steps, set()
         if not enabled:
             return
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        if resume_mark is None:
-            _move_aside(path)
-            kept = b""
-        elif not _read(path) and resume_mark["bytes"]:
-            log.info("%s: the resumed checkpoint's records are in another file; this run's "
-                     "start here", path)
-            resume_mark, kept = None, b""
-        else:
-            kept = self._resume_at(resume_mark)
-            if kept is None:
-                kept = _read(path)
+        kept = self._resume_at(resume_mark) if resume_mark else None
+        if kept is None:
+            if resume_mark or not resumed:
+                _move_aside(path, "not the resumed checkpoint's" if resume_mark else
+                            "of a run that resumed no checkpoint (one stopped before its "
+                            "first save)")
+                resume_mark = None
+            kept = _read(path)
         self._hash, self._bytes = hashlib.sha1(kept), len(kept)
         self.file = open(path, "ab")
         if wandb_project:
@@ -93,12 +92,10 @@ class MetricsLogger:
 
     def _resume_at(self, mark: dict) -> Optional[bytes]:
         """The file cut back to `mark` (atomically), or None where it does not begin with the
-        marked records (another run's file, or one a user edited): then it is kept whole."""
+        marked records."""
         text = _read(self.path)
         kept = text[:mark["bytes"]]
         if len(kept) < mark["bytes"] or hashlib.sha1(kept).hexdigest() != mark["sha1"]:
-            log.warning("%s does not begin with the records the resumed checkpoint saw; "
-                        "appending to it as it is", self.path)
             return None
         if len(text) > len(kept):
             with open(self.path + ".tmp", "wb") as f:
@@ -145,16 +142,16 @@ class MetricsLogger:
                 self.wandb.finish()
 
 
-def _move_aside(path: str) -> None:
-    """A fresh run's file, if it holds records, to the first free path.N."""
+def _move_aside(path: str, whose: str) -> None:
+    """The file, if it holds records, to the first free path.N."""
     if not _read(path):
+        log.info("%s: this run's records start here", path)
         return
     n = 1
     while os.path.exists(f"{path}.{n}"):
         n += 1
     os.replace(path, f"{path}.{n}")
-    log.warning("%s held records of a run that resumed no checkpoint (one stopped before its "
-                "first save); moved them to %s", path, f"{path}.{n}")
+    log.warning("%s held records %s; moved them to %s", path, whose, f"{path}.{n}")
 
 
 def _read(path: str) -> bytes:

@@ -85,6 +85,7 @@ class RLTrainer:
         self.optimizer = None
         self.step, self.sft_done, self.reward_before = 0, args.sft_iters == 0, None
         self.metrics_mark = None  # where metrics.jsonl stood at the resumed checkpoint
+        self.resumed = False
         try:
             if args.load and available_steps(args.load):
                 self._resume()
@@ -97,7 +98,7 @@ class RLTrainer:
                                         wandb_name=args.wandb_exp_name,
                                         wandb_dir=args.wandb_save_dir, config=vars(args),
                                         resume_mark=self.metrics_mark,
-                                        sft_steps=args.sft_iters)
+                                        resumed=self.resumed, sft_steps=args.sft_iters)
         except BaseException:
             self.engine.shutdown()  # SGLang servers it launched must not outlive the set-up
             raise
@@ -374,10 +375,11 @@ class RLTrainer:
 
     def _rewind_tracker(self, step: int) -> None:
         """--ckpt-step k into its own folder goes on from k: the tracker names k at once, so
-        a rewound run stopped before its first save resumes from k, not from the later
-        checkpoints it is replacing (kept until then) against a metrics file cut to k."""
+        a run stopped before its first save resumes from k, not from the checkpoint the
+        tracker named (a later one, kept until this run saves its step, or an earlier one)
+        against a metrics file cut to k."""
         args = self.args
-        if (args.ckpt_step is None or args.save is None or step >= latest_step(args.load)
+        if (args.ckpt_step is None or args.save is None or step == latest_step(args.load)
                 or os.path.realpath(args.save) != os.path.realpath(args.load)):
             return
         if self.is_logger:  # global rank 0, which writes the tracker at saves too
@@ -420,6 +422,7 @@ class RLTrainer:
         self.step, self.sft_done = step, rl_state["sft_done"]
         self.reward_before = rl_state["reward_before"]
         self.metrics_mark = rl_state.get("metrics_mark")  # absent before 2026-12-01
+        self.resumed = True
         if step > 0:  # a warm start's step 0 starts any recipe (examples/tiny/train.sh)
             self._warn_of_another_recipe(rl_state.get("recipe"))  # absent before session 73
         self._rewind_tracker(step)

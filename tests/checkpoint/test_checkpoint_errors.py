@@ -162,6 +162,10 @@ def test_an_interrupted_conversion_leaves_no_output_folder(megatron_dir, tmp_pat
     partial.rmdir()
     megatron_to_hf(megatron_dir, str(out), progress=False)
     assert (out / "config.json").is_file() and not partial.exists()
+    given = tmp_path / "given"  # an empty folder given as the output is written in place
+    given.mkdir()
+    megatron_to_hf(megatron_dir, str(given), progress=False)
+    assert (given / "config.json").is_file() and not (tmp_path / "given.partial").exists()
 
 
 def test_not_a_megatron_checkpoint(hf_dir, tmp_path):

@@ -15,8 +15,8 @@ def _probs_reaching_the_experts(model):
         if isinstance(module, MoELayer):
             module.experts.register_forward_pre_hook(
                 lambda m, args: seen.append((args[2].dtype, args[2].detach().clone())))
-            module.router.register_forward_hook(
-                lambda m, args, out: seen.append(("logits", args[0].dtype)))
+            module.router.register_forward_hook(  # the gate GEMM's input
+                lambda m, args, out: seen.append(("router input", args[0].dtype)))
     return seen
 
 
@@ -28,8 +28,8 @@ def test_the_experts_get_their_kernels_prob_dtype(single_process, scheme, dtype)
     seen = _probs_reaching_the_experts(model)
     tokens, positions = batch()
     loss_of(model, tokens, positions).backward()  # fp32 probs in a bf16 model train too
-    assert {s[1] for s in seen if s[0] == "logits"} == {torch.bfloat16}  # the gate GEMM's
-    assert {s[0] for s in seen if s[0] != "logits"} == {dtype}
+    assert {s[1] for s in seen if s[0] == "router input"} == {torch.bfloat16}
+    assert {s[0] for s in seen if s[0] != "router input"} == {dtype}
 
 
 def test_fp32_probs_are_the_bf16_ones_before_rounding(single_process):

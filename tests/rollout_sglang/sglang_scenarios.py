@@ -266,7 +266,7 @@ def nccl_publish_rebuilds_the_group_without_a_failed_engine():
         UpdateSession(slots, NcclTransport("127.0.0.1", port, timeout_s=30), 1, "abort",
                       30).run(buckets)
         assert [s.state for s in slots] == [UP, STALE], [s.state for s in slots]
-        # the group's collectives give up with the publish's timeout (not torch's 10 min)
+        # the group's collectives give up with the publish's timeout (not torch's 30 min)
         assert {kw["timeout"].total_seconds() for kw in joined} == {30}, joined
     finally:
         for p in procs:

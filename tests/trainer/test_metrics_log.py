@@ -35,7 +35,7 @@ def test_a_resume_drops_what_was_logged_after_its_checkpoint(tmp_path):
     assert _events(path) == [("train", 1), ("train", 2)]
 
 
-def test_a_file_the_checkpoint_did_not_see_is_kept_whole(tmp_path, caplog):
+def test_a_file_the_checkpoint_did_not_see_is_moved_aside(tmp_path, caplog):
     saw = tmp_path / "saw.jsonl"
     logger = MetricsLogger(str(saw), enabled=True)
     logger.log("train", 1, {"loss": 0.5})
@@ -45,9 +45,21 @@ def test_a_file_the_checkpoint_did_not_see_is_kept_whole(tmp_path, caplog):
     before = saw.read_bytes()  # the same file, rewritten since the checkpoint
     with caplog.at_level(logging.WARNING):
         MetricsLogger(str(saw), enabled=True, resume_mark=mark).close()
-    assert saw.read_bytes() == before
-    assert "does not begin with the records the resumed checkpoint saw" in caplog.text
+    assert (tmp_path / "saw.jsonl.1").read_bytes() == before and saw.read_bytes() == b""
+    assert "held records not the resumed checkpoint's; moved them to" in caplog.text
     assert MetricsLogger(str(tmp_path / "quiet.jsonl"), enabled=False).mark() is None
+
+
+def test_a_checkpoint_from_before_marks_appends(tmp_path):
+    """Resumed without a mark (checkpoints before 2026-12-01): the file goes on as it is."""
+    path = tmp_path / "metrics.jsonl"
+    first = MetricsLogger(str(path), enabled=True)
+    first.log("train", 1, {"loss": 0.5})
+    first.close()
+    again = MetricsLogger(str(path), enabled=True, resumed=True)
+    again.log("train", 2, {"loss": 0.4})
+    again.close()
+    assert _events(path) == [("train", 1), ("train", 2)]
 
 
 def test_a_copied_warm_starts_mark_leaves_the_new_runs_file_alone(tmp_path, caplog,
@@ -66,8 +78,13 @@ def test_a_copied_warm_starts_mark_leaves_the_new_runs_file_alone(tmp_path, capl
         logger = MetricsLogger(str(rl), enabled=True, wandb_project="qarl", resume_mark=mark)
     logger.log("train", 1, {"loss": 0.5})
     logger.close()
-    assert "does not begin" not in caplog.text and "records are in another file" in caplog.text
+    assert "moved" not in caplog.text and "this run's records start here" in caplog.text
     assert _events(rl) == [("train", 1)] and "id" not in fake.inits[1]
+    # the RL run stopped before its first save; run again from the same copied checkpoint
+    with caplog.at_level(logging.INFO):
+        MetricsLogger(str(rl), enabled=True, wandb_project="qarl", resume_mark=mark).close()
+    assert _events(str(rl) + ".1") == [("train", 1)] and rl.read_bytes() == b""
+    assert "id" not in fake.inits[2]
 
 
 def test_a_moved_run_folder_still_drops_what_followed_its_checkpoint(tmp_path):
@@ -96,7 +113,8 @@ def test_a_fresh_start_moves_an_earlier_runs_records_aside(tmp_path, caplog):
     assert _events(path) == [("train", 1)]
     assert json.loads((tmp_path / "metrics.jsonl.1").read_text())["loss"] == 0.5
     assert json.loads((tmp_path / "metrics.jsonl.2").read_text())["loss"] == 0.4
-    assert "moved them to" in caplog.text and str(tmp_path / "metrics.jsonl.2") in caplog.text
+    assert "held records of a run that resumed no checkpoint" in caplog.text
+    assert str(tmp_path / "metrics.jsonl.2") in caplog.text
 
 
 class _FakeWandb:

@@ -68,9 +68,13 @@ def server_command(spec: LaunchSpec, engine: int) -> List[str]:
 #: PR_SET_PDEATHSIG = 1; kept across exec): a trainer killed outright (SIGKILL, the OOM
 #: killer) no longer leaves its servers holding their GPUs, and SGLang's launcher stops its
 #: own workers on that SIGTERM. A parent (argv[1]) gone before the prctl is seen after it.
+#: The signal follows the thread that started the server: the engine starts them from the
+#: thread that builds it, the trainer's main thread.
 _STOP_WITH_PARENT = ("import ctypes, os, signal, sys\n"
-                     "if sys.platform.startswith('linux'):\n"
-                     "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)\n"
+                     "if sys.platform.startswith('linux') and "
+                     "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM):\n"
+                     "    print('could not set the parent-death signal: this server will "
+                     "outlive a killed trainer', file=sys.stderr)\n"
                      "if os.getppid() != int(sys.argv[1]):\n"
                      "    sys.exit('the trainer that launched this server is gone')\n"
                      "os.execv(sys.argv[2], sys.argv[2:])")
@@ -80,6 +84,9 @@ def require_free_port(host: str, port: int) -> None:
     """SGLang binds its HTTP port only after loading the model, and /health would meanwhile
     be answered by whatever already listens there (a server an earlier run left behind)."""
     with socket.socket() as sock:
+        # SGLang binds with SO_REUSEADDR too: a port held only by TIME_WAIT connections (an
+        # earlier server's, for a minute after its last request) is free to it
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError as e:

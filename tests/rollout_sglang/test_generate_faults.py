@@ -19,7 +19,7 @@ from megatron_qarl.rollout.sglang import (EngineRequestError, EngineUnavailable,
                                           check_server_version, server_command)
 from megatron_qarl.rollout.routing_replay import (  # noqa: E402
     UNROUTED, replay_indices, replay_routing, spread_unrouted)
-from megatron_qarl.rollout.sglang.pool import DOWN, UP  # noqa: E402
+from megatron_qarl.rollout.sglang.pool import DOWN, LOST, UP  # noqa: E402
 
 PROMPTS = [[1, 2, 3], [4, 5], [6], [7, 8, 9, 10]]
 
@@ -389,7 +389,15 @@ def test_memory_calls_are_not_repeated_and_generate_backs_off_capped(servers, mo
     engine = _engine(servers, colocated=True, control_timeout_s=0.2)
     engine.release_memory()
     assert servers[1].calls.count("/release_memory_occupation") == 1
-    assert [s.state for s in engine.pool.slots] == [UP, DOWN]
+    # its release may have run part-way: out until restarted, though it answers /health (a
+    # down engine was re-admitted, and published to with its weights' memory released)
+    assert [s.state for s in engine.pool.slots] == [UP, LOST]
+    engine.pool.mark(engine.pool.slots[0], DOWN, "a generate call failed")
+    servers[0].reject.add("/health")
+    with pytest.raises(EngineUnavailable, match="lost: .*restart the server"):
+        engine.pool.acquire()  # the lost one answers its health check, and stays out
+    servers[0].reject.clear()
+    assert engine.pool.acquire() is engine.pool.slots[0]  # a down one that answers comes back
     engine = _engine(servers, retries=7, backoff_s=8.0)
     servers[0].abort_generates = servers[1].abort_generates = 10
     slept = []

@@ -22,7 +22,7 @@ from .errors import EngineRequestError, EngineUnavailable, SGLangError
 from .generation import generate_request, parse_generate_response, sample_seeds
 from .http_client import EngineClient, RetryPolicy
 from .launcher import ServerProcess
-from .pool import DOWN, STALE, UP, EnginePool, EngineSlot, for_each_engine
+from .pool import DOWN, LOST, STALE, UP, EnginePool, EngineSlot, for_each_engine
 from .session import UpdateSession
 from .transfer import make_transport
 from .version import check_server_version
@@ -199,11 +199,12 @@ class SGLangRolloutEngine(RolloutEngine):
             self.weight_version = version
             return
         self._resume_tags(("weights",))
-        candidates = [s for s in self.pool.slots if s.state != DOWN or s.client.healthy()]
+        candidates = [s for s in self.pool.slots
+                      if s.state != LOST and (s.state != DOWN or s.client.healthy())]
         session = UpdateSession(candidates, self.transport, version, self.config.pause_mode,
                                 self.config.control_timeout_s)
-        for s in self.pool.slots:
-            if s not in candidates:  # stale, not down: a health check must not re-admit it
+        for s in self.pool.slots:  # stale, not down: a health check must not re-admit it
+            if s not in candidates and s.state != LOST:
                 self.pool.mark(s, STALE, f"unreachable during publish of v{version}")
         session.run(buckets)
         self.weight_version, self._published, self._weights_valid = version, True, True
@@ -224,8 +225,9 @@ class SGLangRolloutEngine(RolloutEngine):
             try:
                 slot.client.post(path, {"tags": list(tags)},  # not safe to repeat in SGLang
                                  timeout_s=self.config.control_timeout_s, retries=0)
-            except SGLangError as e:
-                self.pool.mark(slot, DOWN, f"{path}: {e}")
+            except SGLangError as e:  # a down engine that answered again would be re-admitted
+                self.pool.mark(slot, LOST, f"{path}: {e}; its memory is in an unknown state: "
+                                           f"restart the server")
         for_each_engine([s for s in self.pool.slots if s.state == UP], one)
 
     def release_memory(self) -> None:

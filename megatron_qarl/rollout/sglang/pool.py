@@ -1,6 +1,7 @@
 """The engines a rollout routes to: least-loaded choice among those in rotation, and the
 states that keep an engine out (unreachable, or missed a weight update and so holds weights
-that are not the current version)."""
+that are not the current version, or lost: a memory release or resume failed part-way, so
+what its weights' memory holds is unknown until it is restarted)."""
 from __future__ import annotations
 
 import threading
@@ -11,7 +12,7 @@ from typing import List, Optional, Sequence
 from .errors import EngineUnavailable
 from .http_client import EngineClient
 
-UP, DOWN, STALE = "up", "down", "stale"
+UP, DOWN, STALE, LOST = "up", "down", "stale", "lost"
 
 
 @dataclass

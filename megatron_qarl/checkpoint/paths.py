@@ -84,8 +84,8 @@ def new_output(out_dir: str) -> Iterator[str]:
     out_dir once the converter is done, so an interrupted conversion leaves no folder that
     looks complete (the trainer's saves do the same with iter_N.tmp); a converter's own error
     removes it, and what a killed run left is named, not deleted. An empty folder given as
-    out_dir (".", a link to one) is written in place."""
-    require_new_output(out_dir)
+    out_dir (".", a link to one) is written in place. The converters have checked out_dir
+    with require_new_output before reading their input."""
     if os.path.exists(out_dir):
         yield out_dir
         return

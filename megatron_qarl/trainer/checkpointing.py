@@ -14,7 +14,7 @@ import json
 import os
 import random
 import shutil
-from typing import Optional
+from typing import List, Optional
 
 import numpy as np
 import torch
@@ -184,6 +184,12 @@ def load_model_weights(folder: str, model, hf_config: dict) -> None:
     model.load_state_dict({key: value for key, value in loaded.items() if key in template})
 
 
+def settings_that_differ(saved: Optional[dict], here: dict) -> List[str]:
+    """'KEY SAVED there, HERE here' for each setting a checkpoint saved with another value."""
+    return [f"{key} {saved[key]} there, {value} here" for key, value in here.items()
+            if saved is not None and key in saved and saved[key] != value]
+
+
 def _check_saved_layout(folder: str, layout: dict) -> None:
     """The parallel layout and optimizer a checkpoint was saved with (its rl_state's, since
     2026-12-01) against this run's, before any tensor is read: another one failed deep in the
@@ -192,8 +198,7 @@ def _check_saved_layout(folder: str, layout: dict) -> None:
         saved = dist_checkpointing.load_common_state_dict(folder)["rl_state"]["layout"]
     except Exception:  # noqa: BLE001 - older or damaged: the full load reports the latter
         return
-    differ = [f"{key} {saved[key]} there, {value} here" for key, value in layout.items()
-              if key in saved and saved[key] != value]
+    differ = settings_that_differ(saved, layout)
     if differ:
         raise CheckpointError(
             f"checkpoint {folder} was saved with another parallel layout or optimizer: "

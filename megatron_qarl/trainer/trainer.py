@@ -40,6 +40,7 @@ from .checkpointing import (
     restore_rng_state,
     rng_state,
     save_checkpoint,
+    settings_that_differ,
 )
 from .distributed import all_reduce_metrics, dp_rank_and_size, init_distributed, merge_metric
 from .logprobs import response_logprobs
@@ -393,9 +394,7 @@ class RLTrainer:
         return {f"--{name.replace('_', '-')}": getattr(self.args, name) for name in RECIPE_FLAGS}
 
     def _warn_of_another_recipe(self, saved: Optional[Dict[str, object]]) -> None:
-        differ = [f"{flag} {saved[flag]} there, {value} here"
-                  for flag, value in self._recipe().items()
-                  if saved is not None and flag in saved and saved[flag] != value]
+        differ = settings_that_differ(saved, self._recipe())
         if differ and self.is_logger:
             log.warning("resuming %s with flags other than its run's: %s. The run goes on "
                         "as another experiment from here; pass a new --save (with "

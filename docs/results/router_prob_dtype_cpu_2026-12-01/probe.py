@@ -20,5 +20,6 @@ p32 = torch.softmax(top, -1, dtype=torch.float32)[:, 0]  # SGLang's top-k weight
 p16 = p32.bfloat16()  # the learner's
 a = scheme.reference_grouped_matmul(x, qweight, counts, p32).float()
 b = scheme.reference_grouped_matmul(x, qweight, counts, p16).float()
-print(f"fc2 output, fp32 against bf16 prob: relative norm {((a - b).norm() / a.norm()).item():.3e}, "
+relative = ((a - b).norm() / a.norm()).item()
+print(f"fc2 output, fp32 against bf16 prob: relative norm {relative:.3e}, "
       f"elements differing {(a != b).float().mean().item():.3f}")

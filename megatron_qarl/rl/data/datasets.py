@@ -98,7 +98,8 @@ def read_rows(source: str, prompt_key: str = "prompt", answer_key: str = "answer
     reader = {".jsonl": _read_jsonl, ".json": _read_json, ".parquet": _read_parquet}.get(
         os.path.splitext(source)[1])
     if reader is None:
-        raise DatasetError(f"{source}: unknown format; use .jsonl, .json, .parquet or synthetic:<task>")
+        raise DatasetError(f"{source}: unknown format; use .jsonl, .json, .parquet or "
+                           f"synthetic:<task>")
     rows = reader(source, prompt_key, answer_key)
     if not rows:
         raise DatasetError(f"{source}: no rows")

@@ -102,10 +102,11 @@ def logits_in_model_dtype(model) -> dict:
 class CachedForward:
     """model(ids at positions start..) -> logits [batch, window, vocab] (with last_only
     [batch, 1, vocab], and under sequence parallelism [batch, tp, vocab]: each rank's last
-    position, gathered; the window's last is the last column), over a PositionedKVCache of `room` positions; with `graph`, the decode
-    steps (every window after the first, at start 0) replay the CUDA graph of their key
-    bucket, captured at the first bucket's second step and at each later bucket's first (the
-    returned logits are then that graph's buffer, overwritten by its next replay)."""
+    position, gathered; the window's last is the last column), over a PositionedKVCache of
+    `room` positions; with `graph`, the decode steps (every window after the first, at start 0)
+    replay the CUDA graph of their key bucket, captured at the first bucket's second step and
+    at each later bucket's first (the returned logits are then that graph's buffer, overwritten
+    by its next replay)."""
 
     def __init__(self, model, batch: int, room: int, device, graph: bool,
                  key_bucket: int = KEY_BUCKET):

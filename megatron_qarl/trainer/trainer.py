@@ -67,7 +67,8 @@ class RLTrainer:
         self.device = init_distributed(args)
         self.is_logger = torch.distributed.get_rank() == 0
         self.tokenizer = build_tokenizer(args.tokenizer_type, args.tokenizer_model)
-        self.train_rows = self._prompts(args.prompt_data, args.synthetic_num_prompts, args.seed)
+        self.train_rows = self._prompts(args.prompt_data, args.synthetic_num_prompts, args.seed,
+                                        sft_answers=args.sft_iters > 0)
         self.eval_rows = self._held_out_prompts()
         self.order = PromptOrder(len(self.train_rows), args.seed)
         self.reward_fn = get_reward(args.reward)
@@ -131,13 +132,16 @@ class RLTrainer:
                 f"raise --synthetic-digits")
         return rows[:count]
 
-    def _prompts(self, source, synthetic_rows, seed):
+    def _prompts(self, source, synthetic_rows, seed, sft_answers=False):
+        """sft_answers: the warm start trains on these rows' answers (checked up front)."""
         rows = read_rows(source, self.args.prompt_key, self.args.answer_key,
                          synthetic_rows=synthetic_rows,
                          synthetic_digits=self.args.synthetic_digits, seed=seed)
         budget = self.args.seq_length - self.args.rollout_max_new_tokens
-        prompts = build_prompts(rows, self.args.prompt_template, self.tokenizer, budget, source,
-                                skip_long=self.args.skip_long_prompts)
+        prompts = build_prompts(
+            rows, self.args.prompt_template, self.tokenizer, budget, source,
+            skip_long=self.args.skip_long_prompts,
+            max_answer_tokens=self.args.rollout_max_new_tokens if sft_answers else None)
         if len(prompts) < len(rows) and self.is_logger:
             log.info("%s: %d of %d prompts are over %d tokens and left out (--skip-long-prompts)",
                      source, len(rows) - len(prompts), len(rows), budget)

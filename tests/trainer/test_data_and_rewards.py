@@ -38,10 +38,12 @@ def test_a_json_array_and_a_byte_order_mark_are_read(tmp_path):
     rows = [{"prompt": "1+1=", "answer": "2"}, {"prompt": "2+2=", "answer": "4"}]
     array = tmp_path / "prompts.json"
     array.write_text(json.dumps(rows, indent=1))
-    assert read_rows(str(array)) == rows
+    assert read_rows(str(array)) == [{**r, "where": f"{array}: row {i}"}
+                                     for i, r in enumerate(rows, start=1)]
     bom = tmp_path / "bom.jsonl"
     bom.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8-sig")
-    assert read_rows(str(bom)) == rows
+    assert read_rows(str(bom)) == [{**r, "where": f"{bom}:{i}"}
+                                   for i, r in enumerate(rows, start=1)]
     array.write_text(json.dumps([rows[0], {"question": "x"}]))
     with pytest.raises(DatasetError, match=rf"{array}: row 2: no field 'prompt'"):
         read_rows(str(array))
@@ -51,12 +53,12 @@ def test_jsonl_rows_with_custom_keys_and_template(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"q": "2+3=", "a": 5}) + "\n")
     rows = read_rows(str(path), prompt_key="q", answer_key="a")
-    assert rows == [{"prompt": "2+3=", "answer": "5"}]
+    assert rows == [{"prompt": "2+3=", "answer": "5", "where": f"{path}:1"}]
     tok = CharTokenizer()
     (row,) = build_prompts(rows, "qa", tok, max_prompt_tokens=64, source=str(path))
     assert row.prompt_text == "Question: 2+3=\nAnswer: "
     assert tok.decode(row.prompt_ids) == row.prompt_text
-    with pytest.raises(DatasetError, match="row 1 has a 23-token prompt.*--skip-long-prompts"):
+    with pytest.raises(DatasetError, match=rf"{path}:1: a 23-token prompt.*--skip-long-prompts"):
         build_prompts(rows, "qa", tok, max_prompt_tokens=10, source=str(path))
     # --skip-long-prompts: the long ones are left out, and not all of them
     short = {"prompt": "1=", "answer": "1"}
@@ -66,7 +68,7 @@ def test_jsonl_rows_with_custom_keys_and_template(tmp_path):
     with pytest.raises(DatasetError, match="every prompt is longer than"):
         build_prompts(rows, "qa", tok, max_prompt_tokens=10, source=str(path), skip_long=True)
     # an empty prompt would reach the engine as a zero-length first window
-    with pytest.raises(DatasetError, match=rf"{path}: row 2 has an empty prompt"):
+    with pytest.raises(DatasetError, match=rf"{path}: row 2: an empty prompt"):
         build_prompts(rows + [{"prompt": "", "answer": "0"}], "plain", tok,
                       max_prompt_tokens=64, source=str(path))
     # a character the built-in tokenizer lacks: the row is named (a traceback named none)
@@ -75,11 +77,59 @@ def test_jsonl_rows_with_custom_keys_and_template(tmp_path):
                       max_prompt_tokens=64, source=str(path))
 
 
+def test_numeric_and_blank_answers(tmp_path):
+    """A parquet column of integers with a gap reads as floats: "2.0" never matched 2; NaN
+    and a blank answer loaded, and a blank answer scored an empty response 1."""
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"prompt": "1+1=", "answer": 2.0}\n{"prompt": "x", "answer": 0.5}\n')
+    assert [r["answer"] for r in read_rows(str(path))] == ["2", "0.5"]
+    for bad in ("NaN", "Infinity", '"  "', "null"):
+        path.write_text('{"prompt": "1+1=", "answer": %s}\n' % bad)
+        with pytest.raises(DatasetError, match=rf"{path}:1: field 'answer' must be a non-empty"):
+            read_rows(str(path))
+
+
+def test_errors_name_the_line_of_the_file(tmp_path):
+    """Blank lines shifted build_prompts' row numbers off the file's lines, and a file that
+    is not UTF-8 gave a bare UnicodeDecodeError."""
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b'{"prompt": "1=", "answer": "1"}\n\n{"prompt": "caf\xc3\xa9", '
+                     b'"answer": "0"}\n')
+    with pytest.raises(DatasetError, match=rf"{path}:3: character 'é'"):
+        build_prompts(read_rows(str(path)), "plain", CharTokenizer(), 64, str(path))
+    data = b'{"prompt": "1=", "answer": "1"}\n{"prompt": "caf\xe9", "answer": 0}\n'
+    path.write_bytes(data)
+    at = data.index(b"\xe9")
+    with pytest.raises(DatasetError, match=rf"{path}:2: not UTF-8 text .* at byte {at}\)"):
+        read_rows(str(path))
+    path.write_text('{\n "data": []\n}\n')
+    with pytest.raises(DatasetError, match="a .jsonl holds one JSON object a line"):
+        read_rows(str(path))
+
+
+def test_the_warm_starts_answers_are_checked_up_front(tmp_path):
+    """An answer the tokenizer cannot encode loaded, then failed the run inside the warm
+    start with no row named."""
+    tok, source = CharTokenizer(), str(tmp_path / "p.jsonl")
+    rows = [{"prompt": "a=", "answer": "90°"}, {"prompt": "b=", "answer": "x" * 8}]
+    assert len(build_prompts(rows, "plain", tok, 64, source)) == 2  # no warm start: kept
+    with pytest.raises(DatasetError, match=rf"{source}: row 1: character '°'"):
+        build_prompts(rows, "plain", tok, 64, source, max_answer_tokens=16)
+    rows[0]["answer"] = "90"
+    with pytest.raises(DatasetError, match=r"row 2: the warm start trains on its answer, 9 "
+                                           r"tokens .* --rollout-max-new-tokens = 8"):
+        build_prompts(rows, "plain", tok, 64, source, max_answer_tokens=8)
+    assert len(build_prompts(rows, "plain", tok, 64, source, max_answer_tokens=9)) == 2
+
+
 def test_char_tokenizer_roundtrip_and_unknown_ids():
     tok = CharTokenizer()
     ids = tok.encode("12+34=46\n")
     assert tok.decode(ids + [tok.eos_id]) == "12+34=46\n"
     assert tok.decode([tok.vocab_size + 3]) == "\ufffd"
+    # <pad> sampled inside a response is not text: it vanished, and "1<pad>2" scored 12
+    padded = tok.decode(tok.encode("1") + [tok.pad_id] + tok.encode("2") + [tok.eos_id])
+    assert padded == "1\ufffd2" and arithmetic_reward(padded, "12") == 0.0
     with pytest.raises(ValueError, match="not in the built-in character tokenizer"):
         tok.encode("é")
 
@@ -154,12 +204,13 @@ def test_a_users_reward_loads_as_module_function(tmp_path, monkeypatch):
 def _save_hf_tokenizer(path, generation_eos=None):
     """A local character-level HF tokenizer (no network), optionally with the model's
     generation_config.json beside it."""
-    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     vocab = {"<pad>": 0, "<eos>": 1, "<end>": 2, **{c: i + 3 for i, c in enumerate("0123456789+=")}}
     raw = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
     raw.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    raw.decoder = decoders.Fuse()  # tokens joined without spaces, as byte-level BPE's are
     PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<eos>", pad_token="<pad>",
                             additional_special_tokens=["<end>"]).save_pretrained(path)
     if generation_eos is not None:
@@ -177,6 +228,21 @@ def test_an_hf_tokenizer_stops_where_sglang_does(tmp_path, generation_eos, stop_
     assert (tok.eos_id, tok.pad_id, tok.stop_ids) == (1, 0, stop_ids)
     assert tok.encode("12+3=") == [4, 5, 13, 6, 14]
     assert build_tokenizer("char", None).stop_ids == (1,)
+    # an id past the tokenizer (a padded model vocabulary) vanished in transformers' decode
+    assert tok.decode([4, tok.vocab_size + 100, 5, 1]) == "1\ufffd2"
+    assert tok.decode([4, 2, 5]) == "12"  # special tokens are skipped, as SGLang does
+
+
+def test_hf_tokenizer_files_that_cannot_be_used_are_named(tmp_path):
+    from megatron_qarl.rl.data.tokenizers import build_tokenizer
+
+    _save_hf_tokenizer(tmp_path)
+    tok = build_tokenizer("hf", str(tmp_path))
+    with pytest.raises(DatasetError, match=r"--prompt-template chat-boxed: .* no chat template"):
+        build_prompts([{"prompt": "1+1=", "answer": "2"}], "chat-boxed", tok, 64, "p.jsonl")
+    (tmp_path / "generation_config.json").write_text("{not json")
+    with pytest.raises(DatasetError, match=r"generation_config.json: not a JSON object"):
+        build_tokenizer("hf", str(tmp_path))
 
 
 def test_a_folder_without_an_hf_tokenizer_names_the_flag(tmp_path):

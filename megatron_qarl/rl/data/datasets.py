@@ -5,10 +5,12 @@ A malformed row stops the run before any work with the file and line (or parquet
 """
 from __future__ import annotations
 
+import codecs
 import json
+import math
 import os
 from dataclasses import dataclass
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from .arithmetic import SYNTHETIC_PREFIX, TASKS, arithmetic_rows
 from .templates import render_prompt
@@ -25,7 +27,18 @@ class PromptRow:
     answer: str
 
 
+def _as_text(value):
+    """A number as its text; a whole float as an integer: a parquet column of integers with a
+    missing value reads as floats, and "2.0" never matches an answer of 2."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
 def _check_row(row, where: str, prompt_key: str, answer_key: str) -> Dict[str, str]:
+    """{"prompt", "answer", "where"}: where names the row in later errors."""
     if not isinstance(row, dict):
         raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
     for key, flag in ((prompt_key, "--prompt-key"), (answer_key, "--answer-key")):
@@ -34,21 +47,32 @@ def _check_row(row, where: str, prompt_key: str, answer_key: str) -> Dict[str, s
                 f"{where}: no field {key!r} (fields: {', '.join(map(str, row)) or 'none'}); "
                 f"fix the row or point {flag} at the right field"
             )
-        value = row[key]
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = str(value)
-        if not isinstance(value, str) or not value:
-            raise DatasetError(f"{where}: field {key!r} must be a non-empty string, got {value!r}")
+        value = _as_text(row[key])
+        if not isinstance(value, str) or not value.strip():
+            raise DatasetError(f"{where}: field {key!r} must be a non-empty string or a finite "
+                               f"number, got {row[key]!r}")
         row[key] = value
-    return {"prompt": row[prompt_key], "answer": row[answer_key]}
+    return {"prompt": row[prompt_key], "answer": row[answer_key], "where": where}
+
+
+def _read_text(path: str) -> str:
+    with open(path, "rb") as f:
+        data = f.read()
+    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0  # not a row
+    try:
+        return data[skip:].decode("utf-8")
+    except UnicodeDecodeError as err:
+        at = skip + err.start
+        line = data[:at].count(b"\n") + 1
+        raise DatasetError(f"{path}:{line}: not UTF-8 text "
+                           f"({err.reason} at byte {at}); convert the file to UTF-8") from None
 
 
 def _read_json(path: str, prompt_key: str, answer_key: str) -> List[Dict[str, str]]:
     """A .json file: one array of objects, or JSON lines as a .jsonl."""
-    with open(path, encoding="utf-8-sig") as f:
-        text = f.read()
+    text = _read_text(path)
     if not text.lstrip().startswith("["):
-        return _read_jsonl(path, prompt_key, answer_key)
+        return _read_jsonl(path, prompt_key, answer_key, text)
     try:
         table = json.loads(text)
     except json.JSONDecodeError as err:
@@ -57,17 +81,19 @@ def _read_json(path: str, prompt_key: str, answer_key: str) -> List[Dict[str, st
             for i, row in enumerate(table, start=1)]
 
 
-def _read_jsonl(path: str, prompt_key: str, answer_key: str) -> List[Dict[str, str]]:
+def _read_jsonl(path: str, prompt_key: str, answer_key: str,
+                text: str = None) -> List[Dict[str, str]]:
     rows = []
-    with open(path, encoding="utf-8-sig") as f:  # -sig: a byte-order mark is not a row
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DatasetError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
-            rows.append(_check_row(row, f"{path}:{lineno}", prompt_key, answer_key))
+    for lineno, line in enumerate((_read_text(path) if text is None else text).splitlines(),
+                                  start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DatasetError(f"{path}:{lineno}: not valid JSON ({err.msg}); a .jsonl holds "
+                               f"one JSON object a line, a .json an array of them") from None
+        rows.append(_check_row(row, f"{path}:{lineno}", prompt_key, answer_key))
     return rows
 
 
@@ -107,26 +133,35 @@ def read_rows(source: str, prompt_key: str = "prompt", answer_key: str = "answer
 
 
 def build_prompts(rows: List[Dict[str, str]], template: str, tokenizer,
-                  max_prompt_tokens: int, source: str,
-                  skip_long: bool = False) -> List[PromptRow]:
+                  max_prompt_tokens: int, source: str, skip_long: bool = False,
+                  max_answer_tokens: Optional[int] = None) -> List[PromptRow]:
     """skip_long: leave out prompts over max_prompt_tokens (verl's filter_overlong_prompts)
-    instead of refusing the data; at least one must remain."""
+    instead of refusing the data; at least one must remain. max_answer_tokens: the warm start
+    trains on the answers, so each must encode and fit this many tokens with the eos."""
     out = []
-    for i, row in enumerate(rows, start=1):  # rows as numbered in errors: a .jsonl's lines
+    for i, row in enumerate(rows, start=1):
+        where = row.get("where", f"{source}: row {i}")
         text = render_prompt(template, row["prompt"], tokenizer)
         try:
             ids = tokenizer.encode(text)
+            answer_tokens = (None if max_answer_tokens is None
+                             else len(tokenizer.encode(row["answer"])) + 1)
         except ValueError as err:
-            raise DatasetError(f"{source}: row {i}: {err}") from None
+            raise DatasetError(f"{where}: {err}") from None
+        if answer_tokens is not None and answer_tokens > max_answer_tokens:
+            raise DatasetError(
+                f"{where}: the warm start trains on its answer, {answer_tokens} tokens with the "
+                f"eos, more than --rollout-max-new-tokens = {max_answer_tokens}; raise it, "
+                f"drop the row, or pass --sft-iters 0")
         if not ids:
             raise DatasetError(
-                f"{source}: row {i} has an empty prompt (no tokens after --prompt-template); "
+                f"{where}: an empty prompt (no tokens after --prompt-template); "
                 f"give it text or drop it")
         if len(ids) > max_prompt_tokens:
             if skip_long:
                 continue
             raise DatasetError(
-                f"{source}: row {i} has a {len(ids)}-token prompt, more than --seq-length minus "
+                f"{where}: a {len(ids)}-token prompt, more than --seq-length minus "
                 f"--rollout-max-new-tokens = {max_prompt_tokens}; raise --seq-length, drop it, "
                 f"or pass --skip-long-prompts")
         out.append(PromptRow(ids, text, row["answer"]))

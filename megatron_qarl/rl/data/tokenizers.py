@@ -26,8 +26,9 @@ class Tokenizer(Protocol):
 class CharTokenizer:
     """One id per printable ASCII character plus <pad> (0) and <eos> (1).
 
-    Ids outside the alphabet (a padded model vocabulary can sample them) decode to U+FFFD,
-    which the error-token detector counts, instead of raising mid-rollout.
+    A response's final stop id is not text. Every other id outside the alphabet (<pad>, ids a
+    padded model vocabulary can sample) decodes to U+FFFD, which the error-token detector
+    counts and no reward matches, instead of vanishing or raising mid-rollout.
     """
 
     SPECIALS = ("<pad>", "<eos>")
@@ -50,13 +51,10 @@ class CharTokenizer:
             ) from None
 
     def decode(self, ids: List[int]) -> str:
-        out = []
-        for i in ids:
-            if i == self.eos_id or i == self.pad_id:
-                continue
-            j = i - len(self.SPECIALS)
-            out.append(self.alphabet[j] if 0 <= j < len(self.alphabet) else "\ufffd")
-        return "".join(out)
+        ids = ids[:-1] if ids and ids[-1] in self.stop_ids else ids
+        offset = len(self.SPECIALS)
+        return "".join(self.alphabet[i - offset] if offset <= i < self.vocab_size else "\ufffd"
+                       for i in ids)
 
 
 class HFTokenizer:
@@ -88,14 +86,29 @@ class HFTokenizer:
         pad = self.hf.pad_token_id
         self.pad_id = int(self.eos_id if pad is None else pad)
         self.vocab_size = len(self.hf)
+        self.path = path
 
     def encode(self, text: str) -> List[int]:
         return list(self.hf.encode(text, add_special_tokens=False))
 
     def decode(self, ids: List[int]) -> str:
-        return self.hf.decode(ids, skip_special_tokens=True)
+        """Special tokens are skipped, as SGLang's detokenizer does; an id past the
+        tokenizer's vocabulary (a padded model vocabulary samples them), which transformers
+        drops silently, decodes to U+FFFD as in CharTokenizer."""
+        pieces, run = [], []
+        for i in ids:
+            if 0 <= i < self.vocab_size:
+                run.append(i)
+            else:
+                pieces += [self.hf.decode(run, skip_special_tokens=True), "\ufffd"]
+                run = []
+        return "".join(pieces) + self.hf.decode(run, skip_special_tokens=True)
 
     def apply_chat_template(self, user_text: str) -> str:
+        if not getattr(self.hf, "chat_template", None):
+            raise DatasetError(f"--prompt-template chat-boxed: the tokenizer in {self.path!r} "
+                               f"has no chat template (tokenizer_config.json's chat_template); "
+                               f"use --prompt-template boxed or a format string")
         return self.hf.apply_chat_template(
             [{"role": "user", "content": user_text}], tokenize=False, add_generation_prompt=True
         )
@@ -108,8 +121,12 @@ def _generation_eos_ids(path: str) -> List[int]:
     config = os.path.join(path, GENERATION_CONFIG)
     if not os.path.isfile(config):
         return []
-    with open(config) as f:
-        eos = json.load(f).get("eos_token_id")
+    try:
+        with open(config) as f:
+            eos = json.load(f).get("eos_token_id")
+    except (json.JSONDecodeError, AttributeError) as err:
+        raise DatasetError(f"{config}: not a JSON object ({err}); fix it or remove it (the "
+                           f"eos it names is where rollouts stop)") from None
     if eos is None:
         return []
     return [int(i) for i in (eos if isinstance(eos, list) else [eos])]

@@ -51,7 +51,10 @@ def hf_to_megatron(hf_dir: str, out_dir: str, tensor_parallel: int = 1,
     dims = dims_from_config(config, os.path.join(hf_dir, CONFIG_FILE))
     validate_layout(dims, tensor_parallel, expert_parallel)
     reader = SafetensorsCheckpoint(hf_dir)
-    reader.check(dims.hf_shapes(), f"the Qwen3-MoE model of {hf_dir}/{CONFIG_FILE}")
+    # a tied model's lm_head copy, and rotary tables older exports kept, are not weights
+    reader.check(dims.hf_shapes(), f"the Qwen3-MoE model of {hf_dir}/{CONFIG_FILE}",
+                 may_hold=("rotary_emb.inv_freq",)
+                 + (("lm_head.weight",) if dims.tied_embeddings else ()))
     chunks = all_chunks(dims)
     dtypes = []
     for chunk in chunks:

@@ -80,6 +80,10 @@ def dims_from_config(config: dict, path: str = CONFIG_FILE) -> Qwen3MoeDims:
         )
     if config.get("shared_expert_intermediate_size"):
         raise CheckpointError(f"{path}: shared experts are not part of Qwen3-MoE")
+    if config.get("attention_bias"):
+        raise CheckpointError(f"{path}: attention_bias is true; Qwen3-MoE's attention has no "
+                              f"biases and the Megatron model is built without them (they "
+                              f"would be dropped)")
     dims = Qwen3MoeDims(
         num_layers=config["num_hidden_layers"], hidden=config["hidden_size"],
         num_heads=config["num_attention_heads"], num_kv_heads=config["num_key_value_heads"],

@@ -48,7 +48,13 @@ class MegatronCheckpoint:
         self._check_shapes()
 
     def _check_shapes(self) -> None:
-        """Every key present with its global shape (layer 0's chunks cover all layer keys)."""
+        """Every key present with its global shape (layer 0's chunks cover all layer keys), and
+        no untied lm_head under a tied config (it would be dropped)."""
+        if self.dims.tied_embeddings and "output_layer.weight" in self.tensors:
+            raise CheckpointError(
+                f"{self.directory}: holds output_layer.weight (an lm_head of its own), but "
+                f"{self.assets}/{CONFIG_FILE} ties it to the embedding (tie_word_embeddings), "
+                f"which would drop it; pass the config the model was trained with")
         for chunk in top_chunks(self.dims) + layer_chunks(self.dims, 0):
             if chunk.key not in self.tensors:
                 raise CheckpointError(

@@ -84,10 +84,20 @@ def new_output(out_dir: str) -> Iterator[str]:
     out_dir once the converter is done, so an interrupted conversion leaves no folder that
     looks complete (the trainer's saves do the same with iter_N.tmp); a converter's own error
     removes it, and what a killed run left is named, not deleted. An empty folder given as
-    out_dir (".", a link to one) is written in place. The converters have checked out_dir
+    out_dir (".", a link to one) is written in place, and emptied again on an error (the
+    shards it left made the rerun's out_dir "not empty"). The converters have checked out_dir
     with require_new_output before reading their input."""
     if os.path.exists(out_dir):
-        yield out_dir
+        try:
+            yield out_dir
+        except BaseException:
+            for name in os.listdir(out_dir):
+                path = os.path.join(out_dir, name)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+            raise
         return
     partial = os.path.normpath(out_dir) + ".partial"
     if os.path.exists(partial):

@@ -113,14 +113,25 @@ class SafetensorsCheckpoint:
                                   f"dtype {dtype}, which these tools do not convert")
         return TORCH_DTYPES[dtype]
 
-    def check(self, expected_shapes: Dict[str, Tuple[int, ...]], what: str) -> None:
-        """Every expected tensor present with its shape; `what` names the model in errors."""
+    def check(self, expected_shapes: Dict[str, Tuple[int, ...]], what: str,
+              may_hold: Tuple[str, ...] = ()) -> None:
+        """Every expected tensor present with its shape and no other but those ending in
+        `may_hold` (a tensor nobody reads would be dropped from the conversion: the layers
+        past a config's num_hidden_layers, biases); `what` names the model in errors."""
         missing = [n for n in expected_shapes if n not in self.file_of]
         if missing:
             raise CheckpointError(
                 f"{self.directory}: {len(missing)} tensors of {what} missing, first "
                 f"{missing[0]!r}; the checkpoint is incomplete or config.json belongs to "
                 f"another model"
+            )
+        unread = [n for n in self.file_of
+                  if n not in expected_shapes and not n.endswith(may_hold)]
+        if unread:
+            raise CheckpointError(
+                f"{self.path(self.file_of[unread[0]])}: {len(unread)} tensors that {what} does "
+                f"not have, first {unread[0]!r}; they would be dropped: check config.json "
+                f"(num_hidden_layers, num_experts, attention_bias) against the checkpoint"
             )
         for name, shape in expected_shapes.items():
             _, actual = self.dtype_and_shape(name)

@@ -118,12 +118,16 @@ def inspect_rows(path: str) -> Tuple[str, List[Tuple[str, str, Tuple[int, ...]]]
         rows = [(k, str(d).replace("torch.", ""), s) for k, (d, s) in sorted(tensors.items())]
         return "Megatron-Core distributed checkpoint (torch_dist, any TP/EP)", rows
     config = read_config(path)
-    scheme = scheme_of(config, os.path.join(path, CONFIG_FILE))
     reader = SafetensorsCheckpoint(path)
     rows = [(n, *reader.dtype_and_shape(n)) for n in reader.names()]
-    fmt = "HF safetensors, dense" if scheme is None else f"HF safetensors, {scheme.name} " \
-        f"({config['quantization_config']['quant_method']})"
-    return fmt, rows
+    if "quantization_config" not in config:
+        return "HF safetensors, dense", rows
+    method = config["quantization_config"].get("quant_method")
+    try:  # the headers need no scheme: one these tools did not write is listed too
+        scheme = scheme_of(config, os.path.join(path, CONFIG_FILE)).name
+    except CheckpointError:
+        scheme = "a layout these tools did not write; compare cannot dequantize it"
+    return f"HF safetensors, quantized ({method}: {scheme})", rows
 
 
 def compare(path_a: str, path_b: str,

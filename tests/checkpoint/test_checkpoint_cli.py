@@ -36,8 +36,19 @@ def test_convert_export_inspect_compare(hf_dir, tmp_path, capsys):
 
     assert cli.main(["inspect", w4]) == 0
     out = capsys.readouterr().out
-    assert "w4a16-g32 (compressed-tensors)" in out
+    assert "quantized (compressed-tensors: w4a16-g32)" in out
     assert "model.layers.0.mlp.experts.0.down_proj.weight_scale" in out and "[128, 4]" in out
+    # a quantized layout these tools did not write (a GPTQ download) is listed, not refused
+    config = os.path.join(w4, "config.json")
+    with open(config) as f:
+        fields = json.load(f)
+    fields["quantization_config"] = {"quant_method": "gptq", "bits": 4}
+    with open(config, "w") as f:
+        json.dump(fields, f)
+    assert cli.main(["inspect", w4]) == 0
+    out = capsys.readouterr().out
+    assert "quantized (gptq: a layout these tools did not write" in out
+    assert "down_proj.weight_scale" in out
     assert cli.main(["inspect", mg]) == 0
     out = capsys.readouterr().out
     assert "Megatron-Core distributed checkpoint" in out

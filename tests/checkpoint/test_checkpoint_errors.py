@@ -114,6 +114,31 @@ def test_config_of_another_size(broken):
         hf_to_megatron(src, out, progress=False)
 
 
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c.update(num_hidden_layers=1), r"tensors that the Qwen3-MoE model .* does not "
+                                              r"have, first 'model\.layers\.1\."),
+    (lambda c: c.update(attention_bias=True), "attention_bias is true"),
+])
+def test_tensors_the_config_does_not_name_are_refused(broken, edit, message):
+    """A config of fewer layers converted a truncated model, and one with attention biases
+    dropped them; compare, reading only the mapped names, saw no difference."""
+    src, out = broken
+    _edit_config(src, edit)
+    with pytest.raises(CheckpointError, match=message):
+        hf_to_megatron(src, out, progress=False)
+    assert not os.path.exists(out)
+
+
+def test_a_tied_config_for_an_untied_checkpoint_is_refused(megatron_dir, tmp_path):
+    """megatron-to-hf under a config with tie_word_embeddings dropped the trained lm_head."""
+    ckpt = str(tmp_path / "megatron")
+    shutil.copytree(megatron_dir, ckpt)
+    _edit_config(os.path.join(ckpt, "hf_assets"), lambda c: c.update(tie_word_embeddings=True))
+    with pytest.raises(CheckpointError, match=r"holds output_layer\.weight .*"
+                                              r"tie_word_embeddings"):
+        megatron_to_hf(ckpt, str(tmp_path / "out"), progress=False)
+
+
 def test_layout_that_cannot_load_the_model(hf_dir, tmp_path):
     with pytest.raises(CheckpointError, match="--expert-model-parallel-size 3.*num_experts 4"):
         hf_to_megatron(hf_dir, str(tmp_path / "out"), expert_parallel=3, progress=False)
@@ -164,6 +189,11 @@ def test_an_interrupted_conversion_leaves_no_output_folder(megatron_dir, tmp_pat
     assert (out / "config.json").is_file() and not partial.exists()
     given = tmp_path / "given"  # an empty folder given as the output is written in place
     given.mkdir()
+    with monkeypatch.context() as patch:  # and emptied again on an error (not by .tmp shards)
+        patch.setattr(convert, "copy_hf_assets", crash)
+        with pytest.raises(KeyboardInterrupt):
+            megatron_to_hf(megatron_dir, str(given), progress=False)
+    assert given.is_dir() and not os.listdir(given)
     megatron_to_hf(megatron_dir, str(given), progress=False)
     assert (given / "config.json").is_file() and not (tmp_path / "given.partial").exists()
 

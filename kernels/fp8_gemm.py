@@ -208,8 +208,9 @@ def fp8_block_grouped_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight,
 def fp8_block_grouped_linear(x: torch.Tensor, qweight, tokens_per_expert: torch.Tensor,
                              tiles=None, routed_rows: int = None,
                              probs: torch.Tensor = None) -> torch.Tensor:
-    """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> [T, out] in x's
-    dtype (the GEMM writes bf16), as the reference and the other schemes' ops.
+    """x [T, in] sorted by expert, FP8Block QuantizedWeight [E, out, in] -> [T, out]: the
+    GEMM writes bf16, as SGLang's serving GEMM does, cast to x's dtype (of fp32 activations,
+    the reference's fp32 output rounded to bf16).
     routed_rows, probs: as fp8_block_grouped_matmul's; the quantizer then skips the padding
     too."""
     check_activation(x, qweight.in_features)
@@ -313,7 +314,8 @@ def fp8_block_matmul(xq: torch.Tensor, xs: torch.Tensor, qweight, scaled_mm: boo
 
 
 def fp8_block_linear(x: torch.Tensor, qweight) -> torch.Tensor:
-    """x [..., in] @ W^T for an FP8Block QuantizedWeight [out, in] -> [..., out] in bf16."""
+    """x [..., in] @ W^T for an FP8Block QuantizedWeight [out, in] -> [..., out], written in
+    bf16 and cast to x's dtype (as fp8_block_grouped_linear)."""
     check_activation(x, qweight.in_features)
     x2 = x.reshape(-1, x.shape[-1])
     cublas = scaled_mm_applies(x2, qweight)  # once: the quantizer's row padding follows it

@@ -120,6 +120,8 @@ class QuantScheme(abc.ABC):
         here, left unset by the kernels. probs [T]: each row's router prob (scale_rows)."""
         counts = [int(c) for c in tokens_per_expert.tolist()]
         routed = sum(counts)
+        if min(counts, default=0) < 0:
+            raise ValueError(f"tokens_per_expert: negative counts {counts}")
         if routed > x.shape[0]:
             raise ValueError(f"tokens_per_expert sums to {routed} but x has {x.shape[0]} rows")
         pe = [None] * len(counts) if probs is None else torch.split(probs[:routed], counts)

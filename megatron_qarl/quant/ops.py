@@ -148,7 +148,29 @@ def quantize_weight(scheme, weight: Union[torch.Tensor, Sequence[torch.Tensor]],
     return scheme.quantize_weight(weight, name, check_finite=False)
 
 
+def _check_weight(qweight: QuantizedWeight, grouped: bool) -> None:
+    """The layout every op reads: the kernels take the codes' rows as contiguous and one
+    weight ([out, in]) or the stacked experts ([E, out, in]); a transposed or stacked weight
+    in the wrong op gave wrong numbers without an error."""
+    dims = 3 if grouped else 2
+    if len(qweight.shape) != dims:
+        raise ValueError(f"qweight: shape {tuple(qweight.shape)}; "
+                         + ("the grouped op takes the experts stacked [E, out, in]" if grouped
+                            else "the dense op takes one [out, in] weight: index the expert"))
+    if qweight.data.stride(-1) != 1:
+        raise ValueError(f"qweight.data: strides {qweight.data.stride()}, rows not contiguous; "
+                         f"pass the codes in the serving layout (qweight.data.contiguous())")
+
+
+def _check_grouped(x: torch.Tensor, qweight: QuantizedWeight) -> None:
+    _check_weight(qweight, grouped=True)
+    if x.dim() != 2:
+        raise ValueError(f"x: shape {tuple(x.shape)}; the grouped op takes the rows sorted by "
+                         f"expert as [tokens, in]: flatten the activations first")
+
+
 def linear(x: torch.Tensor, qweight: QuantizedWeight) -> torch.Tensor:
+    _check_weight(qweight, grouped=False)
     op = _LINEAR.get(_key(type(qweight.scheme), x.device.type))
     return op(x, qweight) if op else qweight.scheme.reference_matmul(x, qweight)
 
@@ -166,6 +188,7 @@ def grouped_linear(x: torch.Tensor, qweight: QuantizedWeight, tokens_per_expert:
                    probs: Optional[torch.Tensor] = None) -> torch.Tensor:
     """probs [T]: the router prob of each row (fc2 of the experts), applied as the SGLang
     kernel serving the scheme applies it (base.scale_rows)."""
+    _check_grouped(x, qweight)
     op = _GROUPED.get(_key(type(qweight.scheme), x.device.type))
     if op:
         return op(x, qweight, tokens_per_expert, probs=probs)
@@ -209,6 +232,8 @@ def swiglu_experts(x: torch.Tensor, fc1: QuantizedWeight, fc2: QuantizedWeight,
     for forwards without autograd (rollout, old logprobs), fused where a kernel is registered:
     the learner's forward keeps fc1's output for its backward and calls the grouped op per
     projection. routed_rows: see SwigluExpertsOp."""
+    _check_grouped(x, fc1)
+    _check_weight(fc2, grouped=True)
     op = _SWIGLU_EXPERTS.get(_key(type(fc1.scheme), x.device.type), composed_swiglu_experts)
     return op(x, fc1, fc2, tokens_per_expert, probs, routed_rows=routed_rows)
 

@@ -2,7 +2,9 @@
 quantizer were the identity, so gradients land in the full-precision master weights.
 
 grad_input flows through the dequantized weight (what the forward used); grad_weight is the
-full-precision product grad_out^T @ x, cast to the master weight's dtype. Registered ops
+full-precision product grad_out^T @ x, cast to the master weight's dtype: the paper runs "the
+forward pass in low bit while keeping the backward pass in full precision", so W8A8 schemes
+take the activations unquantized here, not the codes their forward multiplied. Registered ops
 (quant.ops) compute both on tensor cores where the reference multiplies in fp32.
 """
 from __future__ import annotations

@@ -110,6 +110,7 @@ class W4A16(QuantScheme):
         scale = require(tensors, f"{prefix}.weight_scale", torch.bfloat16)
         shape = tuple(int(v) for v in require(tensors, f"{prefix}.weight_shape").tolist())
         out, inp = shape
+        self.validate_shape(f"{prefix}.weight_shape", out, inp)
         expected = {"weight_packed": (out, inp // PACK),
                     "weight_scale": (out, inp // self.group_size)}
         for key, t in (("weight_packed", packed), ("weight_scale", scale)):

@@ -87,3 +87,40 @@ def test_serving_scales_of_another_shape_are_refused(name, scale_key, bad_scale)
                                                 rf"\({bad_scale.shape[0]},.*the checkpoint is "
                                                 rf"corrupt"):
         scheme.from_serving_tensors("layers.0.o_proj", tensors)
+
+
+def test_w4a16_serving_shape_off_its_groups_is_refused():
+    """weight_shape (48, 100) with groups of 32 loaded, and the kernel ignored inputs 96-99."""
+    scheme = get_scheme("w4a16-g32")
+    tensors = scheme.serving_tensors("e.up_proj", scheme.quantize_weight(torch.randn(48, 96)))
+    tensors["e.up_proj.weight_shape"] = torch.tensor([48, 100])
+    with pytest.raises(QuantizationError, match=r"e\.up_proj\.weight_shape: in_features 100 is "
+                                                r"not a multiple of 32"):
+        scheme.from_serving_tensors("e.up_proj", tensors)
+
+
+@pytest.mark.parametrize("name", ["w4a16-g32", "fp8-block", "int8", "none"])
+def test_the_ops_refuse_weights_and_rows_of_another_layout(name):
+    """The kernels read one weight's or the stacked experts' contiguous rows, and grouped rows
+    as [tokens, in]: a stacked weight in the dense op used expert 0, transposed codes gave
+    numbers 54-74 off, and [T, 2, in] rows computed only x[:, 0]; all without an error."""
+    from megatron_qarl.quant import ops
+
+    scheme = get_scheme(name)
+    stacked = ops.quantize_weight(scheme, torch.randn(2, 128, 128))
+    x, counts = torch.randn(4, 128), torch.tensor([1, 3])
+    assert ops.grouped_linear(x, stacked, counts).shape == (4, 128)
+    with pytest.raises(ValueError, match=r"the dense op takes one \[out, in\] weight"):
+        ops.linear(x, stacked)
+    with pytest.raises(ValueError, match="the grouped op takes the experts stacked"):
+        ops.grouped_linear(x, stacked[0], counts)
+    with pytest.raises(ValueError, match=r"x: shape \(2, 2, 128\).*flatten the activations"):
+        ops.grouped_linear(x.view(2, 2, 128), stacked, counts)
+    with pytest.raises(ValueError, match=r"x: shape \(2, 2, 128\).*flatten the activations"):
+        ops.swiglu_experts(x.view(2, 2, 128), stacked, stacked, counts, None)
+    one = stacked[0]
+    transposed = QuantizedWeight(one.data.t().contiguous().t(), one.scale, one.shape, scheme)
+    with pytest.raises(ValueError, match="rows not contiguous"):
+        ops.linear(x, transposed)
+    with pytest.raises(ValueError, match="tokens_per_expert: negative counts"):
+        ops.grouped_linear(x, stacked, torch.tensor([5, -1]))

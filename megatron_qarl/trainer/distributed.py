@@ -5,6 +5,7 @@ On a CPU the compat CPU support module patches the few torch.cuda entry points m
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
 import os
@@ -135,6 +136,19 @@ def all_reduce_metrics(values: dict, device) -> dict:
         t = torch.where(torch.tensor([is_extreme(k) for k in keys], device=device),
                         extremes * sign, t)
     return dict(zip(keys, t.tolist()))
+
+
+def data_parallel_sha1(items) -> str:
+    """sha1 of repr(items) where one data-parallel rank holds them; over several, the sha1 of
+    every rank's digest in rank order (each holds its share of the step's samples, and rank 0
+    alone logs). Digests travel, not the items: a step's token ids would be megabytes."""
+    digest = hashlib.sha1(repr(items).encode()).hexdigest()
+    group = parallel_state.get_data_parallel_group()
+    if dist.get_world_size(group) == 1:
+        return digest
+    digests = [None] * dist.get_world_size(group)
+    dist.all_gather_object(digests, digest, group=group)
+    return hashlib.sha1("".join(digests).encode()).hexdigest()
 
 
 def all_reduce_sum(value: torch.Tensor) -> torch.Tensor:

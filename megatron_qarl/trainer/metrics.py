@@ -164,5 +164,5 @@ def _read(path: str) -> bytes:
 def console_line(step: int, values: Dict[str, object]) -> str:
     keys = ("reward_mean", "response_length_mean", "pg_loss", "mismatch_abs_log_w_token",
             "error_resp_frac", "tokens_per_s")
-    shown = [f"{k}={_plain(values[k]):.4g}" for k in keys if k in values]
+    shown = [f"{k}={float(values[k]):.4g}" for k in keys if k in values]  # nan as nan
     return f"step {step}: " + " ".join(shown)

@@ -8,7 +8,6 @@ sample identically (same seed, gathered logits).
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from contextlib import nullcontext
@@ -42,7 +41,8 @@ from .checkpointing import (
     save_checkpoint,
     settings_that_differ,
 )
-from .distributed import all_reduce_metrics, dp_rank_and_size, init_distributed, merge_metric
+from .distributed import (all_reduce_metrics, data_parallel_sha1, dp_rank_and_size,
+                          init_distributed, merge_metric)
 from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
 from .models import build_policy, model_hf_config, model_vocab_rows
@@ -255,8 +255,8 @@ class RLTrainer:
         tokens = metrics.pop("tokens") * dp  # every rank's own count, summed
         metrics["tokens_per_s"] = tokens / max(sum(timer.seconds.values()), 1e-9)
         metrics["prompt_indices"] = indices
-        metrics["rollout_sha1"] = hashlib.sha1(repr(
-            [(s.prompt_ids, s.response_ids) for s in samples]).encode()).hexdigest()
+        metrics["rollout_sha1"] = data_parallel_sha1(
+            [(s.prompt_ids, s.response_ids) for s in samples])
         return metrics
 
     def _logprobs(self, batch) -> torch.Tensor:

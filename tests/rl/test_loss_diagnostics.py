@@ -26,6 +26,19 @@ def test_mismatch_stats_by_hand():
     assert stats["mismatch_k3_kl"].item() == pytest.approx(k3, rel=1e-4)
 
 
+def test_the_sequence_mismatch_is_tbpos_log_w_past_the_token_clamp():
+    """Each token's log w was clamped to +-20 before the sequence mean: 10 where TBPO's log w
+    (tis.sequence_log_mismatch) is 14."""
+    from megatron_qarl.rl.objectives.tis import sequence_log_mismatch
+
+    old, sampler = torch.tensor([[-30.0, -1.0]]), torch.tensor([[-2.0, -1.0]])
+    mask = torch.ones(1, 2, dtype=torch.bool)
+    stats = mismatch_stats(old, sampler, mask)
+    assert stats["mismatch_abs_log_w_seq"].item() == pytest.approx(14.0)
+    assert sequence_log_mismatch(old, sampler, mask).abs().item() == pytest.approx(14.0)
+    assert stats["mismatch_abs_log_w_token"].item() == pytest.approx(10.0)  # clamped: 20, 0
+
+
 def test_ratio_stats_by_hand():
     e = math.exp
     lp, old, mask = logprobs_from_ratios([[e(0.2), e(-0.4)], [e(0.1), None]])

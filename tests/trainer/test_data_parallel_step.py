@@ -77,3 +77,24 @@ def test_two_data_parallel_ranks_step_as_one_process_over_all_rows():
         for name, value in one_weights.items():
             torch.testing.assert_close(weights[name], value, rtol=1e-4, atol=1e-6, msg=name)
     assert one["grad_norm"] > 0
+
+
+def _rollout_digest(rank, world_size, changed_rank):
+    from megatron_qarl.trainer.distributed import data_parallel_sha1
+
+    init_parallel(tp=1, ep=1)
+    return data_parallel_sha1([("rank", rank, rank == changed_rank)])
+
+
+def test_the_rollout_hash_covers_every_data_parallel_ranks_samples():
+    """rollout_sha1 hashed rank 0's share alone: another rank's diverging rollouts went
+    unseen by the determinism and resume checks that compare it."""
+    import hashlib
+
+    same = run_distributed(_rollout_digest, 2, None)
+    assert same[0] == same[1]
+    parts = [hashlib.sha1(repr([("rank", r, False)]).encode()).hexdigest() for r in (0, 1)]
+    assert same[0] == hashlib.sha1("".join(parts).encode()).hexdigest()
+    assert run_distributed(_rollout_digest, 2, 1)[0] != same[0]  # rank 1's samples count
+    (alone,) = run_distributed(_rollout_digest, 1, None)
+    assert alone == parts[0]  # one rank: the hash of its samples, as before

@@ -166,3 +166,15 @@ def test_wandb_steps_only_grow_across_the_warm_start_and_rl(tmp_path, monkeypatc
     assert fake.logged[3][1] == {"eval/eval_reward": 0.5, "eval/step": 0}
     assert fake.logged[5][1] == {"train/loss": 0.1, "train/step": 2}
     assert fake.axes["train/*"] == "train/step" and fake.axes["sft/*"] == "sft/step"
+
+
+def test_the_console_line_prints_a_nan_metric():
+    """A NaN metric (a NaN sampler logprob under a loss that never reads them) was written to
+    the jsonl, then crashed the console line's format before the step's checkpoint."""
+    import torch
+
+    from megatron_qarl.trainer.metrics import console_line
+
+    line = console_line(3, {"reward_mean": torch.tensor(0.5),
+                            "mismatch_abs_log_w_token": float("nan"), "other": 1.0})
+    assert line == "step 3: reward_mean=0.5 mismatch_abs_log_w_token=nan"

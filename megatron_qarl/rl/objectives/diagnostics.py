@@ -36,12 +36,14 @@ def ratio_stats(inputs: LossInputs) -> dict[str, Tensor]:
 
 
 def mismatch_stats(old_logprobs: Tensor, sampler_logprobs: Tensor, mask: Tensor) -> dict[str, Tensor]:
-    """How far the learner (weights of the rollout version) is from the sampler."""
-    log_w = torch.where(mask, old_logprobs - sampler_logprobs, 0.0).clamp(-LOG_RATIO_LIMIT, LOG_RATIO_LIMIT)
+    """How far the learner (weights of the rollout version) is from the sampler. The sequence
+    log w is TBPO's and MIS's (tis.sequence_log_mismatch: the mean before any clamp)."""
+    diff = torch.where(mask, old_logprobs - sampler_logprobs, 0.0)
+    log_w = diff.clamp(-LOG_RATIO_LIMIT, LOG_RATIO_LIMIT)
     k3 = torch.expm1(log_w) - log_w  # w - 1 - log w >= 0, unbiased for KL(sampler || learner)
     return {
         "mismatch_abs_log_w_token": masked_mean(log_w.abs(), mask),
-        "mismatch_abs_log_w_seq": masked_mean(sequence_mean(log_w, mask).abs(), mask.any(dim=-1)),
+        "mismatch_abs_log_w_seq": masked_mean(sequence_mean(diff, mask).abs(), mask.any(dim=-1)),
         "mismatch_k3_kl": masked_mean(k3, mask),
     }
 

@@ -6,7 +6,10 @@ garbled tokens mid-response and then looping on repetitive ones. A response is f
   - an n-gram (2 <= n <= max_ngram) repeats back-to-back at least min_loop_repeats times, or
   - after detokenisation, the share of U+FFFD replacement / unprintable characters (\\n, \\t,
     \\r excepted) exceeds max_bad_char_fraction.
-The thresholds are heuristics for logging, not for the loss; tune them per tokenizer.
+The thresholds are heuristics for logging, not for the loss; tune them per tokenizer. Only
+exact loops count: an irregular mix of a few tokens in printable text (Table 6's first
+response, "te-to-te-te-to-to-to-teteto-...") is not flagged, so error_resp_frac is a lower
+bound on that failure mode.
 """
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass

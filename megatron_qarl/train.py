@@ -72,6 +72,7 @@ def main(argv: Optional[List[str]] = None) -> dict:
     logging.getLogger("megatron_qarl").setLevel(logging.INFO)
     from .rl.data import DatasetError
     from .rl.rewards import RewardError
+    from .rollout.sglang.errors import EngineUnavailable
     from .trainer.checkpointing import CheckpointError
     from .trainer.distributed import shutdown_distributed
     from .trainer.trainer import RLTrainer, eval_label
@@ -82,7 +83,8 @@ def main(argv: Optional[List[str]] = None) -> dict:
             summary = trainer.run()
         finally:
             trainer.engine.shutdown()  # stops SGLang servers the engine launched
-    except (FlagError, DatasetError, CheckpointError, RewardError) as err:  # found at work
+    except (FlagError, DatasetError, CheckpointError, RewardError,
+            EngineUnavailable) as err:  # found at work; an engine not there is not a bug
         sys.stderr.write(f"{parser.prog}: error: {err}\n")
         raise SystemExit(1) from None
     finally:

@@ -7,6 +7,7 @@ from megatron.core.transformer.module import Float16Module
 
 from ..checkpoint.model_preset import hf_config_from_preset
 from ..layers import parse_targets, validate_model
+from ..layers.layout import check_expert_parallel
 from ..models import build_model, get_preset
 from ..quant import get_scheme
 from .validation import FlagError
@@ -70,6 +71,7 @@ def check_model_flags(args) -> None:
     if config.num_moe_experts < config.moe_router_topk:
         raise ValueError(f"--num-experts {config.num_moe_experts} is below the {args.model} "
                          f"router's top-k {config.moe_router_topk}: give at least that many")
+    check_expert_parallel(config)  # validate_model's first check, for bf16 runs too
     targets = parse_targets(args.quant_targets)
     if args.rollout_quant != "none":
         validate_model(config, get_scheme(args.rollout_quant), targets)

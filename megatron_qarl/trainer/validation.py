@@ -9,7 +9,7 @@ import os
 import torch
 
 from ..quant import W4A16, get_scheme
-from ..rl.data.arithmetic import SYNTHETIC_PREFIX
+from ..rl.data.arithmetic import SYNTHETIC_PREFIX, TASKS
 from ..rl.data.templates import check_template
 from ..rl.objectives.config import PolicyLossConfig
 from ..rl.rewards import get_reward
@@ -54,6 +54,9 @@ def _parallel(args, world_size: int) -> int:
     if world_size % (ep * etp):
         raise FlagError(f"--expert-model-parallel-size {ep} x --expert-tensor-parallel-size "
                         f"{etp} does not divide the {world_size} processes")
+    if tp == 1 and args.sequence_parallel:
+        raise FlagError("--sequence-parallel splits the sequence over tensor-parallel ranks: "
+                        "drop it, or give --tensor-model-parallel-size > 1")
     if tp > 1 and not args.sequence_parallel:
         raise FlagError("--tensor-model-parallel-size > 1 needs --sequence-parallel (Megatron "
                         "requires it for MoE, and every preset is MoE)")
@@ -178,7 +181,12 @@ def _quant(args):
 def _data(args):
     for flag, source in (("--prompt-data", args.prompt_data),
                          ("--eval-prompt-data", args.eval_prompt_data)):
-        if source is None or source.startswith(SYNTHETIC_PREFIX):
+        if source is None:
+            continue
+        if source.startswith(SYNTHETIC_PREFIX):
+            if source[len(SYNTHETIC_PREFIX):] not in TASKS:
+                raise FlagError(f"{flag} {source!r}: no such synthetic task; the tasks are "
+                                f"{', '.join(SYNTHETIC_PREFIX + t for t in TASKS)}")
             continue
         if not os.path.isfile(source):
             raise FlagError(f"{flag} {source!r}: no such file (use a .jsonl/.json/.parquet path or "
@@ -205,8 +213,15 @@ def _data(args):
 
 
 def _checkpoints(args):
+    for flag, value in (("--save", args.save), ("--metrics-path", args.metrics_path),
+                        ("--load", args.load)):
+        if value is not None and not value.strip():  # "$SAVE" of an unset variable
+            raise FlagError(f"{flag} is empty: give a path, or drop the flag")
     if args.save is not None and os.path.exists(args.save) and not os.path.isdir(args.save):
         raise FlagError(f"--save {args.save!r} exists and is not a directory")
+    if args.metrics_path is not None and os.path.isdir(args.metrics_path):
+        raise FlagError(f"--metrics-path {args.metrics_path!r} is a directory; give a file, "
+                        f"e.g. {os.path.join(args.metrics_path, 'metrics.jsonl')!r}")
     for flag, value in (("--exit-interval", args.exit_interval),
                         ("--save-interval", args.save_interval)):
         if value and args.save is None:  # the run would stop, or go on, with nothing saved
@@ -235,7 +250,8 @@ def _checkpoints(args):
     elif args.ckpt_step is not None:
         raise FlagError("--ckpt-step needs --load")
     saved = available_steps(args.save) if args.save is not None else []
-    same = args.load is not None and os.path.realpath(args.load) == os.path.realpath(args.save)
+    same = (args.load is not None and args.save is not None
+            and os.path.realpath(args.load) == os.path.realpath(args.save))
     if saved and not same:  # its steps would be overwritten one by one, its metrics mixed in
         raise FlagError(f"--save {args.save!r} holds another run's checkpoints (steps "
                         f"{', '.join(map(str, saved))}); resume it with --load {args.save!r}, "

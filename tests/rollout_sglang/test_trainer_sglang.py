@@ -148,3 +148,19 @@ def test_routing_replay_makes_the_learner_route_like_the_server(tmp_path, sglang
     assert own_differs > 0  # the router alone would not have picked the server's experts
     if replay:
         assert replayed == sum(2 * (int(le) - 1) for f in forwards for le in f["lengths"])
+
+
+def test_an_engine_that_is_not_there_is_an_error_line(tmp_path, sglang_on_path):
+    """--sglang-urls of a port nothing listens on: EngineUnavailable reached the user as a
+    traceback."""
+    import socket
+
+    with socket.socket() as s:  # a free port, closed again
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    run = train("--save", str(tmp_path / "run"), "--sft-iters", "0", "--rollout-engine",
+                "sglang", "--sglang-urls", f"http://127.0.0.1:{port}",
+                "--rollout-startup-timeout", "2", check=False)
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    assert f"error: http://127.0.0.1:{port}: not healthy after 2s" in run.stderr

@@ -180,6 +180,13 @@ def test_help_does_not_import_megatron_core():
      "'fp8-block'"),
     (["--quant-keep-operand", "--no-aligned-learner"], "the learner runs 'none' (--rollout-quant "
      "w4a16, --no-aligned-learner)"),
+    # review, session 74: each of these ran into a traceback, or ran and saved nothing
+    (["--save", ""], "--save is empty: give a path"),  # "$SAVE" of an unset variable
+    (["--metrics-path", ""], "--metrics-path is empty"),
+    (["--metrics-path", os.path.dirname(__file__)], "is a directory; give a file, e.g."),
+    (["--sequence-parallel"], "--sequence-parallel splits the sequence over tensor-parallel"),
+    (["--prompt-data", "synthetic:gsm8k"], "--prompt-data 'synthetic:gsm8k': no such synthetic "
+     "task; the tasks are synthetic:arithmetic"),
 ])
 def test_bad_flags_fail_before_any_work(tmp_path, capsys, flags, message):
     save = tmp_path / "run"
@@ -188,6 +195,24 @@ def test_bad_flags_fail_before_any_work(tmp_path, capsys, flags, message):
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
     assert not save.exists()  # nothing started, nothing written
+
+
+def test_load_without_save_and_experts_over_ep_ranks_are_flag_errors(tmp_path, capsys,
+                                                                      monkeypatch):
+    """--load without --save raised a TypeError in the flag checks, and experts that do not
+    split over the EP ranks a ValueError traceback from every rank of a bf16 run."""
+    metrics = str(tmp_path / "m.jsonl")
+    with pytest.raises(SystemExit) as exit_info:
+        main([*TINY, "--metrics-path", metrics, "--load", str(tmp_path / "none")])
+    assert exit_info.value.code == 2
+    assert "holds no checkpoint" in capsys.readouterr().err
+    monkeypatch.setenv("WORLD_SIZE", "2")  # as torchrun --nproc-per-node 2 sets it
+    with pytest.raises(SystemExit) as exit_info:
+        main([*TINY, "--metrics-path", metrics, "--rollout-quant", "none", "--num-experts", "3",
+              "--expert-model-parallel-size", "2"])
+    assert exit_info.value.code == 2
+    assert "3 experts cannot be split evenly over --expert-model-parallel-size 2" in \
+        capsys.readouterr().err
 
 
 def test_a_save_folder_of_another_run_is_not_overwritten(tmp_path, capsys):

@@ -12,7 +12,7 @@ from ..rl.data.templates import TEMPLATE_NAMES
 from ..rl.objectives.config import add_policy_loss_args
 from ..rl.rewards import REWARDS
 from .muon import MATMUL_PRECISIONS, SCALE_MODES
-from .sglang_flags import add_sglang_args
+from .sglang_flags import EMBEDDED_DEFAULTS, add_sglang_args
 
 ROLLOUT_ENGINES = ("embedded", "sglang")
 OPTIMIZERS = ("adam", "muon")
@@ -141,9 +141,10 @@ def _rollout(p):
     g.add_argument("--rollout-top-p", type=float, default=1.0)
     g.add_argument("--rollout-top-k", type=int, default=-1)
     g.add_argument("--rollout-max-new-tokens", type=int, default=16)
-    g.add_argument("--rollout-max-batch", type=int, default=256,
+    g.add_argument("--rollout-max-batch", type=int, default=EMBEDDED_DEFAULTS["rollout_max_batch"],
                    help="embedded engine: sequences decoded together (KV cache rows)")
-    g.add_argument("--rollout-cuda-graph", action=argparse.BooleanOptionalAction, default=True,
+    g.add_argument("--rollout-cuda-graph", action=argparse.BooleanOptionalAction,
+                   default=EMBEDDED_DEFAULTS["rollout_cuda_graph"],
                    help="embedded engine: replay each decode step from a CUDA graph where the "
                         "model allows it (CUDA, grouped experts: quantized, or bf16 with "
                         "--moe-grouped-gemm; the log says why not); --no-rollout-cuda-graph "

@@ -29,6 +29,10 @@ ENGINE_DEFAULTS = {"sglang_urls": None, "sglang_model_path": None, "sglang_coloc
                    "rollout_pause_mode": "abort"}
 
 
+#: the embedded engine's own flags, with their defaults: an SGLang rollout refuses others
+EMBEDDED_DEFAULTS = {"rollout_max_batch": 256, "rollout_cuda_graph": True}
+
+
 def add_sglang_args(p) -> None:
     g = p.add_argument_group("sglang rollout (--rollout-engine sglang; see docs/sglang.md)")
     engine = ENGINE_DEFAULTS
@@ -139,6 +143,11 @@ def check_sglang_flags(args) -> None:
                 raise ValueError(f"--{flag.replace('_', '-')} is for --rollout-engine sglang; "
                                  f"add it, or drop --{flag.replace('_', '-')}")
         return
+    for name, default in EMBEDDED_DEFAULTS.items():
+        if getattr(args, name) != default:
+            raise ValueError(f"--{name.replace('_', '-')} sets up the embedded engine; SGLang "
+                             f"servers size their batches and CUDA graphs with their own flags "
+                             f"(--max-running-requests, --disable-cuda-graph): drop it")
     if not args.aligned_learner and args.rollout_quant != "none":
         raise ValueError(f"--rollout-engine sglang with --no-aligned-learner and --rollout-quant "
                          f"{args.rollout_quant}: the learner holds no {args.rollout_quant} "

@@ -127,6 +127,9 @@ def _numbers(args):
         raise FlagError(f"--eval-temperature must be >= 0 (0: greedy), got {args.eval_temperature}")
     if not 0 < args.eval_top_p <= 1:
         raise FlagError(f"--eval-top-p must be in (0, 1], got {args.eval_top_p}")
+    if args.eval_top_p != 1.0 and args.eval_temperature == 0:
+        raise FlagError(f"--eval-top-p {args.eval_top_p} with greedy decoding changes nothing; "
+                        f"set --eval-temperature (e.g. 0.6) or drop the flag")
     if args.eval_samples_per_prompt > 1 and args.eval_temperature == 0:
         raise FlagError(f"--eval-samples-per-prompt {args.eval_samples_per_prompt} with greedy "
                         f"decoding gives {args.eval_samples_per_prompt} copies of one response; "
@@ -256,6 +259,11 @@ def _checkpoints(args):
         raise FlagError(f"--save {args.save!r} holds another run's checkpoints (steps "
                         f"{', '.join(map(str, saved))}); resume it with --load {args.save!r}, "
                         f"or give a new --save folder")
+    for flag, value in (("--wandb-exp-name", args.wandb_exp_name),
+                        ("--wandb-save-dir", args.wandb_save_dir)):
+        if value is not None and not args.wandb_project:
+            raise FlagError(f"{flag} names a wandb run, but nothing logs to wandb without "
+                            f"--wandb-project: add it, or drop {flag}")
     if args.wandb_project and importlib.util.find_spec("wandb") is None:
         raise FlagError("--wandb-project needs the wandb package (pip install "
                         "megatron-qarl[wandb]); or drop it: metrics.jsonl has every number")

@@ -1,6 +1,7 @@
 """Every invalid hyperparameter is rejected with an error naming its flag."""
 import argparse
 import math
+import re
 
 import pytest
 import torch
@@ -63,6 +64,23 @@ def test_flags_validated_through_the_parser():
     args = parser.parse_args(["--loss", "tbpo", "--neg-seq-clip-ratio-low", "1.2"])
     with pytest.raises(ValueError, match=r"--neg-seq-clip-ratio-low must be in \[0, 1\): got 1.2"):
         PolicyLossConfig.from_flags(args)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--loss", "tbpo", "--clip-ratio-low", "0.5"],
+     "--clip-ratio-low 0.5 is read by grpo / dapo / dual_clip only, not by --loss tbpo"),
+    (["--loss", "grpo", "--dual-clip-ratio-c", "5"], "--dual-clip-ratio-c 5.0 is read by dual_clip"),
+    (["--loss", "grpo", "--mis-ratio-low", "0.3"], "--mis-ratio-low 0.3 is read by mis only"),
+    (["--loss", "gspo", "--mismatch-correction", "mis", "--tis-imp-ratio-cap", "3"],
+     "--tis-imp-ratio-cap 3.0 is read by tis / tis2 only"),
+])
+def test_a_flag_the_chosen_loss_never_reads_is_refused(argv, message):
+    """They ran, silently ignored (a review: --loss tbpo --clip-ratio-low 0.5 trained with
+    TBPO's band)."""
+    parser = add_policy_loss_args(argparse.ArgumentParser())
+    with pytest.raises(ValueError, match=re.escape(message)):
+        PolicyLossConfig.from_flags(parser.parse_args(argv))
+    assert PolicyLossConfig.from_flags(parser.parse_args(argv[:2])).loss == argv[1]
 
 
 def test_parser_round_trip_and_defaults():

@@ -187,6 +187,10 @@ def test_help_does_not_import_megatron_core():
     (["--sequence-parallel"], "--sequence-parallel splits the sequence over tensor-parallel"),
     (["--prompt-data", "synthetic:gsm8k"], "--prompt-data 'synthetic:gsm8k': no such synthetic "
      "task; the tasks are synthetic:arithmetic"),
+    (["--eval-top-p", "0.5"], "--eval-top-p 0.5 with greedy decoding changes nothing"),
+    (["--wandb-exp-name", "x"], "--wandb-exp-name names a wandb run, but nothing logs to wandb"),
+    (["--loss", "tbpo", "--clip-ratio-low", "0.5"], "--clip-ratio-low 0.5 is read by grpo / "
+     "dapo / dual_clip only, not by --loss tbpo"),
 ])
 def test_bad_flags_fail_before_any_work(tmp_path, capsys, flags, message):
     save = tmp_path / "run"

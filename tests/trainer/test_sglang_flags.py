@@ -49,6 +49,11 @@ def _check(*argv):
     (SGLANG + ["--sglang-urls", "http://a:1", "--sglang-tp-size", "4"],
      r"--sglang-tp-size sets up the SGLang servers the trainer launches"),
     (["--sglang-mem-fraction-static", "0.7"], r"--sglang-mem-fraction-static sets up"),
+    # and the embedded engine's with SGLang's (session 74's review)
+    (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-max-batch", "4"],
+     r"--rollout-max-batch sets up the embedded engine.*--max-running-requests"),
+    (SGLANG + ["--sglang-urls", "http://a:1", "--no-rollout-cuda-graph"],
+     r"--rollout-cuda-graph sets up the embedded engine.*--disable-cuda-graph"),
 ])
 def test_bad_sglang_flags_name_the_flag(argv, message):
     with pytest.raises(ValueError, match=message):

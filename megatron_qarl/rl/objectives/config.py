@@ -185,6 +185,7 @@ class PolicyLossConfig:
         def pick(config_cls):
             return config_cls(**{f.name: given[f.name] for f in fields(config_cls) if f.name in given})
 
+        _refuse_unread(given)
         return cls(
             loss=given.get("loss", cls.loss),
             mismatch_correction=given.get("mismatch_correction", cls.mismatch_correction),
@@ -212,6 +213,29 @@ _FLAG_HELP = {
     "mis_ratio_high": "MIS: mask sequences whose mismatch weight is above this",
 }
 _FLAG_DESTS = ("loss", "mismatch_correction", "loss_agg_mode", *_FLAG_HELP)
+#: the losses (or mismatch corrections) that read each flag: another's value is refused, not
+#: ignored (--loss tbpo --clip-ratio-low 0.1 ran with TBPO's band)
+_READ_BY = {
+    "clip_ratio_low": ("grpo", "dapo", "dual_clip"),
+    "clip_ratio_high": ("grpo", "dapo", "dual_clip"),
+    "dual_clip_ratio_c": ("dual_clip",), "seq_clip_ratio_low": ("gspo",),
+    "seq_clip_ratio_high": ("gspo", "tbpo"), "neg_seq_clip_ratio_low": ("tbpo",),
+    "neg_seq_clip_ratio_high": ("tbpo",), "seq_tis_imp_ratio_cap": ("tbpo",),
+    "tis_imp_ratio_cap": ("tis", "tis2"), "mis_ratio_low": ("mis",), "mis_ratio_high": ("mis",),
+}
+
+
+def _refuse_unread(given: dict) -> None:
+    """A flag set away from its default that the chosen loss and correction never read."""
+    chosen = (given.get("loss", PolicyLossConfig.loss),
+              given.get("mismatch_correction", PolicyLossConfig.mismatch_correction))
+    defaults = {f.name: f.default for cfg in (TokenClipConfig, GSPOConfig, TBPOConfig,
+                                              MismatchConfig) for f in fields(cfg)}
+    for name, readers in _READ_BY.items():
+        if name in given and given[name] != defaults[name] and not set(chosen) & set(readers):
+            raise ValueError(f"{_flag(name)} {given[name]} is read by {' / '.join(readers)} "
+                             f"only, not by --loss {chosen[0]} with --mismatch-correction "
+                             f"{chosen[1]}: drop it")
 
 
 def add_policy_loss_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

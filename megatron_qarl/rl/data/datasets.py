@@ -82,7 +82,7 @@ def _read_json(path: str, prompt_key: str, answer_key: str) -> List[Dict[str, st
 
 
 def _read_jsonl(path: str, prompt_key: str, answer_key: str,
-                text: str = None) -> List[Dict[str, str]]:
+                text: Optional[str] = None) -> List[Dict[str, str]]:
     rows = []
     for lineno, line in enumerate((_read_text(path) if text is None else text).splitlines(),
                                   start=1):

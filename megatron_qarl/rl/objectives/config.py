@@ -213,6 +213,9 @@ _FLAG_HELP = {
     "mis_ratio_high": "MIS: mask sequences whose mismatch weight is above this",
 }
 _FLAG_DESTS = ("loss", "mismatch_correction", "loss_agg_mode", *_FLAG_HELP)
+#: each hyperparameter flag's default (its config dataclass field's)
+_FLAG_DEFAULTS = {f.name: f.default for cfg in (TokenClipConfig, GSPOConfig, TBPOConfig,
+                                                MismatchConfig) for f in fields(cfg)}
 #: the losses (or mismatch corrections) that read each flag: another's value is refused, not
 #: ignored (--loss tbpo --clip-ratio-low 0.1 ran with TBPO's band)
 _READ_BY = {
@@ -229,10 +232,8 @@ def _refuse_unread(given: dict) -> None:
     """A flag set away from its default that the chosen loss and correction never read."""
     chosen = (given.get("loss", PolicyLossConfig.loss),
               given.get("mismatch_correction", PolicyLossConfig.mismatch_correction))
-    defaults = {f.name: f.default for cfg in (TokenClipConfig, GSPOConfig, TBPOConfig,
-                                              MismatchConfig) for f in fields(cfg)}
     for name, readers in _READ_BY.items():
-        if name in given and given[name] != defaults[name] and not set(chosen) & set(readers):
+        if name in given and given[name] != _FLAG_DEFAULTS[name] and not set(chosen) & set(readers):
             raise ValueError(f"{_flag(name)} {given[name]} is read by {' / '.join(readers)} "
                              f"only, not by --loss {chosen[0]} with --mismatch-correction "
                              f"{chosen[1]}: drop it")
@@ -248,10 +249,8 @@ def add_policy_loss_args(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
                        help="sampler/learner mismatch correction (must be none with tbpo)")
     group.add_argument("--loss-agg-mode", choices=AGG_MODES, default=PolicyLossConfig.loss_agg_mode,
                        help="how token losses are reduced to the scalar loss")
-    defaults = {f.name: f.default for cfg in (TokenClipConfig, GSPOConfig, TBPOConfig, MismatchConfig)
-                for f in fields(cfg)}
     for name, help_text in _FLAG_HELP.items():
-        default = defaults[name]
+        default = _FLAG_DEFAULTS[name]
         suffix = "" if default is None else f" (default {default})"
         group.add_argument(_flag(name), type=float, default=default, help=help_text + suffix)
     return parser

@@ -151,6 +151,16 @@ def data_parallel_sha1(items) -> str:
     return hashlib.sha1("".join(digests).encode()).hexdigest()
 
 
+def from_rank_zero(value):
+    """Rank 0's value on every rank: Megatron's checkpoint saves rank 0's common state and
+    warns at each save where another rank's differs (the metrics mark only rank 0 has)."""
+    if not dist.is_initialized() or dist.get_world_size() == 1:
+        return value
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
 def all_reduce_sum(value: torch.Tensor) -> torch.Tensor:
     dist.all_reduce(value, group=parallel_state.get_data_parallel_group())
     return value

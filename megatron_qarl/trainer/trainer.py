@@ -42,7 +42,7 @@ from .checkpointing import (
     settings_that_differ,
 )
 from .distributed import (all_reduce_metrics, data_parallel_sha1, dp_rank_and_size,
-                          init_distributed, merge_metric)
+                          from_rank_zero, init_distributed, merge_metric)
 from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
 from .models import build_policy, model_hf_config, model_vocab_rows
@@ -356,7 +356,7 @@ class RLTrainer:
     def save(self) -> None:
         rl_state = {"step": self.step, "order": self.order.state_dict(),
                     "sft_done": self.sft_done, "reward_before": self.reward_before,
-                    "metrics_mark": self.logger.mark(),  # the logging rank's, rank 0's
+                    "metrics_mark": from_rank_zero(self.logger.mark()),  # the logging rank's
                     "layout": self._layout(), "recipe": self._recipe()}
         rng = rng_state({"engine": self.engine.state_dict()})
         optimizer = self.optimizer if self.step > 0 else None

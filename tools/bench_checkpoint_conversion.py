@@ -106,14 +106,33 @@ def run_step(name: str, *args) -> tuple:
     return result
 
 
-def main() -> None:
+#: the folders a run writes under --workdir, removed again by the next run
+OUTPUTS = ("hf", "megatron", "hf_back", "w4a16", "fp8")
+
+
+def _clear_workdir(p, workdir: str) -> None:
+    """Removes a previous run's outputs; anything else in the folder is the user's."""
+    if os.path.exists(workdir) and not os.path.isdir(workdir):
+        p.error(f"--workdir {workdir} is a file: name a new or empty folder")
+    foreign = sorted(set(os.listdir(workdir)) - set(OUTPUTS)) if os.path.isdir(workdir) else []
+    if foreign:
+        p.error(f"--workdir {workdir} holds {', '.join(foreign[:5])}, which this benchmark "
+                f"did not write (it writes {', '.join(OUTPUTS)} and removes them on the next "
+                f"run): name a new or empty folder")
+    for name in OUTPUTS:
+        shutil.rmtree(os.path.join(workdir, name), ignore_errors=True)
+
+
+def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--workdir", required=True)
+    p.add_argument("--workdir", required=True,
+                   help=f"a new or empty folder (a previous run's {', '.join(OUTPUTS)} are "
+                        f"replaced)")
     p.add_argument("--layers", type=int, default=1)
     p.add_argument("--vocab", type=int, default=1024)
-    args = p.parse_args()
-    hf, mg, back = (os.path.join(args.workdir, n) for n in ("hf", "megatron", "hf_back"))
-    shutil.rmtree(args.workdir, ignore_errors=True)
+    args = p.parse_args(argv)
+    _clear_workdir(p, args.workdir)
+    hf, mg, back = (os.path.join(args.workdir, n) for n in OUTPUTS[:3])
     size = write_random_hf(hf, args.layers, args.vocab)
     full = 2 * sum(c.numel for c in all_chunks(dims_from_config(
         hf_config_from_preset(QWEN3_30B_A3B))))  # bf16 bytes
@@ -121,8 +140,8 @@ def main() -> None:
           f"{full / 1e9:.1f} GB; {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, torch {torch.__version__}")
     steps = [("hf-to-megatron", hf, mg), ("megatron-to-hf", mg, back),
-             ("export:w4a16", mg, os.path.join(args.workdir, "w4a16"), "w4a16"),
-             ("export:fp8-block", mg, os.path.join(args.workdir, "fp8"), "fp8-block")]
+             ("export:w4a16", mg, os.path.join(args.workdir, OUTPUTS[3]), "w4a16"),
+             ("export:fp8-block", mg, os.path.join(args.workdir, OUTPUTS[4]), "fp8-block")]
     for name, *step_args in steps:
         nbytes, seconds, anon_gib, rss_gib = run_step(name, *step_args)
         rate = size / 1e9 / seconds

@@ -1,6 +1,6 @@
 """One-GPU benchmark of the QaRL Megatron model: training step time and peak memory of each
 quantization scheme against no quantization, and a short training run of the tiny model per
-scheme. Results go to docs/megatron_layers.md.
+scheme, printed (and written as JSON with --out); docs/megatron_layers.md reads those runs.
 
     python tools/bench_megatron_layers.py --preset qwen3-moe-200m --batch 4 --seq 1024
     --keep-operand: also time W4A16 through the kernels with the operand kept per step

@@ -151,6 +151,8 @@ def main(argv):
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--json", default=None, help="also write the result here")
     args = p.parse_args(argv[1:])
+    if not torch.cuda.is_available():
+        p.error("quantize times the CUDA kernels: run it on a GPU machine")
     result = bench_quantize(args.layers, args.repeats)
     text = json.dumps(result, indent=1)
     print(text)

@@ -3,6 +3,7 @@ counted by the weights it re-quantized."""
 import importlib.util
 import os
 
+import pytest
 import torch
 
 from megatron_qarl.layers import weight_cache
@@ -39,3 +40,10 @@ def test_patch_counts_the_weights_a_joint_refresh_quantizes():
     finally:
         (PhaseTimer.__init__, PhaseTimer.phase, PhaseTimer.metrics,
          weight_cache.quantize_together) = saved
+
+
+def test_quantize_without_a_gpu_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit) as stop:
+        bench_rl_phases.main(["quantize", "--layers", "1"])
+    assert stop.value.code == 2 and "GPU machine" in capsys.readouterr().err

@@ -6,6 +6,7 @@ EP8 (16 local experts) and TP2 (N halved), uniform top-8 routing of M tokens; th
 also time EP8 beside TP attention (EP8_TP_ATTENTION).
 """
 import argparse
+import importlib.util
 import sys
 
 import torch
@@ -17,7 +18,7 @@ from .fp8 import bench_fp8, bench_fp8_dispatch, bench_fp8_swiglu
 from .int8 import bench_int8
 from .measure import ceilings, launch_floor
 from .quantize import bench_quantize
-from .report import Checker, run_header, write_section
+from .report import Checker, check_section, run_header, write_section
 from .sampler import bench_sampler
 from .training import bench_training_swiglu
 from .w4a16 import bench_w4a16_grad_input, bench_w4a16_grouped
@@ -59,6 +60,17 @@ def main(argv=None):
     if args.decode_only and (args.only or args.sweep):
         p.error("--decode-only runs the W4A16 decode tables alone: drop --only / --sweep, or "
                 "run them without --decode-only")
+    for name in args.compare:
+        if _missing(name):
+            p.error(f"--compare {name}: no such module on the path (a copy of an older "
+                    f"w4a16_gemm.py, importable by that name)")
+    # one section a set of parts, whatever the flags' order or repeats
+    args.only = [part for part in PARTS if part in args.only] if args.only else None
+    section = _section(args)
+    try:
+        check_section(args.doc, section[0])
+    except ValueError as err:
+        p.error(f"--doc {err}")
     if not torch.cuda.is_available():
         raise SystemExit("qarl_kernels.bench needs a CUDA GPU; CPU checks are tests/kernels")
     torch.manual_seed(0)
@@ -77,13 +89,28 @@ def main(argv=None):
     body += f"\nChecked against the reference before timing: {len(check.checked)} cases passed"
     body += "".join(f"\n- MISMATCH {f}" for f in check.failed) + "\n"
     print(body)
+    if check.failed:
+        raise SystemExit(f"{len(check.failed)} case(s) differ from the reference (MISMATCH "
+                         f"above): {args.doc} is left as it was")
+    write_section(args.doc, body, *section)
+
+
+def _section(args) -> tuple:
+    """(key, title) of the doc section a run writes: a partial run's is its own, keeping the
+    full run's tables."""
     if args.decode_only:
-        write_section(args.doc, body, "qarl_kernels.bench --decode-only", "W4A16 decode")
-    elif args.only:  # a section of its own: a partial run keeps the full run's tables
-        write_section(args.doc, body, "qarl_kernels.bench " + " ".join(
-            f"--only {part}" for part in args.only), "Kernels: " + ", ".join(args.only))
-    else:
-        write_section(args.doc, body)
+        return "qarl_kernels.bench --decode-only", "W4A16 decode"
+    if args.only:
+        return ("qarl_kernels.bench " + " ".join(f"--only {part}" for part in args.only),
+                "Kernels: " + ", ".join(args.only))
+    return "qarl_kernels.bench", "Kernels"
+
+
+def _missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except ModuleNotFoundError:  # its package is missing
+        return True
 
 
 if __name__ == "__main__":

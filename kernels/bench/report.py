@@ -99,13 +99,38 @@ def run_header(peak, floor_us, command):
             f"operand, dequantize + torch._grouped_mm otherwise.\n")
 
 
+def _markers(key):
+    return f"<!-- {key}: start -->", f"<!-- {key}: end -->"
+
+
+def _span(path, text, key):
+    """(start, past the end marker's line) of section `key` in text, or None where it has none;
+    a start marker without an end after it is an error (a run would replace what follows)."""
+    start, end = _markers(key)
+    at = text.find(start)
+    if at < 0:
+        return None
+    stop = text.find(end, at)
+    if stop < 0:
+        raise ValueError(f"{path}: {start} has no {end} after it; put the end marker back (a "
+                         f"run replaces everything between the two)")
+    return at, stop + len(end) + 1
+
+
+def check_section(path, key):
+    """Raises ValueError where `key`'s section of path could not be replaced: before a run."""
+    if os.path.exists(path):
+        _span(path, open(path).read(), key)
+
+
 def write_section(path, body, key="qarl_kernels.bench", title="Kernels"):
     """Replace the section `key` of a shared markdown file, keeping the rest."""
-    start, end = f"<!-- {key}: start -->", f"<!-- {key}: end -->"
     text = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
+    start, end = _markers(key)
     section = f"{start}\n## {title} (`python -m {key}`)\n\n{body}{end}\n"
-    if start in text and end in text:
-        text = text[:text.index(start)] + section + text[text.index(end) + len(end) + 1:]
+    span = _span(path, text, key)
+    if span:
+        text = text[:span[0]] + section + text[span[1]:]
     else:
         text = text.rstrip("\n") + "\n\n" + section
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

@@ -17,7 +17,7 @@ import torch
 from megatron_qarl.quant import get_scheme
 from megatron_qarl.quant.ops import reference_gated_activation
 
-from .bench.cases import DENSE_SHAPES
+from .bench.cases import DENSE_SHAPES, W4A16Copies
 from .bench.measure import DECODE_MAX_TOKENS, STEP_CALLS, copies_for, graph_us, median_us, route
 from .fp8_gemm import (dense_tiles as fp8_dense_tiles, fp8_block_grouped_linear,
                        fp8_block_matmul, quantize_linear_input, scaled_mm_applies,
@@ -157,15 +157,6 @@ def precompile(jobs, workers):
         list(pool.map(_warm, chunks))
 
 
-def _rotated_w4a16(e, n, k):
-    """Copies of one layer's W4A16 experts, enough that no timed call reads them from L2."""
-    scheme = get_scheme("w4a16")
-    master = torch.randn(e, n, k, device="cuda")
-    q0 = w4a16_quantize(master, scheme)
-    copies = copies_for(q0.data.numel() * 4 + q0.scale.numel() * 2)
-    return [q0] + [w4a16_quantize(master + i, scheme) for i in range(1, copies)]
-
-
 def _step_us(fns):
     """Decode sizes: per call in CUDA graphs of STEP_CALLS calls, as the benchmark times them."""
     return graph_us(fns, calls=STEP_CALLS)
@@ -177,9 +168,9 @@ def _w4a16_sweep(cases):
     for label, e, n, k, m, lists in cases:
         if label not in weights:
             weights.clear()
-            weights[label] = _rotated_w4a16(e, n, k)
-        qws = weights[label]
+            weights[label] = W4A16Copies(scheme, e, n, k)
         counts = route(m, e, TOP_K)
+        qws = weights[label].int4(int((counts > 0).sum()))
         x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
         offs = torch.cumsum(counts, 0, dtype=torch.int32)
         want = torch._grouped_mm(x, scheme.dequantize(qws[0]).bfloat16().transpose(1, 2),
@@ -212,8 +203,8 @@ def _gluon_sweep(cases):
     for those tiles and groups.
     One uniform routing here: check a pick under skewed routing too before a rule takes it."""
     for label, e, n, k, m in cases:
-        qws = _rotated_w4a16(e, n, k)
         counts = route(m, e, TOP_K)
+        qws = W4A16Copies(get_scheme("w4a16"), e, n, k).int4(int((counts > 0).sum()))
         x = torch.randn(int(counts.sum()), k, device="cuda", dtype=torch.bfloat16)
         triton_cfg = default_config(x.shape[0], e, n, k, 128)  # a config: the Triton kernel
         offs = torch.cumsum(counts, 0, dtype=torch.int32)

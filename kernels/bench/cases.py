@@ -37,15 +37,43 @@ def expert_bytes(touched, n, k, group, x_rows, int4):
     return w + x_rows * k * 2 + x_rows * n * 2
 
 
-def w4a16_weights(scheme, e, n, k):
-    """Rotated int4 copies of one layer's experts and bf16 [E, K, N] views of as many as the
-    bf16 rotation needs."""
-    master = torch.randn(e, n, k, device="cuda")
-    q0 = w4a16_quantize(master, scheme)
-    int4_bytes = q0.data.numel() * 4 + q0.scale.numel() * 2
-    qws = [q0] + [w4a16_quantize(master + i, scheme) for i in range(1, copies_for(int4_bytes))]
-    bf16_t = [w4a16_dequantize(q).transpose(1, 2) for q in qws[:copies_for(e * n * k * 2)]]
-    return qws, bf16_t
+class W4A16Copies:
+    """One layer's W4A16 experts as int4 copies, and bf16 [E, K, N] views of them, for timing
+    with weights rotated past L2. The copies a call needs count the bytes it reads, its touched
+    experts', not the layer's: a call that touches 8 of 128 experts read 1 copy's 12 MiB from L2
+    on every call when the layer's size set the count (before 2026-12-02). Copies are made
+    as the calls ask for them."""
+
+    def __init__(self, scheme, e, n, k, device="cuda"):
+        self.scheme, self.n, self.k = scheme, n, k
+        self._master = torch.randn(e, n, k, device=device)
+        self._int4 = [w4a16_quantize(self._master, scheme)]
+        self._bf16 = []
+
+    def int4(self, touched: int) -> list:
+        count = self._count(expert_bytes(touched, self.n, self.k, self.scheme.group_size, 0,
+                                         True))
+        return self._grow(self._int4, count,
+                          lambda i: w4a16_quantize(self._master + i, self.scheme))
+
+    def bf16(self, touched: int) -> list:
+        count = self._count(expert_bytes(touched, self.n, self.k, 1, 0, False))
+        return self._grow(self._bf16, count,
+                          lambda i: w4a16_dequantize(self._int4_at(i)).transpose(1, 2))
+
+    @staticmethod
+    def _count(nbytes: int) -> int:
+        return copies_for(nbytes) if nbytes else 1  # a call that reads no expert needs one
+
+    def _int4_at(self, i):
+        return self._grow(self._int4, i + 1, lambda j: w4a16_quantize(self._master + j,
+                                                                      self.scheme))[i]
+
+    @staticmethod
+    def _grow(copies: list, count: int, make) -> list:
+        while len(copies) < count:
+            copies.append(make(len(copies)))
+        return copies[:count]
 
 
 def fp8_weights(scheme, e, n, k):

@@ -49,6 +49,8 @@ def bench_fp8(peak, check):
                          scheme.reference_matmul(x, qw))
         wb = w.bfloat16()
         xq, xs = quantize_linear_input(x, qw)
+        check.equal(f"fp8 dense GEMM alone {shape}", fp8_block_matmul(xq, xs, qw)[:m],
+                    fp8_block_linear(x, qw))
         add("dense scaled_mm", shape, 2 * m * n * k, lambda: fp8_block_linear(x, qw),
             lambda: fp8_block_matmul(xq, xs, qw), lambda: x @ wb.t(),
             lambda: quantize_linear_input(x, qw))
@@ -60,11 +62,12 @@ def bench_fp8(peak, check):
             x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
             offs = torch.cumsum(counts, 0, dtype=torch.int32)
             y = fp8_block_grouped_linear(x, qw, counts)
-            if m <= 4096:
-                check.close_norm(f"fp8 grouped {label} M={m}", y,
-                                 scheme.reference_grouped_matmul(x, qw, counts.cpu()))
+            check.close_norm(f"fp8 grouped {label} M={m}", y,
+                             scheme.reference_grouped_matmul(x, qw, counts.cpu()))
             kernel = "grouped Gluon WS" if ws_applies(x, qw) else "grouped Triton"
             xq, xs = fp8_quantize_activation(x)
+            check.equal(f"fp8 grouped GEMM alone {label} M={m}",
+                        fp8_block_grouped_matmul(xq, xs, qw, counts), y)
             add(kernel, f"{label} M={m}", 2 * rows * n * k,
                 lambda: fp8_block_grouped_linear(x, qw, counts),
                 lambda: fp8_block_grouped_matmul(xq, xs, qw, counts),
@@ -80,7 +83,7 @@ def bench_fp8_swiglu(check):
     table = Table("FP8 SwiGLU + fc2 vs bf16 (CUDA graphs)",
                   ["shape", "M tokens", "bf16: SwiGLU + grouped_mm us",
                    "fp8: SwiGLU + quantizer + GEMM us", "fp8: FP8-writing SwiGLU + GEMM us",
-                   "fused / unfused", "fused fp8 / bf16"])
+                   "fused speedup", "fused fp8 speedup over bf16"])
     for label, e, n, k in [s for s in GROUPED_SHAPES[:4] if s[0].startswith("W2")]:
         qw, wb = fp8_weights(scheme, e, n, k)
         for m in (1024, 4096, 16384):
@@ -93,6 +96,9 @@ def bench_fp8_swiglu(check):
             check.equal(f"fp8 swiglu codes {label} M={m}", fused[0].view(torch.uint8),
                         unfused[0].view(torch.uint8))
             check.equal(f"fp8 swiglu scales {label} M={m}", fused[1], unfused[1])
+            check.equal(f"fp8 swiglu + fc2 {label} M={m}",
+                        fp8_block_grouped_matmul(*fused, qw, counts),
+                        fp8_block_grouped_linear(reference_gated_activation(h), qw, counts))
             t_bf16 = graph_us([lambda: torch._grouped_mm(
                 reference_gated_activation(h), wb, offs=offs)])
             t_unfused = graph_us([lambda: fp8_block_grouped_linear(
@@ -118,7 +124,7 @@ def bench_fp8_dispatch(check):
                   "(CUDA graphs)",
                   ["shape", "M tokens", "bf16: permute + grouped_mm us",
                    "fp8: permute + quantizer + GEMM us", "fp8: quantizer + permute + GEMM us",
-                   "before / after", "fp8 before / bf16"])
+                   "quantizing first: speedup", "quantizing first: speedup over bf16"])
     for label, e, n, k in [s for s in GROUPED_SHAPES if s[0] in ("W13 E128", "W13 EP8")]:
         qw, wb = fp8_weights(scheme, e, n, k)
         for m in (1024, 4096, 16384):

@@ -14,7 +14,7 @@ from ..w4a16_grouped_ws import (w4a16_grouped_ws, w4a16_grouped_ws_grad_input,
                                 applies as w4a16_ws_applies,
                                 applies_grad_input as w4a16_ws_grad_applies)
 from ..w4a16_operand import w4a16_operand
-from .cases import GROUPED_SHAPES, TOKENS, expert_bytes, routed_batch, w4a16_weights
+from .cases import GROUPED_SHAPES, TOKENS, W4A16Copies, expert_bytes, routed_batch
 from .measure import DECODE_MAX_TOKENS, STEP_CALLS, graph_output, graph_us, median_us
 from .report import Table, fmt, pct_copy
 
@@ -29,12 +29,13 @@ def bench_w4a16_grouped(peak, check):
                    "operand kept: grouped_mm us", "kept / bf16 speedup",
                    "graph us", "graph %BW", "bf16 graph us", "graph speedup"])
     for label, e, n, k in GROUPED_SHAPES:
-        qws, bf16_t = w4a16_weights(scheme, e, n, k)
-        # the large-M path under --quant-keep-operand: operand made at first use, then reused
-        kept = [dataclasses.replace(q, keep_operand=True) for q in qws[:len(bf16_t)]]
-        ref_w = scheme.dequantize(qws[0]).bfloat16()  # [E, N, K], from torch
+        copies = W4A16Copies(scheme, e, n, k)
+        ref_w = scheme.dequantize(copies.int4(e)[0]).bfloat16()  # [E, N, K], from torch
         for m in TOKENS:
             counts, rows, touched, x, offs = routed_batch(m, e, k)
+            qws, bf16_t = copies.int4(touched), copies.bf16(touched)
+            # the large-M path under --quant-keep-operand: operand made at first use, reused
+            kept = [dataclasses.replace(q, keep_operand=True) for q in qws[:len(bf16_t)]]
             if rows <= 2048:
                 want = scheme.reference_grouped_matmul(x, qws[0], counts.cpu())
             else:
@@ -77,7 +78,7 @@ def bench_w4a16_grouped(peak, check):
                       fmt(t_bf16 / best, ".2f"),
                       t_kept, fmt(None if t_kept is None else t_bf16 / t_kept, ".2f"), g_k, g_bw,
                       g_bf, fmt(None if g_k is None else g_bf / g_k, ".2f"))
-        del qws, bf16_t, kept, ref_w
+        del copies, qws, bf16_t, kept, ref_w
     return [table]
 
 
@@ -96,7 +97,8 @@ def bench_w4a16_grad_input(check):
                    "WS TFLOP/s", "dequant+grouped_mm us", "the op's path", "op us",
                    "op / bf16 time"])
     for label, e, n, k in GROUPED_SHAPES:
-        qws, bf16_t = w4a16_weights(scheme, e, n, k)
+        copies = W4A16Copies(scheme, e, n, k)
+        qws, bf16_t = copies.int4(e), copies.bf16(e)  # GRAD_TOKENS touch every expert
         ref_w = scheme.dequantize(qws[0]).bfloat16()
         for m in GRAD_TOKENS:
             counts, rows, _, g, offs = routed_batch(m, e, n)
@@ -120,5 +122,5 @@ def bench_w4a16_grad_input(check):
             table.add(label, str(m), f"{rows / e:.0f}", t_bf16, t_ws,
                       None if t_ws is None else 2 * rows * n * k / t_ws / 1e6, t_dq, path, t_op,
                       fmt(t_op / t_bf16, ".2f"))
-        del qws, bf16_t, ref_w
+        del copies, qws, bf16_t, ref_w
     return [table]

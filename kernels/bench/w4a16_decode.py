@@ -12,8 +12,8 @@ from megatron_qarl.quant.ops import reference_gated_activation
 from ..gluon_hopper import is_hopper
 from ..stream_floor import BLOCK_N as FLOOR_ROWS, stream_words
 from ..w4a16_gemm import w4a16_grouped_matmul, w4a16_grouped_swiglu
-from .cases import (DECODE_SHAPES, DECODE_TOKENS, GROUPED_SHAPES, ROUTED_EXPERTS, expert_bytes,
-                    routed_batch, w4a16_weights)
+from .cases import (DECODE_SHAPES, DECODE_TOKENS, GROUPED_SHAPES, ROUTED_EXPERTS, W4A16Copies,
+                    expert_bytes, routed_batch)
 from .measure import STEP_CALLS, copies_for, graph_output, graph_us
 from .report import Table, fmt, pct_copy
 
@@ -41,19 +41,19 @@ def bench_w4a16_decode(peak, check, compare, skew=0.0):
     header = ["shape", "M tokens", "experts touched", "rows: busiest expert / mean", "bf16 us",
               "bf16 %BW", "int4 stream floor us", "floor %BW"]
     for name, _ in kernels:
-        header += [f"{name} us", f"{name} %BW", f"{name} / bf16"]
+        header += [f"{name} us", f"{name} %BW", f"{name} speedup"]
     header += ["this us: range over routings", "1 call/graph: bf16 us", "this us",
-               "this / bf16"]
+               "this speedup"]
     routing = f"skewed routing ({skew})" if skew else "uniform routing"
     table = Table(f"W4A16 decode, {routing}, medians of {DECODE_SEEDS} routings (CUDA graphs of "
                   f"{STEP_CALLS} calls)", header)
     for label, e, n, k in DECODE_SHAPES:
-        qws, bf16_t = w4a16_weights(scheme, e, n, k)
+        copies = W4A16Copies(scheme, e, n, k)
         # beside TP attention one token mostly reaches none of the rank's experts: no M=1
         tokens = DECODE_TOKENS[1:] if label in ROUTED_EXPERTS else DECODE_TOKENS
         for m in tokens:
-            runs = [_decode_run(scheme, label, (e, n, k), m, skew, seed, qws, bf16_t, kernels,
-                                check, peak) for seed in range(DECODE_SEEDS)]
+            runs = [_decode_run(scheme, label, (e, n, k), m, skew, seed, copies, kernels, check,
+                                peak) for seed in range(DECODE_SEEDS)]
             touched = [r["touched"] for r in runs]
             cells = [label, str(m), f"{min(touched)}-{max(touched)}",
                      f"{max(r['busiest'] for r in runs)} / {runs[0]['rows'] / e:.1f}"]
@@ -68,7 +68,7 @@ def bench_w4a16_decode(peak, check, compare, skew=0.0):
             spread = "failed" if None in times else f"{min(times):.1f}-{max(times):.1f}"
             single, single_bf16 = _median(runs, "single"), _median(runs, "single_bf16")
             table.add(*cells, spread, single_bf16, single, fmt(single_bf16 / single, ".2f"))
-        del qws, bf16_t
+        del copies
     return [table]
 
 
@@ -77,12 +77,13 @@ def _median(runs, key):
     return None if None in values else statistics.median(values)
 
 
-def _decode_run(scheme, label, shape, m, skew, seed, qws, bf16_t, kernels, check, peak):
+def _decode_run(scheme, label, shape, m, skew, seed, copies, kernels, check, peak):
     """One routing of a decode row: times (graphs of STEP_CALLS calls, and of one call) and
     % of copy bandwidth, each kernel checked first against the reference as a graph computes it
     (graph_output)."""
     e, n, k = shape
     counts, rows, touched, x, offs = routed_batch(m, e, k, skew, seed, ROUTED_EXPERTS.get(label))
+    qws, bf16_t = copies.int4(touched), copies.bf16(touched)
     bf16_calls = [lambda w=w: torch._grouped_mm(x, w, offs=offs) for w in bf16_t]
     floor = _stream_floor_us(touched, n, k)
     run = {"touched": touched, "busiest": int(counts.max()), "rows": rows,
@@ -131,9 +132,10 @@ def bench_swiglu(check):
                   f"{STEP_CALLS} calls)",
                   ["shape", "M tokens", "GEMM then SwiGLU us", "fused us", "speedup"])
     for label, e, n, k in [s for s in GROUPED_SHAPES if s[0].startswith("W13")]:
-        qws, _ = w4a16_weights(scheme, e, n, k)
+        copies = W4A16Copies(scheme, e, n, k)
         for m in DECODE_TOKENS:
-            counts, rows, _, x, _ = routed_batch(m, e, k)
+            counts, rows, touched, x, _ = routed_batch(m, e, k)
+            qws = copies.int4(touched)
 
             def unfused(q):
                 return reference_gated_activation(w4a16_grouped_matmul(x, q, counts))
@@ -148,5 +150,5 @@ def bench_swiglu(check):
             t_fused = graph_us([lambda q=q: w4a16_grouped_swiglu(x, q, counts)
                                 for q in qws], calls=STEP_CALLS)
             table.add(label, str(m), t_unfused, t_fused, fmt(t_unfused / t_fused, ".2f"))
-        del qws
+        del copies, qws
     return [table]

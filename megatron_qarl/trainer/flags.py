@@ -217,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m megatron_qarl.train",
         description="QaRL: RL for Megatron-Core MoE models with quantized rollouts",
+        allow_abbrev=False,  # as Megatron-LM's: --max-tokens must not mean a longer flag
     )
     for add in (_model, _parallel, _training, _warm_start, _rollout, _data,
                 _checkpoint_and_logging):

@@ -77,16 +77,27 @@ def build_optimizer(args, ddp_model: DistributedDataParallel, lr: float):
     else:
         optimizer = get_megatron_optimizer(config, [ddp_model])
     use_fused_torch_adam(optimizer)  # where Megatron fell back to torch's Adam (no TE/Apex)
-    apply_group_settings(optimizer, lr, args.weight_decay)
+    apply_group_settings(optimizer, lr, args)
     install_quant_refresh_hook(optimizer, ddp_model)
     return optimizer
 
 
-def apply_group_settings(optimizer, lr: float, weight_decay: float) -> None:
+def apply_group_settings(optimizer, lr: float, args) -> None:
     """Each param group's lr and weight decay with Megatron's per-group multipliers (norms and
     biases: wd_mult 0), which only its OptimizerParamScheduler applies: a constant one, as
     these runs keep both fixed. Without it every group decayed, norms included. Again after a
-    checkpoint load, which restores the groups as they were saved."""
+    checkpoint load, which restores the groups as they were saved: their max_lr (which the
+    scheduler reads before its own), Adam's betas and eps and Muon's momentum are set from the
+    flags first, so a resume with another --lr trains at it."""
+    for group in (g for opt in torch_optimizers(optimizer) for g in opt.param_groups):
+        group["max_lr"] = group["min_lr"] = lr
+        if "betas" in group:
+            group["betas"] = (args.adam_beta1, args.adam_beta2)
+        if "eps" in group:
+            group["eps"] = args.adam_eps
+        if "momentum" in group:
+            group["momentum"] = args.muon_momentum
     OptimizerParamScheduler(optimizer, init_lr=lr, max_lr=lr, min_lr=lr, lr_warmup_steps=0,
-                            lr_decay_steps=1, lr_decay_style="constant", start_wd=weight_decay,
-                            end_wd=weight_decay, wd_incr_steps=1, wd_incr_style="constant")
+                            lr_decay_steps=1, lr_decay_style="constant",
+                            start_wd=args.weight_decay, end_wd=args.weight_decay,
+                            wd_incr_steps=1, wd_incr_style="constant")

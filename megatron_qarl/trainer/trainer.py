@@ -420,7 +420,7 @@ class RLTrainer:
                                               unwrap_model(self.model), optimizer,
                                               self.hf_config, self._layout(step > 0))
         if optimizer is not None:
-            apply_group_settings(optimizer, self.args.lr, self.args.weight_decay)
+            apply_group_settings(optimizer, self.args.lr, self.args)
         invalidate_quantized_weights(self.model)
         self.step, self.sft_done = step, rl_state["sft_done"]
         self.reward_before = rl_state["reward_before"]

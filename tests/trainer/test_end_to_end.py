@@ -361,3 +361,15 @@ def test_an_interval_that_saves_needs_save(tmp_path, capsys, flag):
         main([*TINY, "--metrics-path", str(tmp_path / "m.jsonl"), flag, "2"])
     assert exit_info.value.code == 2
     assert f"{flag} 2 saves checkpoints to --save: add --save DIR" in capsys.readouterr().err
+
+
+def test_a_flag_is_spelled_whole(capsys):
+    """argparse took --max-tokens for --max-tokens-per-micro-batch; Megatron-LM's parser, like
+    this one now, takes only whole flags."""
+    from megatron_qarl.trainer.flags import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--max-tokens", "64"])
+    assert "unrecognized arguments: --max-tokens" in capsys.readouterr().err
+    assert build_parser().parse_args(["--max-tokens-per-micro-batch", "64"]) \
+        .max_tokens_per_micro_batch == 64

@@ -156,6 +156,38 @@ def test_a_resume_with_another_recipe_says_so(tmp_path, killed_run):
     assert "flags other than its run's" not in same.stderr  # step 3 was saved with them
 
 
+def _saved_param_groups(folder) -> list:
+    """The optimizer's param groups a checkpoint saved (its common state)."""
+    found = []
+
+    def walk(obj):
+        if isinstance(obj, dict):
+            if "lr" in obj and "max_lr" in obj:
+                found.append(obj)
+            for value in obj.values():
+                walk(value)
+        elif isinstance(obj, (list, tuple)):
+            for value in obj:
+                walk(value)
+
+    walk(torch.load(os.path.join(folder, "common.pt"), weights_only=False)["optimizer"])
+    return found
+
+
+def test_a_resume_trains_at_the_optimizer_flags_it_is_given(tmp_path, killed_run):
+    """The load restored each param group's max_lr, betas and eps, and the constant scheduler
+    reads a group's max_lr before its own: a resume with a lower --lr (what the NaN-step error
+    advises) trained at the checkpoint's (a review)."""
+    save = tmp_path / "run"
+    shutil.copytree(killed_run, save)
+    assert {g["lr"] for g in _saved_param_groups(save / "iter_0000002")} == {1e-3}
+    train("--save", str(save), "--load", str(save), "--train-iters", "3", "--lr", "3e-4",
+          "--adam-beta1", "0.5", "--adam-eps", "1e-6")
+    groups = _saved_param_groups(save / "iter_0000003")
+    assert groups and all(g["lr"] == g["max_lr"] == 3e-4 and g["betas"][0] == 0.5
+                          and g["eps"] == 1e-6 for g in groups), groups
+
+
 def test_a_rewind_points_the_tracker_at_its_step_and_keeps_the_later_ones(tmp_path,
                                                                              killed_run):
     """--ckpt-step 1 into the same folder left the tracker at 2: a rewound run stopped before

@@ -19,6 +19,8 @@ REQUIRED_KEYS = ("num_hidden_layers", "hidden_size", "num_attention_heads",
                  "vocab_size")
 #: transformers 5 writes num_experts under the name it maps it to
 ALIASES = {"num_experts": "num_local_experts"}
+#: what the presets build, where HF's own default differs (Qwen3MoeConfig's is false)
+NORM_TOPK_PROB = True
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,37 @@ def dims_from_config(config: dict, path: str = CONFIG_FILE) -> Qwen3MoeDims:
             f"{path}: dense (mlp_only_layers / decoder_sparse_step) layers are not supported; "
             f"every layer must be an MoE layer as in Qwen3-30B-A3B"
         )
+    _refuse_other_computations(config, path)
     return dims
+
+
+def rope_theta(config: dict) -> float:
+    """RoPE's base, where transformers 5 (rope_parameters) or 4 (rope_theta) writes it."""
+    return (config.get("rope_parameters") or {}).get("rope_theta",
+                                                     config.get("rope_theta", 1e6))
+
+
+def _refuse_other_computations(config: dict, path: str) -> None:
+    """Fields that change what the model computes but no tensor's shape: the Megatron model
+    is Qwen3-30B-A3B's computation, so a config asking for another is refused by name (its
+    weights would convert and load, and train as another model)."""
+    rope = config.get("rope_parameters") or {}
+    problems = []
+    if config.get("norm_topk_prob") is not NORM_TOPK_PROB:
+        problems.append(f"norm_topk_prob is {config.get('norm_topk_prob', 'absent')} (HF's "
+                        f"default is false): the router renormalises its top-k probabilities, "
+                        f"as Qwen3-30B-A3B's config.json sets it")
+    if config.get("rope_scaling") or rope.get("rope_type", "default") != "default":
+        problems.append(f"RoPE scaling ({config.get('rope_scaling') or rope}): plain RoPE is "
+                        f"built; drop rope_scaling (the YaRN entry Qwen3's model card adds for "
+                        f"long contexts)")
+    if config.get("use_sliding_window"):
+        problems.append("use_sliding_window is true: attention is built over the whole "
+                        "sequence")
+    if config.get("hidden_act", "silu") != "silu":
+        problems.append(f"hidden_act is {config['hidden_act']!r}: the experts are SwiGLU (silu)")
+    if problems:
+        raise CheckpointError(f"{path}: " + "; ".join(problems))
 
 
 def read_config(directory: str, filename: str = CONFIG_FILE) -> dict:

@@ -4,7 +4,11 @@ for the benchmark, the tiny one for tests) can be written as an HF model."""
 from __future__ import annotations
 
 from ..models import Qwen3MoEPreset
-from .hf_config import CONFIG_FILE, dims_from_config
+from .errors import CheckpointError
+from .hf_config import CONFIG_FILE, NORM_TOPK_PROB, dims_from_config, rope_theta
+
+#: config.json keys a preset needs beyond the conversion's
+PRESET_KEYS = ("num_experts_per_tok", "max_position_embeddings")
 
 
 def preset_from_hf_config(config: dict, name: str = "hf", path: str = CONFIG_FILE
@@ -13,7 +17,10 @@ def preset_from_hf_config(config: dict, name: str = "hf", path: str = CONFIG_FIL
     if dims.tied_embeddings:
         raise ValueError(f"{path}: tie_word_embeddings is true; the QaRL models keep "
                          f"lm_head separate (Qwen3-30B-A3B does)")
-    rope = config.get("rope_parameters") or {}
+    missing = [key for key in PRESET_KEYS if key not in config]
+    if missing:
+        raise CheckpointError(f"{path}: missing {', '.join(missing)}; copy config.json from "
+                              f"the original HF model directory")
     return Qwen3MoEPreset(
         name=name, num_layers=dims.num_layers, hidden_size=dims.hidden,
         num_attention_heads=dims.num_heads, num_key_value_heads=dims.num_kv_heads,
@@ -21,7 +28,7 @@ def preset_from_hf_config(config: dict, name: str = "hf", path: str = CONFIG_FIL
         num_experts=dims.num_experts, num_experts_per_tok=config["num_experts_per_tok"],
         vocab_size=dims.vocab, max_position_embeddings=config["max_position_embeddings"],
         intermediate_size=config.get("intermediate_size", dims.ffn),
-        rope_theta=rope.get("rope_theta", config.get("rope_theta", 1e6)),
+        rope_theta=rope_theta(config),
         rms_norm_eps=config.get("rms_norm_eps", 1e-6),
     )
 
@@ -37,6 +44,7 @@ def hf_config_from_preset(preset: Qwen3MoEPreset) -> dict:
         num_experts_per_tok=preset.num_experts_per_tok, vocab_size=preset.vocab_size,
         max_position_embeddings=preset.max_position_embeddings,
         intermediate_size=preset.intermediate_size, rope_theta=preset.rope_theta,
-        rms_norm_eps=preset.rms_norm_eps, norm_topk_prob=True, tie_word_embeddings=False,
+        rms_norm_eps=preset.rms_norm_eps, norm_topk_prob=NORM_TOPK_PROB,
+        tie_word_embeddings=False,
         decoder_sparse_step=1, mlp_only_layers=[], torch_dtype="bfloat16",
     )

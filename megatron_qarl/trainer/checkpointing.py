@@ -26,8 +26,8 @@ from torch.distributed.checkpoint.api import (
     CheckpointException as DCPCheckpointException,
 )
 
-from ..checkpoint.errors import first_failure
-from ..checkpoint.hf_config import CONFIG_FILE
+from ..checkpoint.errors import CheckpointError as ConfigError, first_failure
+from ..checkpoint.hf_config import CONFIG_FILE, dims_from_config, rope_theta
 from ..checkpoint.megatron_checkpoint import HF_ASSETS, copy_hf_assets
 from ..checkpoint.paths import TRACKER, available_steps, latest_step, step_dir, unfinished_saves
 
@@ -129,11 +129,14 @@ def point_tracker_at(root: str, step: int) -> None:
     os.replace(tracker + ".tmp", tracker)
 
 
-# the HF config fields that shape the model, and the flags that set them
-_SHAPE_FLAGS = {"num_hidden_layers": "--num-layers", "hidden_size": "--hidden-size",
+# the HF config fields that make the model (its shapes, its routing, RoPE and norms), and the
+# flags that set them; what the presets never build (RoPE scaling, sliding windows, ...) is
+# refused by the config check itself
+_MODEL_FLAGS = {"num_hidden_layers": "--num-layers", "hidden_size": "--hidden-size",
                 "num_experts": "--num-experts", "num_attention_heads": "--model",
                 "num_key_value_heads": "--model", "head_dim": "--model",
-                "moe_intermediate_size": "--model",
+                "moe_intermediate_size": "--model", "num_experts_per_tok": "--model",
+                "rms_norm_eps": "--model", "rope_theta": "--model",
                 "vocab_size": "--tokenizer-type / --tokenizer-model / "
                               "--make-vocab-size-divisible-by"}
 
@@ -151,9 +154,15 @@ def _check_saved_model(folder: str, hf_config: dict) -> None:
         raise CheckpointError(
             f"checkpoint {folder}: {path} is not JSON ({err}); the checkpoint is damaged. It "
             f"was left untouched; resume from another step with --ckpt-step") from err
-    differ = [f"{key} {saved[key]} there, {hf_config[key]} here ({flag})"
-              for key, flag in _SHAPE_FLAGS.items()
-              if key in saved and saved[key] != hf_config.get(key)]
+    try:
+        dims_from_config(saved, path)
+    except ConfigError as err:
+        raise CheckpointError(f"checkpoint {folder} holds a model this trainer does not build: "
+                              f"{err}. It was left untouched") from None
+    saved, here = ({**c, "rope_theta": rope_theta(c)} for c in (saved, hf_config))
+    differ = [f"{key} {saved[key]} there, {here[key]} here ({flag})"
+              for key, flag in _MODEL_FLAGS.items()
+              if key in saved and saved[key] != here.get(key)]
     if differ:
         raise CheckpointError(
             f"checkpoint {folder} holds another model than this run builds: "

@@ -129,6 +129,36 @@ def test_tensors_the_config_does_not_name_are_refused(broken, edit, message):
     assert not os.path.exists(out)
 
 
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c.update(norm_topk_prob=False), "norm_topk_prob is False"),
+    (lambda c: c.pop("norm_topk_prob"), "norm_topk_prob is absent"),
+    (lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 4.0}), "RoPE scaling"),
+    (lambda c: c.update(rope_parameters={"rope_type": "yarn", "rope_theta": 1e6}),
+     "RoPE scaling"),
+    (lambda c: c.update(use_sliding_window=True), "use_sliding_window is true"),
+    (lambda c: c.update(hidden_act="gelu"), "hidden_act is 'gelu'"),
+])
+def test_configs_of_another_computation_are_refused(broken, edit, message):
+    """Fields that change no tensor's shape converted, loaded and trained as another model
+    (HF's logits against the Megatron model's: 0.05-1.2 apart; a review)."""
+    src, out = broken
+    _edit_config(src, edit)
+    with pytest.raises(CheckpointError, match=f"config.json: {message}"):
+        hf_to_megatron(src, out, progress=False)
+    assert not os.path.exists(out)
+
+
+def test_a_preset_names_the_fields_it_lacks():
+    from megatron_qarl.checkpoint.model_preset import hf_config_from_preset, preset_from_hf_config
+    from megatron_qarl.models import QWEN3_MOE_TINY
+
+    config = hf_config_from_preset(QWEN3_MOE_TINY)
+    del config["num_experts_per_tok"], config["max_position_embeddings"]
+    with pytest.raises(CheckpointError, match="missing num_experts_per_tok, "
+                                              "max_position_embeddings"):
+        preset_from_hf_config(config)
+
+
 def test_a_tied_config_for_an_untied_checkpoint_is_refused(megatron_dir, tmp_path):
     """megatron-to-hf under a config with tie_word_embeddings dropped the trained lm_head."""
     ckpt = str(tmp_path / "megatron")

@@ -2,8 +2,11 @@
 are the checkpoint's, a re-run into the same folder resumes instead, and a checkpoint of
 another model is named before any tensor is read. Until 2026-12-01 the trainer could only
 resume its own checkpoints, so the Qwen3-30B-A3B example trained a random initialisation."""
+import json
 import os
 import sys
+
+import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "trainer"))
 from trainer_runs import checkpoint_tensors, records, train  # noqa: E402
@@ -54,3 +57,41 @@ def test_a_pretrained_checkpoint_of_another_model_is_named(megatron_dir, tmp_pat
     assert f"checkpoint {megatron_dir} holds another model than this run builds: vocab_size " \
            f"256 there, 128 here" in proc.stderr
     assert not (tmp_path / "run" / "iter_0000000").exists()
+
+
+def _saved_config(tmp_path, edit=lambda c: None):
+    """The tiny preset's config.json as transformers 5 writes it (rope_parameters), edited,
+    in a checkpoint's hf_assets/; and the config this run builds."""
+    from megatron_qarl.checkpoint.model_preset import hf_config_from_preset
+    from megatron_qarl.models import QWEN3_MOE_TINY
+
+    here = hf_config_from_preset(QWEN3_MOE_TINY)
+    saved = {k: v for k, v in here.items() if k != "rope_theta"}
+    saved["rope_parameters"] = {"rope_theta": here["rope_theta"], "rope_type": "default"}
+    edit(saved)
+    (tmp_path / "hf_assets").mkdir()
+    (tmp_path / "hf_assets" / "config.json").write_text(json.dumps(saved))
+    return str(tmp_path), here
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c["rope_parameters"].update(rope_theta=10000.0),
+     r"rope_theta 10000.0 there, 1000000.0 here \(--model\)"),
+    (lambda c: c.update(num_experts_per_tok=1), "num_experts_per_tok 1 there, 2 here"),
+    (lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 4.0}),
+     "holds a model this trainer does not build: .*RoPE scaling"),
+])
+def test_a_saved_model_of_another_computation_is_named(tmp_path, edit, message):
+    """Only the shapes were compared: a checkpoint of another RoPE base, top-k or YaRN
+    scaling started the run as the preset's model (a review)."""
+    from megatron_qarl.trainer.checkpointing import CheckpointError, _check_saved_model
+
+    folder, here = _saved_config(tmp_path, edit)
+    with pytest.raises(CheckpointError, match=message):
+        _check_saved_model(folder, here)
+
+
+def test_the_same_model_written_by_transformers_5_is_taken(tmp_path):
+    from megatron_qarl.trainer.checkpointing import _check_saved_model
+
+    _check_saved_model(*_saved_config(tmp_path))

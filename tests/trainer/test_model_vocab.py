@@ -47,7 +47,7 @@ def test_a_checkpoints_hf_config_is_the_saved_models_with_the_tokenizers_files(t
     model = {"model_type": "qwen3_moe", "num_hidden_layers": 2, "hidden_size": 64,
              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
              "moe_intermediate_size": 32, "num_experts": 4, "num_experts_per_tok": 2,
-             "vocab_size": 256, "tie_word_embeddings": False}
+             "vocab_size": 256, "tie_word_embeddings": False, "norm_topk_prob": True}
     write_hf_assets(str(tmp_path / "ckpt"), model, str(tokenizer))
     assets = tmp_path / "ckpt" / "hf_assets"
     assert sorted(p.name for p in assets.iterdir()) == ["config.json", "tokenizer.json"]

@@ -142,20 +142,6 @@ def test_another_model_or_optimizer_is_named_before_any_tensor_is_read(tmp_path,
     assert _digest(save) == before
 
 
-def test_a_resume_with_another_recipe_says_so(tmp_path, killed_run):
-    """A W4A16-aligned TBPO run resumed as GRPO went on in the same folder and metrics file
-    without a word (a review)."""
-    save = tmp_path / "run"
-    shutil.copytree(killed_run, save)
-    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3", "--loss",
-                 "grpo", "--no-aligned-learner")
-    assert "with flags other than its run's: --aligned-learner True there, False here; " \
-           "--loss tbpo there, grpo here" in proc.stderr, proc.stderr[-2000:]
-    same = train("--save", str(save), "--load", str(save), "--train-iters", "4", "--loss",
-                 "grpo", "--no-aligned-learner")
-    assert "flags other than its run's" not in same.stderr  # step 3 was saved with them
-
-
 def _saved_param_groups(folder) -> list:
     """The optimizer's param groups a checkpoint saved (its common state)."""
     found = []
@@ -174,18 +160,26 @@ def _saved_param_groups(folder) -> list:
     return found
 
 
-def test_a_resume_trains_at_the_optimizer_flags_it_is_given(tmp_path, killed_run):
-    """The load restored each param group's max_lr, betas and eps, and the constant scheduler
-    reads a group's max_lr before its own: a resume with a lower --lr (what the NaN-step error
-    advises) trained at the checkpoint's (a review)."""
+def test_a_resume_with_another_recipe_says_so_and_trains_with_it(tmp_path, killed_run):
+    """A W4A16-aligned TBPO run resumed as GRPO went on in the same folder and metrics file
+    without a word (a review). The optimizer takes the resume's flags: the load restored each
+    param group's max_lr, betas and eps, and the constant scheduler reads a group's max_lr
+    before its own, so a resume with a lower --lr (what the NaN-step error advises) trained at
+    the checkpoint's (another review)."""
     save = tmp_path / "run"
     shutil.copytree(killed_run, save)
     assert {g["lr"] for g in _saved_param_groups(save / "iter_0000002")} == {1e-3}
-    train("--save", str(save), "--load", str(save), "--train-iters", "3", "--lr", "3e-4",
-          "--adam-beta1", "0.5", "--adam-eps", "1e-6")
+    flags = ["--loss", "grpo", "--no-aligned-learner", "--lr", "3e-4", "--adam-beta1", "0.5",
+             "--adam-eps", "1e-6"]
+    proc = train("--save", str(save), "--load", str(save), "--train-iters", "3", *flags)
+    assert "with flags other than its run's: --aligned-learner True there, False here; " \
+           "--loss tbpo there, grpo here; --lr 0.001 there, 0.0003 here" in proc.stderr, \
+        proc.stderr[-2000:]
     groups = _saved_param_groups(save / "iter_0000003")
     assert groups and all(g["lr"] == g["max_lr"] == 3e-4 and g["betas"][0] == 0.5
                           and g["eps"] == 1e-6 for g in groups), groups
+    same = train("--save", str(save), "--load", str(save), "--train-iters", "4", *flags)
+    assert "flags other than its run's" not in same.stderr  # step 3 was saved with them
 
 
 def test_a_rewind_points_the_tracker_at_its_step_and_keeps_the_later_ones(tmp_path,

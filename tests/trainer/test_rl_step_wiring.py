@@ -43,6 +43,9 @@ def _reward(text, answer):
 def test_rewards_pair_with_their_prompts_and_advantages_follow_the_flag(monkeypatch, std_norm):
     monkeypatch.setattr(trainer_module, "dp_rank_and_size", lambda: (0, 1))
     monkeypatch.setattr(trainer_module, "all_reduce_metrics", lambda metrics, device: metrics)
+    # one rank: its own samples' digest (the test ran only after another had set up Megatron's
+    # data-parallel group on the same worker)
+    monkeypatch.setattr(trainer_module, "data_parallel_sha1", lambda items: repr(items))
     trained = []
     fake = SimpleNamespace(
         args=SimpleNamespace(rollout_batch_size=3, n_samples_per_prompt=SAMPLES,
@@ -57,6 +60,8 @@ def test_rewards_pair_with_their_prompts_and_advantages_follow_the_flag(monkeypa
     metrics = trainer_module.RLTrainer.rl_step(fake, step=1)
     assert metrics["reward_mean"] == pytest.approx(sum(REWARDS.values()) / 6)
     assert (metrics["grad_norm"], metrics["ratio_token_mean"]) == (1.0, 1.25)  # both merged
+    assert metrics["rollout_sha1"] == repr([([p, 99], [p, 10 + i]) for p in (2, 0, 1)
+                                            for i in range(SAMPLES)])
     # groups in rollout order: [0, 2], [1, 0], [3, 3]; Bessel's std: sqrt(2), sqrt(1/2)
     want = torch.tensor([-1.0, 1.0, 0.5, -0.5, 0.0, 0.0])
     if std_norm:
@@ -96,6 +101,40 @@ def test_the_objective_gets_old_and_sampler_logprobs_in_their_places(monkeypatch
         assert torch.equal(old[batch.mask], torch.full((4,), -1.0))
         assert torch.equal(sampler[batch.mask], torch.full((4,), -2.0))
         assert sorted(advantages.tolist()) == [-1.0, 1.0]
+
+
+def test_the_learner_scores_at_the_rollout_temperature(monkeypatch):
+    """Old and trained logprobs at --rollout-temperature, the distribution the sampler drew
+    from: every other test runs at 1.0, where a learner scoring at 1 passed (a review's
+    mutations of _logprobs and of _train)."""
+    samples = [Sample([1], [2, 3], [-2.0, -2.0], "stop") for _ in range(2)]
+    batch = collate(samples, torch.tensor([1.0, -1.0]), pad_id=0, device="cpu")
+    batch.old_logprobs = torch.where(batch.mask, -1.0, 0.0)
+    temperatures = []
+
+    def scored(model, micro, temperature, multiple, with_entropy=False):
+        temperatures.append(temperature)
+        logprobs = micro.sampler_logprobs.clone().requires_grad_(with_entropy)
+        return (logprobs, torch.zeros_like(logprobs)) if with_entropy else logprobs.detach()
+
+    def one_micro_batch(model, optimizer, batch_, rows, *, loss_fn, normalizer, **_):
+        micro = select(batch_, rows)
+        return {}, loss_fn(micro, normalizer(micro.mask))[1]
+
+    monkeypatch.setattr(trainer_module, "response_logprobs", scored)
+    monkeypatch.setattr(trainer_module, "optimizer_step", one_micro_batch)
+    monkeypatch.setattr(trainer_module, "dp_rank_and_size", lambda: (0, 1))
+    from megatron_qarl.rl.objectives.config import PolicyLossConfig
+
+    fake = SimpleNamespace(
+        args=SimpleNamespace(global_batch_size=2, micro_batch_size=2, rollout_temperature=0.7,
+                             max_tokens_per_micro_batch=0,
+                             logprob_max_tokens_per_micro_batch=0),
+        loss_cfg=PolicyLossConfig(loss="grpo"), model=torch.nn.Linear(1, 1),
+        _sequence_multiple=lambda: 1)
+    trainer_module.RLTrainer._logprobs(fake, batch)
+    trainer_module.RLTrainer._train(fake, batch, optimizer=None)
+    assert temperatures == [0.7, 0.7]  # one old-logprob pass, one trained micro-batch
 
 
 def test_the_steps_diagnostics_weigh_every_token_once(monkeypatch):

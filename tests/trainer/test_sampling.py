@@ -25,6 +25,23 @@ def test_top_p_never_samples_outside_the_nucleus():
     assert drawn_k == {0, 1, 2}
 
 
+def test_top_p_cuts_the_temperature_scaled_distribution_jointly_with_top_k():
+    """Both as SGLang's sampler takes them (a review's mutations passed every test):
+    - the nucleus of softmax(logits / T): at T = 0.5 token 0 holds 0.84 >= top-p 0.8, alone;
+      unscaled it holds 0.61 and token 1 would be drawn too;
+    - top-p over the full distribution's probabilities, intersected with top-k: tokens 0 and
+      1 hold 0.29 and 0.26, both under top-p 0.5; renormalized after top-k (vLLM's order)
+      token 0 would hold 0.53 and stand alone."""
+    gen = torch.Generator().manual_seed(0)
+
+    def drawn(logits, params):
+        return set(sample_next(torch.tensor([logits]).expand(300, len(logits)), params,
+                               gen)[0].tolist())
+
+    assert drawn([2.0, 1.0, 0.5, -1.0], SamplingParams(temperature=0.5, top_p=0.8)) == {0}
+    assert drawn([1.0, 0.9, 0.8, 0.7], SamplingParams(top_k=2, top_p=0.5)) == {0, 1}
+
+
 def test_tokens_are_drawn_from_the_temperature_scaled_distribution():
     """20000 rows of the same logits: each token's frequency within 4 standard deviations of
     softmax(logits / T); with top-k 2, the kept tokens renormalized."""

@@ -31,9 +31,14 @@ def batch(seed=0, batch_size=BATCH):
     return tokens, torch.arange(SEQ).expand(batch_size, SEQ)
 
 
+def token_losses(model, tokens, positions):
+    """Each position's next-token loss [batch, seq]."""
+    return model(tokens, positions, None, labels=tokens.roll(-1, dims=1))
+
+
 def loss_of(model, tokens, positions):
     """Summed next-token loss (a sum, so data-parallel shards add up to the full batch)."""
-    return model(tokens, positions, None, labels=tokens.roll(-1, dims=1)).sum()
+    return token_losses(model, tokens, positions).sum()
 
 
 def train_losses(model, optimizer, steps: int):

@@ -16,6 +16,7 @@ CASES = [
     ([3, 0, 5, 2], 6),  # an expert wholly past the end, one cut, one empty
     ([0, 9], 9),  # counts that sum to the rows: nothing cut
     ([5, 5], 0),  # no rows at all
+    ([0, 0, 0, 1], 1),  # a decode step's token on the last expert: more experts than rows
 ]
 
 

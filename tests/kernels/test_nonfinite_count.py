@@ -14,12 +14,12 @@ QUANTIZERS = [(w4a16_quantize, "w4a16"), (fp8_block_quantize, "fp8-block"),
 
 @pytest.mark.parametrize("quantize, scheme", QUANTIZERS)
 def test_count_goes_to_the_callers_counter(quantize, scheme, device):
-    w = torch.randn(2, 130, 256, device=device)
+    w = torch.randn(2, 3, 256, device=device)  # 3 rows: 130 took 18-27 s interpreted
     counts = torch.zeros(2, dtype=torch.int32, device=device)
     want = get_scheme(scheme).quantize_weight(w)
     got = quantize(w, get_scheme(scheme), "w", nonfinite=counts[1:])
     assert torch.equal(got.data, want.data) and counts.tolist() == [0, 0]
-    w[1, 129, 255] = float("nan")
+    w[1, 2, 255] = float("nan")  # the last value
     quantize(w, get_scheme(scheme), "w", nonfinite=counts[1:])  # no raise: counted
     assert counts[0] == 0 and counts[1] > 0
 

@@ -69,6 +69,12 @@ def test_rewards_pair_with_their_prompts_and_advantages_follow_the_flag(monkeypa
     torch.testing.assert_close(trained[0].advantages, want, rtol=1e-5, atol=1e-5)
 
 
+def _one_micro_batch(model, optimizer, batch_, rows, *, loss_fn, normalizer, **_):
+    """optimizer_step without a model: the update's rows in one micro-batch, no metrics."""
+    micro = select(batch_, rows)
+    return {}, loss_fn(micro, normalizer(micro.mask))[1]
+
+
 def test_the_objective_gets_old_and_sampler_logprobs_in_their_places(monkeypatch):
     """Swapped, the proximal ratio and the mismatch weight trade roles."""
     samples = [Sample([1], [2, 3], [-2.0, -2.0], "stop") for _ in range(2)]
@@ -80,12 +86,8 @@ def test_the_objective_gets_old_and_sampler_logprobs_in_their_places(monkeypatch
         seen.append((old, sampler, advantages))
         return logprobs.sum() * 0, {"pg_loss": torch.tensor(0.0)}
 
-    def one_micro_batch(model, optimizer, batch_, rows, *, loss_fn, normalizer, **_):
-        micro = select(batch_, rows)
-        return {}, loss_fn(micro, normalizer(micro.mask))[1]
-
     monkeypatch.setattr(trainer_module, "compute_policy_loss", spy)
-    monkeypatch.setattr(trainer_module, "optimizer_step", one_micro_batch)
+    monkeypatch.setattr(trainer_module, "optimizer_step", _one_micro_batch)
     monkeypatch.setattr(trainer_module, "dp_rank_and_size", lambda: (0, 1))
     monkeypatch.setattr(trainer_module, "response_logprobs",
                         lambda model, micro, *a, **k: (micro.old_logprobs * 0, micro.mask * 0.0))
@@ -117,12 +119,8 @@ def test_the_learner_scores_at_the_rollout_temperature(monkeypatch):
         logprobs = micro.sampler_logprobs.clone().requires_grad_(with_entropy)
         return (logprobs, torch.zeros_like(logprobs)) if with_entropy else logprobs.detach()
 
-    def one_micro_batch(model, optimizer, batch_, rows, *, loss_fn, normalizer, **_):
-        micro = select(batch_, rows)
-        return {}, loss_fn(micro, normalizer(micro.mask))[1]
-
     monkeypatch.setattr(trainer_module, "response_logprobs", scored)
-    monkeypatch.setattr(trainer_module, "optimizer_step", one_micro_batch)
+    monkeypatch.setattr(trainer_module, "optimizer_step", _one_micro_batch)
     monkeypatch.setattr(trainer_module, "dp_rank_and_size", lambda: (0, 1))
     from megatron_qarl.rl.objectives.config import PolicyLossConfig
 

@@ -47,27 +47,24 @@ class W4A16Copies:
     def __init__(self, scheme, e, n, k, device="cuda"):
         self.scheme, self.n, self.k = scheme, n, k
         self._master = torch.randn(e, n, k, device=device)
-        self._int4 = [w4a16_quantize(self._master, scheme)]
-        self._bf16 = []
+        self._int4, self._bf16 = [], []  # copy i is made from master + i
 
     def int4(self, touched: int) -> list:
-        count = self._count(expert_bytes(touched, self.n, self.k, self.scheme.group_size, 0,
-                                         True))
-        return self._grow(self._int4, count,
-                          lambda i: w4a16_quantize(self._master + i, self.scheme))
+        return self._int4_copies(self._count(expert_bytes(touched, self.n, self.k,
+                                                          self.scheme.group_size, 0, True)))
 
     def bf16(self, touched: int) -> list:
         count = self._count(expert_bytes(touched, self.n, self.k, 1, 0, False))
-        return self._grow(self._bf16, count,
-                          lambda i: w4a16_dequantize(self._int4_at(i)).transpose(1, 2))
+        return self._grow(self._bf16, count, lambda i: w4a16_dequantize(
+            self._int4_copies(i + 1)[i]).transpose(1, 2))
 
     @staticmethod
     def _count(nbytes: int) -> int:
         return copies_for(nbytes) if nbytes else 1  # a call that reads no expert needs one
 
-    def _int4_at(self, i):
-        return self._grow(self._int4, i + 1, lambda j: w4a16_quantize(self._master + j,
-                                                                      self.scheme))[i]
+    def _int4_copies(self, count: int) -> list:
+        return self._grow(self._int4, count,
+                          lambda i: w4a16_quantize(self._master + i, self.scheme))
 
     @staticmethod
     def _grow(copies: list, count: int, make) -> list:

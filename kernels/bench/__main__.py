@@ -28,11 +28,11 @@ from .w4a16_decode import DECODE_SKEW, bench_swiglu, bench_w4a16_decode
 #: each --only part's tables, in the order a full run writes them
 PARTS = {
     "w4a16": lambda peak, check, args: (bench_w4a16_grouped(peak, check)
-                                        + bench_w4a16_grad_input(check)),
+                                        + bench_w4a16_grad_input(peak, check)),
     "dense": lambda peak, check, args: bench_dense(peak, check),
     "quantize": lambda peak, check, args: bench_quantize(peak, check, args.sweep),
-    "fp8": lambda peak, check, args: (bench_fp8(peak, check) + bench_fp8_swiglu(check)
-                                      + bench_fp8_dispatch(check)),
+    "fp8": lambda peak, check, args: (bench_fp8(peak, check) + bench_fp8_swiglu(peak, check)
+                                      + bench_fp8_dispatch(peak, check)),
     "int8": lambda peak, check, args: bench_int8(peak, check),
     "experts": lambda peak, check, args: bench_experts(peak, check),
     "training": lambda peak, check, args: bench_training_swiglu(peak, check),
@@ -78,7 +78,7 @@ def main(argv=None):
     peak = ceilings()
     floor_us = launch_floor()
     if args.decode_only:
-        tables = (bench_w4a16_decode(peak, check, args.compare) + bench_swiglu(check)
+        tables = (bench_w4a16_decode(peak, check, args.compare) + bench_swiglu(peak, check)
                   + bench_w4a16_decode(peak, check, args.compare, DECODE_SKEW))
     else:
         tables = [table for part, run in PARTS.items() if part in (args.only or PARTS)

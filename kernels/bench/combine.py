@@ -6,7 +6,7 @@ from megatron_qarl.quant.ops import reference_routed_sum
 from ..routed_sum import routed_sum
 from .cases import TOP_K
 from .measure import graph_us
-from .report import Table, fmt, pct_copy
+from .report import Table, fmt, rate_header, rates
 
 
 def bench_combine(peak, check):
@@ -16,7 +16,8 @@ def bench_combine(peak, check):
     routing map (its cumsum included) and needs neither."""
     table = Table("MoE combine: Megatron's scatter_add_ vs routed_sum (CUDA graphs)",
                   ["M tokens", "scatter_add_ us", "index_add_ (deterministic) us",
-                   "routed_sum us", "%BW", "vs scatter_add_", "vs index_add_"])
+                   "routed_sum us", *rate_header(flops=False), "vs scatter_add_",
+                   "vs index_add_"])
     hidden, experts = 2048, 128
     for m in (64, 256, 1024, 4096, 16384):
         scores = torch.rand(m, experts, device="cuda")
@@ -39,6 +40,6 @@ def bench_combine(peak, check):
             torch.use_deterministic_algorithms(False)
         t_ours = graph_us([lambda: routed_sum(rows, routing_map, TOP_K)])
         nbytes = (rows.numel() + m * hidden) * rows.element_size()
-        table.add(str(m), t_scatter, t_index_add, t_ours, pct_copy(nbytes, t_ours, peak),
+        table.add(str(m), t_scatter, t_index_add, t_ours, *rates(t_ours, nbytes, peak),
                   fmt(t_scatter / t_ours, ".2f"), fmt(t_index_add / t_ours, ".2f"))
     return [table]

@@ -13,7 +13,7 @@ from ..w4a16_gemm import dense_config, w4a16_linear
 from ..w4a16_quantize import w4a16_quantize
 from .cases import DENSE_SHAPES
 from .measure import STEP_CALLS, copies_for, graph_output, graph_us
-from .report import Table, fmt, pct_copy
+from .report import Table, fmt, pct_copy, rate_header, rates
 
 
 def bench_dense(peak, check):
@@ -27,10 +27,10 @@ def bench_dense(peak, check):
     w4a16, int8 = get_scheme("w4a16-g128"), get_scheme("int8")
     table = Table(f"Dense GEMMs (attention projections) vs bf16, CUDA graphs of {STEP_CALLS} "
                   f"calls",
-                  ["shape", "M tokens", "bf16 us", "bf16 %BW", "W4A16 us", "%BW",
+                  ["shape", "M tokens", "bf16 us", "bf16 %BW", "W4A16 us", *rate_header("W4A16"),
                    "W4A16 Triton kernel us", "W4A16 operand kept us", "W4A16 speedup",
-                   "INT8 us (act quant included)", "INT8 GEMM us", "INT8 GEMM one slice us",
-                   "INT8 speedup"])
+                   "INT8 us (act quant included)", *rate_header("INT8"), "INT8 GEMM us",
+                   "INT8 GEMM one slice us", "INT8 speedup"])
     for label, n, k in DENSE_SHAPES:
         master = torch.randn(n, k, device="cuda")
         q4 = [w4a16_quantize(master + i, w4a16) for i in range(copies_for(n * k // 2))]
@@ -58,10 +58,11 @@ def bench_dense(peak, check):
                     ("int8 GEMM", lambda q: int8_matmul(xq, xs, q), q8, check.equal, w8_ref),
                     ("int8 GEMM one slice", lambda q: int8_matmul(xq, xs, q, tiles=tiles8), q8,
                      check.equal, w8_ref)))
-            io = m * (k + n) * 2
+            io, flops = m * (k + n) * 2, 2 * m * n * k
             table.add(f"{label} {n}x{k}", str(m), tb, pct_copy(2 * n * k + io, tb, peak), t4,
-                      pct_copy(n * k // 2 + n * k // 64 + io, t4, peak), t4triton, t4kept,
-                      fmt(tb / t4, ".2f"), t8, t8g, t8one, fmt(tb / t8, ".2f"))
+                      *rates(t4, n * k // 2 + n * k // 64 + io, peak, flops), t4triton, t4kept,
+                      fmt(tb / t4, ".2f"), t8, *rates(t8, n * k + n * 4 + io, peak, flops), t8g,
+                      t8one, fmt(tb / t8, ".2f"))
         del q4, q8, wb, kept
     return [table, _fp8_dense_table(peak, check)]
 
@@ -82,8 +83,9 @@ def _fp8_dense_table(peak, check):
     scheme = get_scheme("fp8-block")
     table = Table(f"FP8 block dense GEMMs (attention projections) vs bf16, CUDA graphs of "
                   f"{STEP_CALLS} calls",
-                  ["shape", "M tokens", "bf16 us", "FP8 us (act quant included)", "%BW",
-                   "act quant us", "scaled_mm alone us", "Triton GEMM alone us", "FP8 speedup"])
+                  ["shape", "M tokens", "bf16 us", "FP8 us (act quant included)",
+                   *rate_header("FP8"), "act quant us", "scaled_mm alone us",
+                   "Triton GEMM alone us", "FP8 speedup"])
     for label, n, k in DENSE_SHAPES:
         master = torch.randn(n, k, device="cuda")
         qws = [scheme.quantize_weight(master + i) for i in range(copies_for(n * k))]
@@ -107,7 +109,7 @@ def _fp8_dense_table(peak, check):
                      want)))
             tquant = graph_us([lambda: quantize_linear_input(x, qws[0])], calls=STEP_CALLS)
             table.add(f"{label} {n}x{k}", str(m), tb, t8,
-                      pct_copy(n * k + n * k // 16384 * 4 + m * (k + n) * 2, t8, peak), tquant,
-                      tmm, ttriton, fmt(tb / t8, ".2f"))
+                      *rates(t8, n * k + n * k // 16384 * 4 + m * (k + n) * 2, peak,
+                             2 * m * n * k), tquant, tmm, ttriton, fmt(tb / t8, ".2f"))
         del qws, wb
     return table

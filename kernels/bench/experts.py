@@ -9,7 +9,7 @@ from megatron_qarl.quant.ops import (composed_swiglu_experts, reference_gated_ac
 from ..register import register_cuda_kernels
 from .cases import routed_batch
 from .measure import STEP_CALLS, copies_for, graph_output, graph_us
-from .report import Table, fmt, pct_copy
+from .report import Table, fmt, pct_copy, rate_header, rates
 
 
 #: the experts block's layouts: (label, local experts, experts the tokens are routed over,
@@ -25,15 +25,15 @@ def bench_experts(peak, check):
     """A whole MoE experts block without autograd (fc1, SwiGLU, fc2 with router probs), as the
     rollout engine runs it (quant.ops.swiglu_experts: each scheme's fused op, from bf16 tokens),
     against bf16 grouped_mm with torch's SwiGLU, in CUDA graphs of STEP_CALLS calls with both
-    projections' weights rotated past L2. %BW: the touched experts' weights of both
-    projections, tokens in and out, over the copy ceiling. Each op is checked against the
-    composed reference first (INT8 bit for bit), and against the scheme's pure-torch one: the
-    composed reference runs the fused op's own fc2 kernel."""
+    projections' weights rotated past L2. GB/s and %BW: the touched experts' weights of both
+    projections, tokens in and out; TFLOP/s: both projections' 6 x rows x H x F. Each op is
+    checked against the composed reference first (INT8 bit for bit), and against the scheme's
+    pure-torch one: the composed reference runs the fused op's own fc2 kernel."""
     register_cuda_kernels()  # the composed reference's grouped op on CUDA (the CPU one syncs)
     hidden, ffn = 2048, 768
     header = ["experts", "M tokens", "rows an expert", "bf16 us", "bf16 %BW"]
     for name, *_ in BLOCK_SCHEMES:
-        header += [f"{name} us", f"{name} %BW", f"{name} speedup"]
+        header += [f"{name} us", *rate_header(name), f"{name} speedup"]
     table = Table(f"Experts block (fc1 + SwiGLU + fc2) vs bf16, CUDA graphs of {STEP_CALLS} "
                   f"calls", header)
     for label, e, routed in BLOCK_LAYOUTS:
@@ -54,7 +54,7 @@ def bench_experts(peak, check):
         for m in (8, 64, 128, 256, 4096):
             counts, rows, touched, x, offs = routed_batch(m, e, hidden, routed=routed)
             probs = torch.rand(rows, device="cuda")
-            io = rows * hidden * 4
+            io, flops = rows * hidden * 4, 6 * rows * hidden * ffn  # fc1's 2F + fc2's F
 
             def bf16(w1, w2):
                 h = reference_gated_activation(torch._grouped_mm(x, w1, offs=offs))
@@ -76,7 +76,7 @@ def bench_experts(peak, check):
                         graph_output(lambda: swiglu_experts(x, *qws[0], counts, probs)), want)
                 t = graph_us([lambda q=q: swiglu_experts(x, *q, counts, probs) for q in qws],
                              calls=STEP_CALLS)
-                cells += [t, pct_copy(touched * nbytes // e + io, t, peak),
+                cells += [t, *rates(t, touched * nbytes // e + io, peak, flops),
                           fmt(t_bf16 / t, ".2f")]
             table.add(*cells)
         del wbs, quantized

@@ -15,7 +15,7 @@ from ..fp8_grouped_ws import applies as ws_applies
 from ..fp8_quantize import fp8_quantize_activation, fp8_quantize_packed_rows, fp8_quantize_swiglu
 from .cases import DENSE_LARGE_SHAPES, GROUPED_SHAPES, TOP_K, fp8_weights
 from .measure import graph_us, route
-from .report import Table, fmt
+from .report import Table, fmt, rate_header, rates
 
 
 #: rounds of the FP8 table's four graphs, each column the median: one round read the same
@@ -30,15 +30,16 @@ def bench_fp8(peak, check):
     scheme = get_scheme("fp8-block")
     table = Table(f"FP8 block GEMM (1x128 activations x 128x128 weights) vs bf16, CUDA graphs, "
                   f"medians of {FP8_ROUNDS} rounds",
-                  ["op", "shape", "fp8 us (act quant included)", "TFLOP/s", "act quant us",
+                  ["op", "shape", "fp8 us (act quant included)", *rate_header(), "act quant us",
                    "GEMM alone us", "bf16 us", "speedup", "GEMM alone speedup"])
 
-    def add(op, shape, flop, fp8_fn, gemm_fn, bf16_fn, quant_fn):
+    def add(op, shape, nbytes, flop, fp8_fn, gemm_fn, bf16_fn, quant_fn):
+        """nbytes: the FP8 weights, bf16 x in and y out."""
         rounds = [[graph_us([fn]) for fn in (fp8_fn, gemm_fn, bf16_fn, quant_fn)]
                   for _ in range(FP8_ROUNDS)]
         t8, tg, tb, tq = (statistics.median(column) for column in zip(*rounds))
-        table.add(op, shape, t8, flop / t8 / 1e6, tq, tg, tb, fmt(tb / t8, ".2f"),
-                  fmt(tb / tg, ".2f"))
+        table.add(op, shape, t8, *rates(t8, nbytes, peak, flop), tq, tg, tb,
+                  fmt(tb / t8, ".2f"), fmt(tb / tg, ".2f"))
 
     for label, m, n, k in DENSE_LARGE_SHAPES:
         shape = " ".join(filter(None, (label, f"{m}x{n}x{k}")))
@@ -51,7 +52,8 @@ def bench_fp8(peak, check):
         xq, xs = quantize_linear_input(x, qw)
         check.equal(f"fp8 dense GEMM alone {shape}", fp8_block_matmul(xq, xs, qw)[:m],
                     fp8_block_linear(x, qw))
-        add("dense scaled_mm", shape, 2 * m * n * k, lambda: fp8_block_linear(x, qw),
+        add("dense scaled_mm", shape, n * k + 2 * m * (k + n), 2 * m * n * k,
+            lambda: fp8_block_linear(x, qw),
             lambda: fp8_block_matmul(xq, xs, qw), lambda: x @ wb.t(),
             lambda: quantize_linear_input(x, qw))
     for label, e, n, k in GROUPED_SHAPES[:4]:
@@ -68,14 +70,14 @@ def bench_fp8(peak, check):
             xq, xs = fp8_quantize_activation(x)
             check.equal(f"fp8 grouped GEMM alone {label} M={m}",
                         fp8_block_grouped_matmul(xq, xs, qw, counts), y)
-            add(kernel, f"{label} M={m}", 2 * rows * n * k,
+            add(kernel, f"{label} M={m}", e * n * k + 2 * rows * (k + n), 2 * rows * n * k,
                 lambda: fp8_block_grouped_linear(x, qw, counts),
                 lambda: fp8_block_grouped_matmul(xq, xs, qw, counts),
                 lambda: torch._grouped_mm(x, wb, offs=offs), lambda: fp8_quantize_activation(x))
     return [table]
 
 
-def bench_fp8_swiglu(check):
+def bench_fp8_swiglu(peak, check):
     """MoE fc2 with the experts' activation before it, in CUDA graphs: torch's SwiGLU then the
     bf16 GEMM, against the FP8 GEMM fed by torch's SwiGLU and the activation quantizer, and
     by the SwiGLU that writes FP8 itself (fp8_quantize_swiglu: same codes, one pass)."""
@@ -83,7 +85,7 @@ def bench_fp8_swiglu(check):
     table = Table("FP8 SwiGLU + fc2 vs bf16 (CUDA graphs)",
                   ["shape", "M tokens", "bf16: SwiGLU + grouped_mm us",
                    "fp8: SwiGLU + quantizer + GEMM us", "fp8: FP8-writing SwiGLU + GEMM us",
-                   "fused speedup", "fused fp8 speedup over bf16"])
+                   *rate_header("fused"), "fused speedup", "fused fp8 speedup over bf16"])
     for label, e, n, k in [s for s in GROUPED_SHAPES[:4] if s[0].startswith("W2")]:
         qw, wb = fp8_weights(scheme, e, n, k)
         for m in (1024, 4096, 16384):
@@ -106,12 +108,13 @@ def bench_fp8_swiglu(check):
             t_fused = graph_us([lambda: fp8_block_grouped_matmul(
                 *fp8_quantize_swiglu(h), qw, counts)])
             table.add(label, str(m), t_bf16, t_unfused, t_fused,
+                      *rates(t_fused, e * n * k + rows * (4 * k + 2 * n), peak, 2 * rows * n * k),
                       fmt(t_unfused / t_fused, ".2f"), fmt(t_bf16 / t_fused, ".2f"))
         del qw, wb
     return [table]
 
 
-def bench_fp8_dispatch(check):
+def bench_fp8_dispatch(peak, check):
     """MoE fc1 from the layer's unpermuted tokens, in CUDA graphs: bf16 (permute, GEMM), FP8
     quantizing the permuted copies (permute, quantizer, GEMM), and FP8 quantizing each token
     once before the permutation, which then moves packed FP8 rows (layers.token_dispatch:
@@ -124,7 +127,8 @@ def bench_fp8_dispatch(check):
                   "(CUDA graphs)",
                   ["shape", "M tokens", "bf16: permute + grouped_mm us",
                    "fp8: permute + quantizer + GEMM us", "fp8: quantizer + permute + GEMM us",
-                   "quantizing first: speedup", "quantizing first: speedup over bf16"])
+                   *rate_header("quantizing first"), "quantizing first: speedup",
+                   "quantizing first: speedup over bf16"])
     for label, e, n, k in [s for s in GROUPED_SHAPES if s[0] in ("W13 E128", "W13 EP8")]:
         qw, wb = fp8_weights(scheme, e, n, k)
         for m in (1024, 4096, 16384):
@@ -145,7 +149,10 @@ def bench_fp8_dispatch(check):
                 tokens.index_select(0, rows_of), qw, counts)])
             t_before = graph_us([lambda: fp8_block_grouped_packed(
                 fp8_quantize_packed_rows(tokens).index_select(0, rows_of), qw, counts)])
+            rows = m * TOP_K
             table.add(label, str(m), t_bf16, t_after, t_before,
+                      *rates(t_before, e * n * k + 2 * m * k + 2 * rows * n, peak,
+                             2 * rows * n * k),
                       fmt(t_after / t_before, ".2f"), fmt(t_bf16 / t_before, ".2f"))
         del qw, wb
     return [table]

@@ -7,7 +7,7 @@ from ..int8_gemm import int8_grouped_linear, int8_matmul
 from ..int8_quantize import int8_quantize_activation
 from .cases import GROUPED_SHAPES, routed_batch
 from .measure import STEP_CALLS, copies_for, graph_us
-from .report import Table, fmt, pct_copy
+from .report import Table, fmt, rate_header, rates
 
 
 def bench_int8(peak, check):
@@ -18,7 +18,7 @@ def bench_int8(peak, check):
     scheme = get_scheme("int8")
     table = Table(f"INT8 W8A8 GEMM (per-token activations x per-channel weights) vs bf16, "
                   f"CUDA graphs of {STEP_CALLS} calls",
-                  ["op", "shape", "M tokens", "int8 us (act quant included)", "%BW", "TFLOP/s",
+                  ["op", "shape", "M tokens", "int8 us (act quant included)", *rate_header(),
                    "act quant us", "GEMM alone us", "bf16 us", "speedup",
                    "GEMM alone speedup"])
 
@@ -27,8 +27,8 @@ def bench_int8(peak, check):
         tg = graph_us([lambda q=q: gemm_fn(q) for q in qws], calls=STEP_CALLS)
         tb = graph_us([lambda w=w: bf16_fn(w) for w in wbs], calls=STEP_CALLS)
         tq = graph_us([lambda: int8_quantize_activation(x)], calls=STEP_CALLS)
-        table.add(op, shape, str(m), t8, pct_copy(nbytes, t8, peak), flop / t8 / 1e6, tq, tg,
-                  tb, fmt(tb / t8, ".2f"), fmt(tb / tg, ".2f"))
+        table.add(op, shape, str(m), t8, *rates(t8, nbytes, peak, flop), tq, tg, tb,
+                  fmt(tb / t8, ".2f"), fmt(tb / tg, ".2f"))
 
     def weights(master):
         qws = [scheme.quantize_weight(master + i) for i in range(copies_for(master.numel()))]

@@ -4,6 +4,7 @@ past L2, medians of do_bench, CUDA graphs of a decode step, the ceilings and the
 Weights are rotated over enough copies (> 2x L2) that no timed call reads them from cache.
 """
 import math
+import statistics
 
 import torch
 import triton
@@ -14,6 +15,9 @@ DECODE_MAX_TOKENS = 256
 #: calls per captured graph in the decode timings (graph_us): a decode step's kernels run back to
 #: back in one graph
 STEP_CALLS = 10
+#: graph_us times this many batches of replays and takes the median of their means
+GRAPH_BATCHES = 10
+GRAPH_BATCH_REPLAYS = 20
 L2_BYTES = 50 * 2**20
 ROTATE_BYTES = 2.4 * L2_BYTES
 
@@ -49,11 +53,13 @@ def median_us(fns) -> float:
     return triton.testing.do_bench(step, warmup=25, rep=150, return_mode="median") * 1e3
 
 
-def graph_us(fns, replays: int = 200, calls: int = 1) -> float:
-    """Mean time per call of CUDA graphs holding `calls` calls each of fns (round-robin):
-    latency without host launch cost. A decoding engine captures its whole step in one graph,
-    so its kernels run back to back: with one call per graph every call also pays the graph's
-    own launch gap (about 2.5 us on the H100, docs/kernel_rounds.md round 10), hence STEP_CALLS."""
+def graph_us(fns, calls: int = 1) -> float:
+    """Time per call of CUDA graphs holding `calls` calls each of fns (round-robin): latency
+    without host launch cost, the median of GRAPH_BATCHES batches' means, so that a host stall
+    or a clock change in one batch does not move it. A decoding engine captures its whole step
+    in one graph, so its kernels run back to back: with one call per graph every call also
+    pays the graph's own launch gap (about 2.5 us on the H100, docs/kernel_rounds.md round
+    10), hence STEP_CALLS."""
     groups = [[fns[(i * calls + j) % len(fns)] for j in range(calls)] for i in range(len(fns))]
     _warm_up(fns)
     graphs = []
@@ -65,14 +71,17 @@ def graph_us(fns, replays: int = 200, calls: int = 1) -> float:
         graphs.append(g)
     for g in graphs:
         g.replay()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    # an event between batches, all queued back to back: no batch waits for the host
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(GRAPH_BATCHES + 1)]
     torch.cuda.synchronize()
-    start.record()
-    for i in range(replays):
-        graphs[i % len(graphs)].replay()
-    end.record()
+    events[0].record()
+    for b in range(GRAPH_BATCHES):
+        for i in range(GRAPH_BATCH_REPLAYS):
+            graphs[(b * GRAPH_BATCH_REPLAYS + i) % len(graphs)].replay()
+        events[b + 1].record()
     torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1e3 / (replays * calls)
+    batch_ms = [start.elapsed_time(end) for start, end in zip(events, events[1:])]
+    return statistics.median(batch_ms) * 1e3 / (GRAPH_BATCH_REPLAYS * calls)
 
 
 def graph_output(fn) -> torch.Tensor:

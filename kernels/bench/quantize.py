@@ -9,7 +9,7 @@ from ..int8_quantize import int8_quantize
 from ..w4a16_lanes import to_lane_order
 from ..w4a16_quantize import w4a16_quantize
 from .measure import STEP_CALLS, graph_us, median_us
-from .report import Table, fmt, pct_copy
+from .report import Table, fmt, rate_header, rates
 
 
 def bench_quantize(peak, check, sweep):
@@ -20,7 +20,7 @@ def bench_quantize(peak, check, sweep):
     FP8 W2 at 250-540 us where graphs and Nsight Compute read 164-181; round 49)."""
     table = Table("Fused quantize-and-pack of one layer's experts (fp32 master; CUDA graphs of "
                   f"{STEP_CALLS} calls, the torch reference by do_bench)",
-                  ["weight", "format", "kernel us", "GB/s", "% copy BW",
+                  ["weight", "format", "kernel us", *rate_header(flops=False),
                    "torch reference us", "speedup"])
     w4a16, fp8, int8 = get_scheme("w4a16"), get_scheme("fp8-block"), get_scheme("int8")
     for label, shape in [("W13 E128", (128, 1536, 2048)), ("W2 E128", (128, 2048, 768))]:
@@ -49,9 +49,8 @@ def bench_quantize(peak, check, sweep):
             for tag, options in variants:
                 t = graph_us([lambda: fn(master, scheme, check_finite=False, **options)],
                              calls=STEP_CALLS)
-                gbps = (params * 4 + out_bytes) / t / 1e3
                 t_ref = median_us([lambda: reference(master, check_finite=False)])
-                table.add(label, name + tag, t, gbps, 100 * gbps / peak["copy_GBps"], t_ref,
+                table.add(label, name + tag, t, *rates(t, params * 4 + out_bytes, peak), t_ref,
                           fmt(t_ref / t, ".1f"))
         del master
     return [table, bench_quantize_in_place(peak, check)]
@@ -60,13 +59,13 @@ def bench_quantize(peak, check, sweep):
 def bench_quantize_in_place(peak, check):
     """The layers' per-step re-quantization: one bf16 master an expert (a Parameter each, as
     Megatron's SequentialMLP keeps them), read in place through expert_masters' table, against
-    torch.stack first (the path before session 51). %copy counts the in-place bytes. In CUDA
+    torch.stack first (the path before session 51). GB/s and %BW count the in-place bytes. In CUDA
     graphs: GPU time; the table of 128 masters costs about 0.1 ms of host time a call (H200
     machine, round 49), hidden where the host runs ahead of the step."""
     table = Table("Quantize of one layer's experts from one bf16 master an expert: read in "
                   f"place vs torch.stack first (CUDA graphs of {STEP_CALLS} calls)",
-                  ["weight", "format", "in place us", "% copy BW", "stack + kernel us",
-                   "speedup"])
+                  ["weight", "format", "in place us", *rate_header(flops=False),
+                   "stack + kernel us", "speedup"])
     schemes = [("w4a16-g128 + lane order", get_scheme("w4a16"), w4a16_quantize,
                 lambda params, k: params * (1 + 2 / 128), {"lane_order": True}),
                ("fp8-block", get_scheme("fp8-block"), fp8_block_quantize,
@@ -86,7 +85,7 @@ def bench_quantize_in_place(peak, check):
                          calls=STEP_CALLS)
             t_stack = graph_us([lambda: fn(torch.stack(masters), scheme, check_finite=False,
                                            **kw)], calls=STEP_CALLS)
-            table.add(label, name, t, pct_copy(params * 2 + out_bytes(params, k), t, peak),
+            table.add(label, name, t, *rates(t, params * 2 + out_bytes(params, k), peak),
                       t_stack, fmt(t_stack / t, ".2f"))
         del masters
     return table

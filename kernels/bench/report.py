@@ -10,7 +10,7 @@ import triton
 
 from ..moe_backward import WS_GRAD_ROWS_PER_EXPERT
 from ..w4a16_gemm import DEQUANT_ROWS_PER_EXPERT, KEPT_OPERAND_ROWS_PER_EXPERT, WS_ROWS_PER_EXPERT
-from .measure import DECODE_MAX_TOKENS, STEP_CALLS
+from .measure import DECODE_MAX_TOKENS, GRAPH_BATCH_REPLAYS, GRAPH_BATCHES, STEP_CALLS
 
 
 class Checker:
@@ -57,6 +57,8 @@ class Table:
         self.title, self.header, self.rows = title, header, []
 
     def add(self, *cells):
+        if len(cells) != len(self.header):
+            raise ValueError(f"{self.title}: {len(cells)} cells for {len(self.header)} columns")
         self.rows.append([c if isinstance(c, str) else fmt(c) for c in cells])
         print(" | ".join(self.rows[-1]), flush=True)
 
@@ -71,6 +73,29 @@ def pct_copy(nbytes, us, peak):
     return 100 * nbytes / us / 1e3 / peak["copy_GBps"]
 
 
+def rate_header(name="", flops=True):
+    """The columns of `rates`, each named after the path it rates."""
+    columns = ["GB/s", "%BW"] + (["TFLOP/s", "% bf16 peak"] if flops else [])
+    return [f"{name} {c}" if name else c for c in columns]
+
+
+def rates(us, nbytes, peak, flops=None):
+    """performance.md's columns for a call that moves nbytes (and multiplies `flops`) in `us`
+    microseconds: GB/s and % of the measured copy bandwidth, then TFLOP/s and % of the measured
+    bf16 matmul where it multiplies. A call not timed (us None) gets empty cells."""
+    if us is None:
+        return [None] * (2 if flops is None else 4)
+    gbps = nbytes / us / 1e3
+    cells = [gbps, 100 * gbps / peak["copy_GBps"]]
+    if flops is not None:
+        cells += [tflops(us, flops), 100 * tflops(us, flops) / peak["bf16_TFLOPs"]]
+    return cells
+
+
+def tflops(us, flops):
+    return None if us is None else flops / us / 1e6
+
+
 def run_header(peak, floor_us, command):
     props = torch.cuda.get_device_properties(0)
     return (f"GPU {props.name} ({props.multi_processor_count} SMs), torch {torch.__version__}, "
@@ -79,11 +104,14 @@ def run_header(peak, floor_us, command):
             f"Measured ceilings in this run: copy {peak['copy_GBps']:.0f} GB/s (read + write), "
             f"bf16 8192^3 matmul {peak['bf16_TFLOPs']:.0f} TFLOP/s; CUDA-graph launch floor "
             f"(one tiny kernel) {floor_us[0]:.1f} us with one call per graph, "
-            f"{floor_us[1]:.1f} us per call with {STEP_CALLS}. %BW = bytes of touched experts + "
-            f"activations in and out over the copy ceiling. Times are medians of "
+            f"{floor_us[1]:.1f} us per call with {STEP_CALLS}. GB/s = bytes of touched experts + "
+            f"activations in and out over the time, %BW the same over the copy ceiling; "
+            f"TFLOP/s = 2 x rows x N x K over the time, % bf16 peak the same over the matmul "
+            f"ceiling. Times are medians of "
             f"triton.testing.do_bench with weights rotated over copies > 2x L2; the W4A16 "
-            f"'graph' columns and tables replay CUDA graphs of {STEP_CALLS} calls (the mean "
-            f"per call over 200 replays, rotating the copies), as a decoding engine runs its "
+            f"'graph' columns and tables replay CUDA graphs of {STEP_CALLS} calls (per call, the "
+            f"median of {GRAPH_BATCHES} batches of {GRAPH_BATCH_REPLAYS} replays, rotating "
+            f"the copies), as a decoding engine runs its "
             f"step (the FP8 tables: one call per graph): "
             f"read decode sizes (M <= {DECODE_MAX_TOKENS}) there, since under ~60 us do_bench "
             f"times the host launch of the Triton wrapper, not the kernel. The W4A16 "

@@ -6,7 +6,7 @@ from megatron_qarl.quant.ops import reference_race_argmax
 from ..race_argmax import race_argmax
 from ..token_logprobs import inverse_temperature, sample_with_logprobs, token_logprobs_forward
 from .measure import graph_us
-from .report import Table, fmt, pct_copy
+from .report import Table, fmt, rate_header, rates
 
 
 def bench_sampler(peak, check):
@@ -14,7 +14,8 @@ def bench_sampler(peak, check):
     generator, which graphs may use): the torch race against race_argmax. The check: with one
     finite score a row, wherever it is, both draw it."""
     table = Table("Sampler draw: the torch race vs race_argmax (V = 151936, CUDA graphs)",
-                  ["B rows", "torch race us", "race_argmax us", "%BW", "speedup"])
+                  ["B rows", "torch race us", "race_argmax us", *rate_header(flops=False),
+                   "speedup"])
     vocab = 151936
     for b in (1, 32, 256, 1024):
         only = torch.full((b, vocab), float("-inf"), device="cuda")
@@ -25,7 +26,7 @@ def bench_sampler(peak, check):
         scores = torch.randn(b, vocab, device="cuda").log_softmax(-1)
         t_ref = graph_us([lambda: reference_race_argmax(scores, None)])
         t_ours = graph_us([lambda: race_argmax(scores, None)])
-        table.add(str(b), t_ref, t_ours, pct_copy(scores.numel() * 4, t_ours, peak),
+        table.add(str(b), t_ref, t_ours, *rates(t_ours, scores.numel() * 4, peak),
                   fmt(t_ref / t_ours, ".2f"))
     return [table, _bench_sampler_step(peak, check)]
 
@@ -38,7 +39,8 @@ def _bench_sampler_step(peak, check):
     bit for bit."""
     table = Table("Sampler step from bf16 logits: log-softmax + race_argmax + gather vs "
                   "sample_with_logprobs (V = 151936, CUDA graphs)",
-                  ["B rows", "T", "torch + race_argmax us", "one read us", "%BW", "speedup"])
+                  ["B rows", "T", "torch + race_argmax us", "one read us",
+                   *rate_header(flops=False), "speedup"])
     vocab = 151936
 
     def torch_step(logits, temperature):
@@ -65,5 +67,5 @@ def _bench_sampler_step(peak, check):
         t_ref = graph_us([lambda: torch_step(logits, temperature)])
         t_ours = graph_us([lambda: sample_with_logprobs(logits, temperature, None)])
         table.add(str(b), str(temperature), t_ref, t_ours,
-                  pct_copy(logits.numel() * 2, t_ours, peak), fmt(t_ref / t_ours, ".2f"))
+                  *rates(t_ours, logits.numel() * 2, peak), fmt(t_ref / t_ours, ".2f"))
     return table

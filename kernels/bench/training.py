@@ -6,7 +6,7 @@ from megatron_qarl.quant.ops import reference_gated_activation
 from ..swiglu import gated_silu, swiglu_forward
 from .cases import TOP_K
 from .measure import median_us
-from .report import Table, fmt, pct_copy
+from .report import Table, fmt, rate_header, rates
 
 
 def bench_training_swiglu(peak, check):
@@ -15,8 +15,9 @@ def bench_training_swiglu(peak, check):
     against swiglu.py, each backward through autograd.grad of one retained graph (no leaf
     grads accumulated). Checks: the forward's bits, grad_h within a bf16 ulp."""
     table = Table("Experts' SwiGLU in training: torch's composite vs swiglu.py (eager)",
-                  ["M tokens", "rows", "torch fwd us", "kernel fwd us", "fwd %BW",
-                   "torch bwd us", "kernel bwd us", "bwd %BW", "fwd speedup", "bwd speedup"])
+                  ["M tokens", "rows", "torch fwd us", "kernel fwd us",
+                   *rate_header("fwd", flops=False), "torch bwd us", "kernel bwd us",
+                   *rate_header("bwd", flops=False), "fwd speedup", "bwd speedup"])
     ffn = 768
     for m in (1024, 4096, 16384):
         rows = m * TOP_K
@@ -33,8 +34,7 @@ def bench_training_swiglu(peak, check):
         t_ref_bwd = median_us([lambda: torch.autograd.grad(y_ref, h, grad, retain_graph=True)])
         t_ours_bwd = median_us([lambda: torch.autograd.grad(y_ours, h, grad,
                                                             retain_graph=True)])
-        table.add(str(m), str(rows), t_ref, t_ours,
-                  pct_copy(6 * rows * ffn, t_ours, peak), t_ref_bwd, t_ours_bwd,
-                  pct_copy(10 * rows * ffn, t_ours_bwd, peak),
+        table.add(str(m), str(rows), t_ref, t_ours, *rates(t_ours, 6 * rows * ffn, peak),
+                  t_ref_bwd, t_ours_bwd, *rates(t_ours_bwd, 10 * rows * ffn, peak),
                   fmt(t_ref / t_ours, ".2f"), fmt(t_ref_bwd / t_ours_bwd, ".2f"))
     return [table]

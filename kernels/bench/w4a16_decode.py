@@ -15,7 +15,7 @@ from ..w4a16_gemm import w4a16_grouped_matmul, w4a16_grouped_swiglu
 from .cases import (DECODE_SHAPES, DECODE_TOKENS, GROUPED_SHAPES, ROUTED_EXPERTS, W4A16Copies,
                     expert_bytes, routed_batch)
 from .measure import STEP_CALLS, copies_for, graph_output, graph_us
-from .report import Table, fmt, pct_copy
+from .report import Table, fmt, pct_copy, rate_header, rates
 
 
 #: the decode table's uneven routing (measure.route): the busiest expert takes about 4x
@@ -41,7 +41,7 @@ def bench_w4a16_decode(peak, check, compare, skew=0.0):
     header = ["shape", "M tokens", "experts touched", "rows: busiest expert / mean", "bf16 us",
               "bf16 %BW", "int4 stream floor us", "floor %BW"]
     for name, _ in kernels:
-        header += [f"{name} us", f"{name} %BW", f"{name} speedup"]
+        header += [f"{name} us", *rate_header(name), f"{name} speedup"]
     header += ["this us: range over routings", "1 call/graph: bf16 us", "this us",
                "this speedup"]
     routing = f"skewed routing ({skew})" if skew else "uniform routing"
@@ -60,10 +60,12 @@ def bench_w4a16_decode(peak, check, compare, skew=0.0):
             cells += [_median(runs, key) for key in ("bf16", "bf16_bw", "floor", "floor_bw")]
             for name, _ in kernels:
                 if any(r[name] is None for r in runs):
-                    cells += ["failed", "—", "—"]
+                    cells += ["failed"] + ["—"] * 5
                     continue
-                cells += [_median(runs, name), _median(runs, f"{name}_bw"),
-                          fmt(statistics.median(r["bf16"] / r[name] for r in runs), ".2f")]
+                cells += [_median(runs, name)]
+                cells += [statistics.median(column) for column in zip(*(r[f"{name}_rates"]
+                                                                        for r in runs))]
+                cells += [fmt(statistics.median(r["bf16"] / r[name] for r in runs), ".2f")]
             times = [r["this"] for r in runs]
             spread = "failed" if None in times else f"{min(times):.1f}-{max(times):.1f}"
             single, single_bf16 = _median(runs, "single"), _median(runs, "single_bf16")
@@ -102,7 +104,8 @@ def _decode_run(scheme, label, shape, m, skew, seed, copies, kernels, check, pea
             run[name] = None
             continue
         run[name] = t
-        run[f"{name}_bw"] = pct_copy(expert_bytes(touched, n, k, 128, rows, True), t, peak)
+        run[f"{name}_rates"] = rates(t, expert_bytes(touched, n, k, 128, rows, True), peak,
+                                     2 * rows * n * k)
     run["single_bf16"] = graph_us(bf16_calls)
     run["single"] = graph_us([lambda q=q: w4a16_grouped_matmul(x, q, counts) for q in qws])
     return run
@@ -120,7 +123,7 @@ def _stream_floor_us(touched, n, k):
     return graph_us([lambda w=w: stream_words(w, out) for w in words], calls=STEP_CALLS)
 
 
-def bench_swiglu(check):
+def bench_swiglu(peak, check):
     """fc1 (gate+up) with the experts' activation, in CUDA graphs: the int4
     GEMM then torch's SwiGLU (quant.ops.reference_gated_activation), against the fused
     epilogue, whose output must be the same bits in eager calls. In graphs (the Gluon kernel,
@@ -130,7 +133,8 @@ def bench_swiglu(check):
     scheme = get_scheme("w4a16")
     table = Table(f"W4A16 fc1 + SwiGLU, fused vs unfused (CUDA graphs of "
                   f"{STEP_CALLS} calls)",
-                  ["shape", "M tokens", "GEMM then SwiGLU us", "fused us", "speedup"])
+                  ["shape", "M tokens", "GEMM then SwiGLU us", "fused us", *rate_header("fused"),
+                   "speedup"])
     for label, e, n, k in [s for s in GROUPED_SHAPES if s[0].startswith("W13")]:
         copies = W4A16Copies(scheme, e, n, k)
         for m in DECODE_TOKENS:
@@ -149,6 +153,9 @@ def bench_swiglu(check):
             t_unfused = graph_us([lambda q=q: unfused(q) for q in qws], calls=STEP_CALLS)
             t_fused = graph_us([lambda q=q: w4a16_grouped_swiglu(x, q, counts)
                                 for q in qws], calls=STEP_CALLS)
-            table.add(label, str(m), t_unfused, t_fused, fmt(t_unfused / t_fused, ".2f"))
+            fused_bytes = expert_bytes(touched, n, k, 128, rows, True) - rows * n  # y: N / 2
+            table.add(label, str(m), t_unfused, t_fused,
+                      *rates(t_fused, fused_bytes, peak, 2 * rows * n * k),
+                      fmt(t_unfused / t_fused, ".2f"))
         del copies, qws
     return [table]

@@ -19,8 +19,10 @@ The peaks exclude the CUDA context and allocator overhead outside PyTorch's cach
 
 `quantize` times one layer's experts (128 x [1536, 2048] fc1 and 128 x [2048, 768] fc2, bf16
 masters as under --bf16): QuantizedWeightCache without the CUDA kernels registered (its
-reference path: stack + pure-torch W4A16.quantize_weight) and the fused Triton kernel (qarl_kernels.w4a16_quantize on the stacked
-weight), checked bit-identical, and projects both to --layers layers.
+reference path: stack + pure-torch W4A16.quantize_weight), the same cache with them registered
+(the trainer's path: the fused kernel reading the masters in place), and the fused Triton
+kernel on a stacked weight, with and without the torch.stack; each checked bit-identical to the
+reference, and projected to --layers layers.
 """
 from __future__ import annotations
 
@@ -96,42 +98,54 @@ def _median_s(fn, repeats):
 
 
 def bench_quantize(layers: int, repeats: int) -> dict:
+    """The reference path is timed first, for both weights, with no CUDA kernel registered;
+    registering them (as the trainer does at start) then switches the same caches to the
+    trainer's path: quant.ops.quantize_weight, the fused kernel reading the masters in place."""
     from megatron_qarl.layers.weight_cache import QuantizedWeightCache
     from megatron_qarl.quant import get_scheme
+    from qarl_kernels.register import register_cuda_kernels
     from qarl_kernels.w4a16_quantize import w4a16_quantize
 
     scheme = get_scheme("w4a16")
     experts, ffn, hidden = 128, 768, 2048
     result = {"scheme": scheme.name, "device": torch.cuda.get_device_name(), "layers": layers}
-    totals = {"trainer_path_ms": 0.0, "fused_kernel_ms": 0.0, "fused_kernel_with_stack_ms": 0.0}
+    caches, want = {}, {}
     for label, shape in (("fc1", (2 * ffn, hidden)), ("fc2", (hidden, ffn))):
         masters = [torch.nn.Parameter(0.02 * torch.randn(shape, device="cuda",
                                                          dtype=torch.bfloat16))
                    for _ in range(experts)]
-        cache = QuantizedWeightCache(scheme, masters, f"experts.linear_{label}", stacked=True)
-
-        def trainer_path():
-            cache.invalidate()
-            return cache.get()
-
-        stacked = torch.stack(masters).detach()
-        got, want = w4a16_quantize(stacked, scheme), trainer_path()
-        if not (torch.equal(got.data, want.data) and torch.equal(got.scale, want.scale)):
-            raise AssertionError(f"{label}: fused kernel and trainer path differ")
-        times = {
-            "trainer_path_ms": _median_s(trainer_path, repeats) * 1e3,
+        caches[label] = QuantizedWeightCache(scheme, masters, f"experts.linear_{label}",
+                                             stacked=True)
+        want[label] = _refresh(caches[label])
+        result[label] = {"shape": [experts, *shape], "reference_path_ms":
+                         _median_s(lambda c=caches[label]: _refresh(c), repeats) * 1e3}
+    register_cuda_kernels()
+    for label, cache in caches.items():
+        stacked = torch.stack(cache.masters).detach()
+        for path, got in (("trainer path", _refresh(cache)),
+                          ("fused kernel", w4a16_quantize(stacked, scheme))):
+            if not (torch.equal(got.data, want[label].data)
+                    and torch.equal(got.scale, want[label].scale)):
+                raise AssertionError(f"{label}: the {path} and the reference path differ")
+        result[label].update({
+            "trainer_path_ms": _median_s(lambda: _refresh(cache), repeats) * 1e3,
             "fused_kernel_ms": _median_s(lambda: w4a16_quantize(stacked, scheme), repeats) * 1e3,
             "fused_kernel_with_stack_ms": _median_s(
-                lambda: w4a16_quantize(torch.stack(masters).detach(), scheme), repeats) * 1e3,
-        }
-        result[label] = {"shape": [experts, *shape], **times}
-        for k, v in times.items():
-            totals[k] += v
-        del masters, cache, stacked, got, want
+                lambda: w4a16_quantize(torch.stack(cache.masters).detach(), scheme),
+                repeats) * 1e3})
+        del stacked
+    totals = {key: sum(result[label][key] for label in caches) for key in
+              ("reference_path_ms", "trainer_path_ms", "fused_kernel_ms",
+               "fused_kernel_with_stack_ms")}
     result["one_layer"] = totals
     result[f"projected_{layers}_layers"] = {k: v * layers for k, v in totals.items()}
     result["bit_identical"] = True
     return result
+
+
+def _refresh(cache):
+    cache.invalidate()
+    return cache.get()
 
 
 def main(argv):

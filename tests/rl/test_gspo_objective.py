@@ -30,6 +30,18 @@ def test_gspo_by_hand():
     assert metrics["seq_clipfrac_low"].item() == 0.0
 
 
+def test_gspo_low_clip_fraction_counts_negative_advantages_over_real_sequences():
+    # s = exp(-0.3) = 0.74, under 1 - 0.2: clipped only where A < 0, and an empty row is no
+    # sequence
+    e = math.exp
+    lp, old, mask = logprobs_from_ratios([[e(-0.3), e(-0.3)]])
+    metrics = compute_policy_loss(_config(), lp, old, torch.tensor([1.0]), mask)[1]
+    assert metrics["seq_clipfrac_low"].item() == 0.0
+    lp, old, mask = logprobs_from_ratios([[e(-0.3), e(-0.3)], [None, None]])
+    metrics = compute_policy_loss(_config(), lp, old, torch.tensor([-1.0, -1.0]), mask)[1]
+    assert metrics["seq_clipfrac_low"].item() == pytest.approx(1.0)
+
+
 def test_gspo_sequence_tis_by_hand():
     # sequence weight = geometric mean of 4 and 4 = 4, capped at 2 by tis
     e = math.exp

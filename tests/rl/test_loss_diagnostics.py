@@ -52,6 +52,24 @@ def test_ratio_stats_by_hand():
     assert metrics["mismatch_abs_log_w_token"].item() == pytest.approx(0.0, abs=1e-6)
 
 
+def test_the_sequence_ratio_mean_is_over_real_sequences():
+    # sequence ratios exp(-0.1) and exp(0.1), and an empty row that is no sequence
+    e = math.exp
+    lp, old, mask = logprobs_from_ratios([[e(0.2), e(-0.4)], [e(0.1), None], [None, None]])
+    sampler = sampler_from_weights(old, mask, [[1.0, 1.0], [1.0, None], [None, None]])
+    metrics = compute_policy_loss(PolicyLossConfig(), lp, old, torch.tensor([1.0, -1.0, 1.0]),
+                                  mask, sampler)[1]
+    assert metrics["ratio_seq_mean"].item() == pytest.approx((e(-0.1) + e(0.1)) / 2, rel=1e-5)
+
+
+def test_metrics_hold_no_graph():
+    lp, old, mask = logprobs_from_ratios([[1.1, 0.9]])
+    sampler = sampler_from_weights(old, mask, [[1.0, 1.0]])
+    metrics = compute_policy_loss(PolicyLossConfig(), lp, old, torch.tensor([1.0]), mask,
+                                  sampler)[1]
+    assert [k for k, v in metrics.items() if v.requires_grad] == []
+
+
 def test_chunked_entropy_matches_categorical():
     logits = torch.randn(3, 7, 11, dtype=torch.bfloat16)
     reference = torch.distributions.Categorical(logits=logits.float()).entropy()

@@ -78,6 +78,29 @@ def test_tbpo_weight_band_and_metrics_by_hand():
     assert metrics["seq_mismatch_weight_clipfrac"].item() == pytest.approx(1 / 4)
 
 
+def test_tbpo_weight_mean_is_of_the_capped_weights():
+    # sequence weights (geometric means of the token ones) 1 and 0.1, clipped to [0.5, 2]:
+    # mean 0.75 (0.55 unclipped)
+    cfg = PolicyLossConfig(loss="tbpo", tbpo=TBPOConfig(seq_tis_imp_ratio_cap=2.0))
+    lp, old, mask = logprobs_from_ratios([[1.0, 1.0], [1.0, 1.0]])
+    sampler = sampler_from_weights(old, mask, [[4.0, 0.25], [0.1, 0.1]])
+    metrics = compute_policy_loss(cfg, lp, old, torch.tensor([1.0, 1.0]), mask, sampler)[1]
+    assert metrics["seq_mismatch_weight_mean"].item() == pytest.approx(0.75, rel=1e-5)
+
+
+def test_a_band_of_zero_width_keeps_the_on_policy_sequences():
+    """The band [1 - delta_l, 1 + delta_h] includes its edges: with every width 0, the first
+    mini-batch (r = 1 exactly) is kept, both signs of A, and gets the plain gradient."""
+    cfg = PolicyLossConfig(loss="tbpo", tbpo=TBPOConfig(
+        seq_clip_ratio_high=0.0, neg_seq_clip_ratio_low=0.0, neg_seq_clip_ratio_high=0.0))
+    lp, old, mask = logprobs_from_ratios([[1.0, 1.0], [1.0, 1.0]])
+    sampler = sampler_from_weights(old, mask, [[1.0, 1.0], [1.0, 1.0]])
+    loss, metrics = compute_policy_loss(cfg, lp, old, torch.tensor([1.0, -1.0]), mask, sampler)
+    assert metrics["masked_seq_frac"].item() == 0.0
+    loss.backward()
+    torch.testing.assert_close(lp.grad, torch.tensor([[-0.25, -0.25], [0.25, 0.25]]))
+
+
 def test_tbpo_seq_mean_token_mean_by_hand():
     cfg = PolicyLossConfig(loss="tbpo", loss_agg_mode="seq-mean-token-mean")
     # on-policy first mini-batch: r = 1 exactly, inside every band; w = 1.5 (cap 2)

@@ -62,6 +62,14 @@ def test_dual_clip_bounds_exploding_negative_ratio_by_hand():
     assert lp.grad[0, 0].item() == pytest.approx(4.0 / 4, rel=1e-5)
 
 
+def test_dual_clip_counts_only_negative_advantages_past_c():
+    # A = +1 with ratio 4 > c: the ordinary clip applies, not the dual one
+    lp, old, mask = logprobs_from_ratios([[4.0, 1.0]])
+    cfg = _config("dual_clip", dual_clip_ratio_c=3.0)
+    metrics = compute_policy_loss(cfg, lp, old, torch.tensor([1.0]), mask)[1]
+    assert metrics["clipfrac_dual"].item() == 0.0
+
+
 @pytest.mark.parametrize("mode", ["tis", "tis2"])
 def test_token_tis_by_hand(mode):
     # per-token pi_old/pi_sampler = 0.25, 3.0, 1.0 with cap C = 2:
@@ -90,6 +98,15 @@ def test_one_sided_tis_counts_only_weights_over_the_cap():
     cfg = PolicyLossConfig(loss="grpo", mismatch_correction="tis")
     metrics = compute_policy_loss(cfg, lp, old, torch.tensor([1.0]), mask, sampler)[1]
     assert metrics["tis_clipfrac"].item() == 0.0
+
+
+def test_token_tis_clipfrac_counts_real_tokens_only():
+    # 3 real tokens, one weight over the cap of 2: 1/3 (padding counted would give 1/4)
+    lp, old, mask = logprobs_from_ratios([[1.0, 1.0], [1.0, None]])
+    sampler = sampler_from_weights(old, mask, [[3.0, 1.0], [1.0, None]])
+    cfg = PolicyLossConfig(loss="grpo", mismatch_correction="tis")
+    metrics = compute_policy_loss(cfg, lp, old, torch.tensor([1.0, 1.0]), mask, sampler)[1]
+    assert metrics["tis_clipfrac"].item() == pytest.approx(1 / 3)
 
 
 def test_mis_masks_sequences_outside_band_and_weights_the_rest_by_hand():

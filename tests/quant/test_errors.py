@@ -41,7 +41,9 @@ def test_not_a_matrix_and_unknown_scheme():
 
 def test_serving_configs():
     cfg = quantization_config(W4A16(64))
-    assert cfg["config_groups"]["group_0"]["weights"]["group_size"] == 64
+    weights = cfg["config_groups"]["group_0"]["weights"]
+    assert (weights["num_bits"], weights["type"], weights["symmetric"], weights["strategy"],
+            weights["group_size"]) == (4, "int", True, "group", 64)
     assert "re:.*self_attn.*" in cfg["ignore"]
     assert "re:.*self_attn.*" not in quantization_config(W4A16(64), quantize_attention=True)["ignore"]
     assert quantization_config(FP8Block())["weight_block_size"] == [128, 128]
@@ -69,6 +71,14 @@ def test_w4a16_serving_tensors_flatten_into_one_bucket():
                                      scheme.quantize_weight(torch.randn(256, 256, device=device)))
     (bucket, ) = plan_buckets(list(tensors.items()), 1 << 20)
     assert bucket.flatten().device.type == device
+
+
+def test_a_bucket_fills_to_exactly_its_budget():
+    from megatron_qarl.rollout.publish import plan_buckets
+
+    buckets = list(plan_buckets([("a", torch.zeros(8)), ("b", torch.zeros(8))], 64))
+    assert [[e.name for e in b.entries] for b in buckets] == [["a", "b"]]
+    assert buckets[0].nbytes == 64
 
 
 @pytest.mark.parametrize("name,scale_key,bad_scale", [

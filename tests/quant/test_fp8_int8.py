@@ -77,3 +77,27 @@ def test_int8_per_channel_weights_per_token_activations_exact_accumulation():
     want = f32(f32(exact) * f32(xs[1, 0].item())) * f32(qw.scale[2, 0].item())
     assert y[1, 2].item() == float(want)
     assert torch.allclose(y.float(), x @ w.t(), rtol=0.05, atol=0.5)
+
+
+def test_fp8_all_zero_block_gets_the_floor_scale_and_dequantizes_to_zero():
+    from megatron_qarl.quant.fp8_block import AMAX_EPS
+
+    w = torch.zeros(256, 256)
+    w[0, 0] = 1.0
+    qw = FP8Block().quantize_weight(w)
+    assert torch.equal(qw.scale[1, 1], torch.tensor(AMAX_EPS) * (1.0 / FP8_MAX))
+    assert torch.equal(qw.dequantize(), w)
+
+
+def test_int8_scale_is_the_row_absmax_over_127():
+    w = torch.randn(4096, 64, generator=torch.Generator().manual_seed(0))
+    scale = Int8W8A8().quantize_weight(w).scale
+    assert torch.equal(scale, w.abs().amax(-1, keepdim=True) / torch.tensor(127.0))
+
+
+def test_int8_rounds_ties_away_from_zero():
+    """As SGLang's int8 quantizers (round(), not rint()): amax 127 makes the scale 1."""
+    x = torch.tensor([[127.0, 2.5, -2.5, 0.5, -0.5, 1.5]])
+    codes = [[127, 3, -3, 1, -1, 2]]
+    assert int8_mod.quantize_activation(x)[0].tolist() == codes
+    assert Int8W8A8().quantize_weight(x).data.tolist() == codes

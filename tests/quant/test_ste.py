@@ -149,16 +149,17 @@ def test_without_grad_mode_the_forward_skips_autograd(monkeypatch):
 
 class _TwoRankSequence:
     """Sequence-parallel collectives of rank 0 of 2, in one process: the other rank's slice
-    is fixed, and the reduce-scatter keeps this rank's rows (the other's share is 0 here)."""
+    is fixed, and the reduce-scatter sums this rank's rows of the gradient with the other
+    rank's share of them (fixed too)."""
 
-    def __init__(self, other):
-        self.other = other
+    def __init__(self, other, other_share):
+        self.other, self.other_share = other, other_share
 
     def gather(self, x):
         return torch.cat([x, self.other])
 
     def reduce_scatter(self, grad):
-        return grad[: len(grad) - len(self.other)]
+        return grad[: len(grad) - len(self.other)] + self.other_share
 
 
 def test_sequence_parallel_linear_keeps_only_its_slice_for_backward():
@@ -169,7 +170,7 @@ def test_sequence_parallel_linear_keeps_only_its_slice_for_backward():
     master = (torch.randn(48, 128) * 0.1).requires_grad_()
     qw = scheme.quantize_weight(master.detach(), "w")
     x = torch.randn(6, 2, 128, requires_grad=True)  # [sequence slice, batch, hidden]
-    shards = _TwoRankSequence(torch.randn(6, 2, 128))
+    shards = _TwoRankSequence(torch.randn(6, 2, 128), torch.randn(6, 2, 128))
     saved = []
     with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t.shape) or t,
                                                   lambda t: t):
@@ -182,5 +183,5 @@ def test_sequence_parallel_linear_keeps_only_its_slice_for_backward():
     y2 = aligned_linear(full, master2, qw)
     y2.backward(g)
     assert torch.equal(y, y2)
-    torch.testing.assert_close(x.grad, full.grad[:6], rtol=0, atol=0)
+    torch.testing.assert_close(x.grad, full.grad[:6] + shards.other_share, rtol=0, atol=0)
     torch.testing.assert_close(master.grad, master2.grad, rtol=0, atol=0)

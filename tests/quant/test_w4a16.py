@@ -94,3 +94,12 @@ def test_serving_round_trip_and_shape_errors():
         W4A16(32).from_serving_tensors("model.layers.0.mlp.experts.0.up_proj", tensors)
     with pytest.raises(QuantizationError, match="missing tensor 'x.weight_packed'"):
         scheme.from_serving_tensors("x", tensors)
+
+
+def test_codes_span_minus_8_to_7():
+    """quantize_weight's scale (absmax / 7) never yields -8, but the code range is int4's."""
+    from megatron_qarl.quant.w4a16 import int4_codes
+
+    w = torch.zeros(1, 32)
+    w[0, :2] = torch.tensor([-8.0, 7.0])
+    assert int4_codes(w, torch.ones(1, 1, dtype=torch.bfloat16), 32)[0, :2].tolist() == [-8, 7]

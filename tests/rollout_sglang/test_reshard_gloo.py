@@ -35,7 +35,12 @@ def test_gathered_tensors_equal_tp1_tensors():
     hf = tiny_shards.full_hf_weights()
     tp1 = dict(hf_stream(tiny_shards.rank_shards(hf, 1, 0, 1, 0, 1, 0),
                          ParallelGroups(None, None, None, True, True), tiny_shards.DIMS))
-    assert tp1.keys() == tiny_shards.expected_serving(hf).keys()
+    # TP=1 against the serving tensors made from the HF weights directly: the gathered ones
+    # are compared with TP=1's below, so a fault of the TP=1 path would cancel there
+    expected = tiny_shards.expected_serving(hf)
+    assert tp1.keys() == expected.keys()
+    for name, t in expected.items():
+        assert tp1[name].dtype == t.dtype and torch.equal(tp1[name], t), name
     by_rank = run_distributed(_publish_on_rank, 2)
     for i, layout in enumerate(LAYOUTS):
         (sender0, got0), (sender1, got1) = by_rank[0][i], by_rank[1][i]

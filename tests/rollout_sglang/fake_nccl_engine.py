@@ -17,7 +17,8 @@ def gloo_group(**kwargs):
 
 
 def serve(sglang_dir: str, tests_dir: str, urls, fail_on_bucket=None) -> None:
-    """Process target: put this engine's URL on `urls`, answer for a minute. fail_on_bucket:
+    """Process target: put this engine's URL on `urls`, answer until the test kills it (at
+    most 10 minutes: a loaded machine may take a minute to start both engines). fail_on_bucket:
     answer that bucket (1-based) with an error after receiving it, as a failed load would."""
     import sys
 
@@ -52,4 +53,4 @@ def serve(sglang_dir: str, tests_dir: str, urls, fail_on_bucket=None) -> None:
             return 200, {"success": True, "message": ""}
 
     urls.put(Engine().url)
-    time.sleep(60)
+    time.sleep(600)

@@ -258,7 +258,8 @@ def nccl_publish_rebuilds_the_group_without_a_failed_engine():
     for p in procs:
         p.start()
     try:
-        slots = [EngineSlot(EngineClient(q.get(timeout=60), 30)) for q in queues]
+        # each engine imports torch and SGLang in a fresh interpreter first
+        slots = [EngineSlot(EngineClient(q.get(timeout=180), 30)) for q in queues]
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]

@@ -48,7 +48,7 @@ def routing_table(samples: Sequence[Sample], seq_len: int, num_experts: int) -> 
             raise ValueError(f"{FLAG}: sample {b} has routed experts of shape "
                              f"{tuple(routed.shape)}; its prompt and response forwarded "
                              f"{forwarded} tokens, so [{forwarded}, {layers}, {top_k}]")
-        if forwarded > seq_len:
+        if forwarded + 1 > seq_len:  # its tokens, each a row of the learner's input
             raise ValueError(f"sample {b} has {forwarded + 1} tokens, more than the "
                              f"learner's sequence length {seq_len}")
         if routed.numel() and not 0 <= int(routed.min()) <= int(routed.max()) < num_experts:

@@ -205,6 +205,36 @@ def test_an_empty_prompt_is_named(config):
         engine.generate([[4, 5], []], SamplingParams(max_new_tokens=2))
 
 
+def test_a_row_decodes_in_a_batch_as_alone_and_length_means_every_token(config):
+    """The longer prompt's row draws (and drops) a token at its third prompt token while the
+    batch decodes the shorter one: stop there must not end it. Without stop tokens every row
+    runs to max_new_tokens: one row finishing must not end the others."""
+    model = _model(config, "w4a16").eval()
+    short, long = [5, 9, 11], [7, 3, 3, 8, 20]
+    with torch.no_grad():
+        drawn = int(model(torch.tensor([long[:3]]), torch.arange(3)[None],
+                          causal_mask(3, "cpu"))[0, -1].argmax())
+    params = SamplingParams(top_k=1, max_new_tokens=6, stop_token_ids=(drawn,))
+    engine = EmbeddedEngine(model, pad_id=0, max_batch=8, seed=1, device="cpu")
+    both = engine.generate([short, long], params)
+    alone = engine.generate([long], params)[0][0]
+    assert (both[1][0].response_ids, both[1][0].finish_reason) == (alone.response_ids,
+                                                                   alone.finish_reason)
+    plain = engine.generate([short, long], SamplingParams(top_k=1, max_new_tokens=6))
+    assert [(len(g[0].response_ids), g[0].finish_reason) for g in plain] == [(6, "length")] * 2
+
+
+def test_groups_hold_their_own_prompts_samples_and_the_published_version(config):
+    """The trainer pairs each group with its prompt's answer by position."""
+    model = _model(config, "none").eval()
+    engine = EmbeddedEngine(model, pad_id=0, max_batch=16, seed=3, device="cpu")
+    engine.publish_weights(model, version=5)
+    prompts = [[4, 5, 6], [9, 8], [7]]
+    groups = engine.generate(prompts, SamplingParams(max_new_tokens=2, n=3))
+    assert [[s.prompt_ids for s in g] for g in groups] == [[p] * 3 for p in prompts]
+    assert {s.weight_version for g in groups for s in g} == {5}
+
+
 def test_recorded_routes_are_the_routers_choices_for_every_forwarded_token(replay_config):
     model = _model(replay_config, "w4a16").eval()
     engine = EmbeddedEngine(model, pad_id=0, max_batch=8, seed=4, device="cpu",
@@ -222,6 +252,31 @@ def test_recorded_routes_are_the_routers_choices_for_every_forwarded_token(repla
             full = recorder.routes()[0]
         assert torch.equal(sample.routed_experts, full)
     assert all(r.router_replay.router_replay_action is None for r in _routers(model))
+
+
+def test_recorded_routes_are_what_each_router_chose_layer_by_layer(replay_config):
+    """Against the routers' own routing maps (forward hooks), not a second recorder: a batch
+    of two, prompts of 3 and 5 tokens, so the prompt window holds several tokens a row."""
+    model = _model(replay_config, "w4a16").eval()
+    engine = EmbeddedEngine(model, pad_id=0, max_batch=8, seed=4, device="cpu",
+                            record_routes=True)
+    samples = [g[0] for g in engine.generate([[5, 9, 11], [7, 3, 3, 8, 20]],
+                                             SamplingParams(max_new_tokens=4))]
+    for sample in samples:
+        seq = sample.prompt_ids + sample.response_ids
+        maps = []
+        hooks = [r.register_forward_hook(lambda _, __, out: maps.append(out[1]))
+                 for r in _routers(model)]
+        with torch.no_grad():
+            model(torch.tensor([seq[:-1]]), torch.arange(len(seq) - 1)[None],
+                  causal_mask(len(seq) - 1, "cpu"))
+        for hook in hooks:
+            hook.remove()
+        assert len(maps) == sample.routed_experts.shape[1]
+        for layer, routing_map in enumerate(maps):  # [tokens, experts] bool
+            chosen = torch.zeros_like(routing_map).scatter_(
+                -1, sample.routed_experts[:, layer].long(), True)
+            assert torch.equal(chosen, routing_map), layer
 
 
 def test_replay_makes_the_learner_route_like_the_sampler(replay_config):

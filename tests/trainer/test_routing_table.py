@@ -42,6 +42,15 @@ def test_routes_of_another_sample_or_other_expert_ids_are_refused(routes, match)
         routing_table([_sample(3, 2), _sample(3, 2, routes)], seq_len=6, num_experts=EXPERTS)
 
 
+def test_a_sample_longer_than_the_rows_is_refused_by_one_token_too():
+    """5 tokens (4 routes) fill a row of 5; in a row of 4 its routes would fit but its last
+    token would not (the check counted routes, so it let one token too many through)."""
+    assert routing_table([_sample(3, 2)], seq_len=5, num_experts=EXPERTS).shape[1] == 5
+    with pytest.raises(ValueError, match="sample 0 has 5 tokens, more than the learner's "
+                                         "sequence length 4"):
+        routing_table([_sample(3, 2)], seq_len=4, num_experts=EXPERTS)
+
+
 def test_unrouted_rows_get_distinct_experts_spread_over_all_and_routed_rows_keep_theirs():
     rows = 64
     indices = torch.full((rows, TOP_K), UNROUTED)

@@ -46,3 +46,10 @@ def test_the_learner_recomputes_the_samplers_logprobs_bit_for_bit(device, params
         -1, tokens[:, None]).squeeze(-1)
     (want_grad,) = torch.autograd.grad((expected * weights).sum(), ref)
     torch.testing.assert_close(grad.float(), want_grad.float(), rtol=2**-7, atol=1e-6)
+
+
+def test_the_kernels_draw_inside_top_k(device):
+    logits = torch.randn(64, 300, generator=torch.Generator().manual_seed(0)).to(device)
+    tokens, _ = sample_next(logits, SamplingParams(top_k=5),
+                            torch.Generator(device).manual_seed(1))
+    assert (logits.topk(5, -1).indices == tokens[:, None]).any(-1).all()

@@ -1,5 +1,6 @@
 """The sampler: truncation by top-k/top-p, and the logprob it reports (temperature-scaled,
 before truncation, as SGLang reports it)."""
+import pytest
 import torch
 
 from megatron_qarl.rollout.base import SamplingParams
@@ -67,3 +68,20 @@ def test_ties_keep_exactly_k_tokens_and_greedy_takes_the_first():
     three_tied = torch.tensor([[3.0, 2.0, 2.0, 2.0, -5.0]]).expand(2000, 5)
     tokens, _ = sample_next(three_tied, SamplingParams(top_k=2), gen)
     assert 0 in tokens.tolist() and len(set(tokens.tolist())) == 2
+
+
+def test_the_nucleus_ends_where_the_mass_before_a_token_reaches_top_p():
+    """Four tokens of 0.25: the mass before the third is exactly 0.5, so top-p 0.5 keeps two."""
+    tokens, _ = sample_next(torch.zeros(400, 4), SamplingParams(top_p=0.5),
+                            torch.Generator().manual_seed(0))
+    assert set(tokens.tolist()) == {0, 1}
+
+
+@pytest.mark.parametrize("flags,name", [({"top_k": 0}, "--rollout-top-k"),
+                                        ({"top_k": -2}, "--rollout-top-k"),
+                                        ({"max_new_tokens": 0}, "--rollout-max-new-tokens"),
+                                        ({"temperature": 0.0}, "--rollout-temperature"),
+                                        ({"n": 0}, "--n-samples-per-prompt")])
+def test_sampling_params_out_of_range_name_their_flag(flags, name):
+    with pytest.raises(ValueError, match=name):
+        SamplingParams(**flags)

@@ -107,10 +107,16 @@ def dims_from_config(config: dict, path: str = CONFIG_FILE) -> Qwen3MoeDims:
     return dims
 
 
+#: Qwen3MoeConfig's RoPE base when config.json names none (transformers 4 and 5 alike);
+#: Qwen3-30B-A3B's config sets 1e6
+HF_DEFAULT_ROPE_THETA = 10000.0
+
+
 def rope_theta(config: dict) -> float:
-    """RoPE's base, where transformers 5 (rope_parameters) or 4 (rope_theta) writes it."""
-    return (config.get("rope_parameters") or {}).get("rope_theta",
-                                                     config.get("rope_theta", 1e6))
+    """RoPE's base, where transformers 5 (rope_parameters) or 4 (rope_theta) writes it, or
+    the base transformers builds the model with when it names none."""
+    return (config.get("rope_parameters") or {}).get(
+        "rope_theta", config.get("rope_theta", HF_DEFAULT_ROPE_THETA))
 
 
 def _refuse_other_computations(config: dict, path: str) -> None:

@@ -272,3 +272,28 @@ def test_a_w4a16_config_these_tools_did_not_write_is_refused(megatron_dir, tmp_p
                                      ["weights"]))
     with pytest.raises(CheckpointError, match=message):
         list(compare(hf_dir, out))
+
+
+def test_fused_parts_of_mixed_dtypes_are_refused(broken):
+    src, out = broken
+    name = "model.layers.0.self_attn.k_proj.weight"
+    _rewrite(_shard_of(src, name), lambda t: t.__setitem__(name, t[name].float()))
+    with pytest.raises(CheckpointError, match="different dtypes"):
+        hf_to_megatron(src, out, progress=False)
+    assert not os.path.exists(out)
+
+
+def test_compare_refuses_two_different_models(hf_dir, broken):
+    other, _ = broken
+    _edit_config(other, lambda c: c.update(num_hidden_layers=1))
+    with pytest.raises(CheckpointError, match="different models"):
+        list(compare(hf_dir, other))
+
+
+def test_a_megatron_checkpoint_of_another_size_is_refused(megatron_dir, tmp_path):
+    ckpt = str(tmp_path / "megatron")
+    shutil.copytree(megatron_dir, ckpt)
+    _edit_config(os.path.join(ckpt, "hf_assets"), lambda c: c.update(moe_intermediate_size=64))
+    with pytest.raises(CheckpointError, match="has global shape .* expected"):
+        megatron_to_hf(ckpt, str(tmp_path / "out"), progress=False)
+    assert not os.path.exists(tmp_path / "out")

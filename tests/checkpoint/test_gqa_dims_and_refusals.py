@@ -1,18 +1,12 @@
 """Conversion with dimensions that tell query groups from heads per group (6 heads in 2 KV
 groups) and hidden from ffn, which the tiny preset's (4 heads in 2 groups, hidden = head_dim =
 ffn = 128) cannot; the config fields a conversion reads beyond the tiny preset's defaults; and
-the refusals that guard the tools (a review's mutations passed every other test)."""
+refusals no other test reached (a review's mutations passed every other test)."""
 import dataclasses
-import json
-import os
-import shutil
-
 import pytest
 import torch
-from safetensors.torch import load_file, save_file
 
-from megatron_qarl.checkpoint import (CheckpointError, compare, export_quantized, hf_to_megatron,
-                                      megatron_to_hf)
+from megatron_qarl.checkpoint import CheckpointError, compare, export_quantized
 from megatron_qarl.checkpoint.hf_config import (HF_DEFAULT_ROPE_THETA, Qwen3MoeDims,
                                                 dims_from_config, rope_theta, validate_layout)
 from megatron_qarl.checkpoint.hf_names import hf_to_megatron as name_to_megatron
@@ -138,37 +132,10 @@ def test_fp8_export_quantizes_attention_by_default(megatron_dir, tmp_path):
     assert "model.layers.0.self_attn.o_proj.weight_scale_inv" in names
 
 
-def test_compare_refuses_two_different_models(hf_dir, tmp_path):
-    other = str(tmp_path / "other")
-    shutil.copytree(hf_dir, other)
-    path = os.path.join(other, "config.json")
-    with open(path) as f:
-        c = json.load(f)
-    c["num_hidden_layers"] = 1
-    with open(path, "w") as f:
-        json.dump(c, f)
-    with pytest.raises(CheckpointError, match="different models"):
-        list(compare(hf_dir, other))
-
-
 def test_an_fp8_block_size_these_tools_did_not_write_is_refused():
     with pytest.raises(CheckpointError, match="is not one these tools wrote"):
         scheme_of({"quantization_config": {"quant_method": "fp8", "weight_block_size": [64, 64]}},
                   "config.json")
-
-
-def test_fused_parts_of_mixed_dtypes_are_refused_before_writing(hf_dir, tmp_path):
-    src, out = str(tmp_path / "hf"), str(tmp_path / "out")
-    shutil.copytree(hf_dir, src)
-    name = "model.layers.0.self_attn.k_proj.weight"
-    with open(os.path.join(src, "model.safetensors.index.json")) as f:
-        shard = os.path.join(src, json.load(f)["weight_map"][name])
-    t = load_file(shard)
-    t[name] = t[name].float()
-    save_file(t, shard, metadata={"format": "pt"})
-    with pytest.raises(CheckpointError, match="different dtypes"):
-        hf_to_megatron(src, out, progress=False)
-    assert not os.path.exists(out)
 
 
 def test_compare_reads_fp8_exports_dequantized(hf_dir, megatron_dir, tmp_path):
@@ -179,18 +146,3 @@ def test_compare_reads_fp8_exports_dequantized(hf_dir, megatron_dir, tmp_path):
     # dequantized FP8 is within a few % of the bf16 source, raw e4m3 codes are not
     src = SafetensorsCheckpoint(hf_dir).get(q).float()
     assert rows[q] < 0.1 * src.abs().max().item()
-
-
-def test_a_megatron_checkpoint_of_another_size_is_refused_before_writing(megatron_dir,
-                                                                         tmp_path):
-    ckpt = str(tmp_path / "m")
-    shutil.copytree(megatron_dir, ckpt)
-    path = os.path.join(ckpt, "hf_assets", "config.json")
-    with open(path) as f:
-        c = json.load(f)
-    c["moe_intermediate_size"] = 64
-    with open(path, "w") as f:
-        json.dump(c, f)
-    with pytest.raises(CheckpointError, match="has global shape .* expected"):
-        megatron_to_hf(ckpt, str(tmp_path / "out"), progress=False)
-    assert not os.path.exists(tmp_path / "out")

@@ -85,10 +85,10 @@ def rates(us, nbytes, peak, flops=None):
     bf16 matmul where it multiplies. A call not timed (us None) gets empty cells."""
     if us is None:
         return [None] * (2 if flops is None else 4)
-    gbps = nbytes / us / 1e3
-    cells = [gbps, 100 * gbps / peak["copy_GBps"]]
+    cells = [nbytes / us / 1e3, pct_copy(nbytes, us, peak)]
     if flops is not None:
-        cells += [tflops(us, flops), 100 * tflops(us, flops) / peak["bf16_TFLOPs"]]
+        rate = tflops(us, flops)
+        cells += [rate, 100 * rate / peak["bf16_TFLOPs"]]
     return cells
 
 

@@ -41,6 +41,10 @@ def test_params_of_one_shape_are_orthogonalized_as_stacks(monkeypatch):
     from megatron_qarl.trainer import muon
 
     monkeypatch.setattr(muon, "STACK_ELEMENTS", 2 * 24 * 40)
+    stacks = []
+    real = muon.orthogonalize
+    monkeypatch.setattr(muon, "orthogonalize",
+                        lambda m, *a, **k: stacks.append(tuple(m.shape)) or real(m, *a, **k))
     g = torch.Generator().manual_seed(2)
     params = [torch.nn.Parameter(torch.zeros(*shape))
               for shape in [(24, 40)] * 3 + [(40, 24)] + [(24, 40)] * 2]
@@ -51,6 +55,8 @@ def test_params_of_one_shape_are_orthogonalized_as_stacks(monkeypatch):
     for p in params:
         want = orthogonalize(p.grad, 5, bf16=False) * max(p.shape) ** 0.5
         torch.testing.assert_close(-p.detach(), want, rtol=1e-5, atol=1e-6)
+    # no stack over the element budget
+    assert sorted(stacks) == [(1, 24, 40), (1, 40, 24), (2, 24, 40), (2, 24, 40)]
 
 
 def test_orthogonalize_of_zero_is_zero():
@@ -85,6 +91,41 @@ def test_step_is_momentum_then_decay_then_scaled_orthogonal_update(nesterov):
                     - lr * extra * 40 ** 0.5 * orthogonalize(direction, 5, bf16=False))
         torch.testing.assert_close(p.detach(), expected, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(opt.state[p]["momentum_buffer"], buffer)
+
+
+def test_l2_weight_decay_adds_to_the_gradient_before_momentum():
+    """use_decoupled_weight_decay=False: weight decay is the L2 penalty's gradient, wd x p,
+    added to the gradient (then momentum and orthogonalization), not a shrink of p."""
+    g = torch.Generator().manual_seed(3)
+    p = torch.nn.Parameter(torch.randn(24, 40, generator=g))
+    grad = torch.randn(24, 40, generator=g)
+    lr, beta, wd = 0.02, 0.9, 0.5
+    opt = MegatronMuon([p], lr=lr, momentum_beta=beta, use_nesterov=False, weight_decay=wd,
+                       use_decoupled_weight_decay=False, fp32_matmul_prec="highest")
+    before = p.detach().clone()
+    p.grad = grad.clone()
+    opt.step()
+    buffer = (1 - beta) * (grad + wd * before)
+    expected = before - lr * 40 ** 0.5 * orthogonalize(buffer, 5, bf16=False)
+    torch.testing.assert_close(p.detach(), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("precision, bf16", [("medium", True), ("high", False),
+                                             ("highest", False)])
+def test_medium_matmul_precision_iterates_in_bf16(monkeypatch, precision, bf16):
+    """--muon-fp32-matmul-prec medium (Megatron's default) runs the Newton-Schulz iteration
+    in bf16; high and highest keep it in fp32."""
+    from megatron_qarl.trainer import muon
+
+    seen = []
+    real = muon.orthogonalize
+    monkeypatch.setattr(muon, "orthogonalize",
+                        lambda m, steps, bf16: seen.append(bf16) or real(m, steps, bf16))
+    p = torch.nn.Parameter(torch.zeros(8, 4))
+    p.grad = torch.randn(8, 4)
+    MegatronMuon([p], lr=1.0, momentum_beta=0.0, weight_decay=0.0,
+                 fp32_matmul_prec=precision).step()
+    assert seen == [bf16]
 
 
 def test_qkv_rows_are_orthogonalized_per_projection():
@@ -218,3 +259,47 @@ def test_norms_and_biases_do_not_decay(single_process, name):
     optimizer.step()
     moved = {n for n, p in model.named_parameters() if not torch.equal(p, before[n])}
     assert moved and all(before[n].dim() > 1 for n in moved), sorted(moved)
+
+
+@pytest.mark.parametrize("name", ["adam", "muon"])
+def test_the_flags_reach_every_param_group_at_build_and_after_a_load(single_process, name):
+    """build_optimizer's lr (the warm start's --sft-lr or RL's --lr), Adam's betas and eps,
+    Muon's momentum and --clip-grad, in every group of the chain; a checkpoint load restores
+    the groups as they were saved, and apply_group_settings sets them from the flags again (a
+    resume with another --lr or --adam-beta2 trained at the checkpoint's)."""
+    from types import SimpleNamespace
+
+    from megatron_qarl.layers.hooks import torch_optimizers
+    from megatron_qarl.trainer.optimizer import apply_group_settings, build_optimizer
+
+    model = build_tiny("none")
+    ddp = wrap_ddp(model, model.config, False)
+    args = SimpleNamespace(
+        weight_decay=0.01, adam_beta1=0.8, adam_beta2=0.95, adam_eps=1e-6, clip_grad=0.25,
+        bf16=False, use_distributed_optimizer=False, optimizer=name, muon_momentum=0.9,
+        muon_use_nesterov=False, muon_scale_mode="spectral", muon_num_ns_steps=5,
+        muon_extra_scale_factor=1.0, muon_fp32_matmul_prec="highest")
+    optimizer = build_optimizer(args, ddp, lr=0.02)
+    groups = [g for o in torch_optimizers(optimizer) for g in o.param_groups]
+    kinds = {"betas" in g for g in groups}
+    assert kinds == ({True} if name == "adam" else {True, False})
+
+    def assert_flags():
+        for g in groups:
+            assert g["lr"] == g["max_lr"] == g["min_lr"] == 0.02
+            if "betas" in g:
+                assert tuple(g["betas"]) == (0.8, 0.95) and g["eps"] == 1e-6
+            else:
+                assert g["momentum"] == 0.9
+
+    assert_flags()
+    assert {o.config.clip_grad for o in getattr(optimizer, "chained_optimizers",
+                                                [optimizer])} == {0.25}
+    for g in groups:  # what a checkpoint of another run's flags restores
+        g.update(lr=1.0, max_lr=1.0, min_lr=1.0)
+        if "betas" in g:
+            g.update(betas=(0.5, 0.5), eps=1.0)
+        else:
+            g["momentum"] = 0.5
+    apply_group_settings(optimizer, 0.02, args)
+    assert_flags()

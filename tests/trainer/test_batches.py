@@ -22,6 +22,8 @@ def test_collate_aligns_response_tokens_with_their_predicting_position():
     part = select(batch, [0])
     assert part.input_ids.tolist() == [[5, 6, 7, 8, 9]] and part.mask.shape == (1, 2)
     assert part.sampler_logprobs.tolist() == [[-0.5, -0.25]]
+    # trimmed to its own rows' longest sequence, not the batch's
+    assert select(batch, [1]).input_ids.tolist() == [[5, 4, 3, 2]]
 
 
 def test_token_budget_buckets_by_length_and_fits():
@@ -33,6 +35,29 @@ def test_token_budget_buckets_by_length_and_fits():
     assert len(chunks) == 5  # the 4 shortest together, then one row each
     fixed = micro_batch_rows(lengths, micro_batch_size=4, max_tokens=0)
     assert [len(c) for c in fixed] == [4, 4]
+    # a micro-batch may fill the budget exactly
+    assert micro_batch_rows([8, 8, 8, 8], micro_batch_size=1, max_tokens=32) == [[0, 1, 2, 3]]
+
+
+def test_token_budget_halves_the_largest_chunks_to_the_ranks_most(monkeypatch):
+    """Every data-parallel rank makes as many micro-batches as the rank with the most (MoE's
+    all-to-all needs matching calls): here 8 short rows fit one, another rank needs 4, so the
+    largest chunk is halved until there are 4 of 2 rows, every row in one."""
+    from megatron_qarl.trainer import batches
+
+    reduced = []
+
+    def all_reduce(t, op, group):  # the other rank's count is 4
+        reduced.append((op, group))
+        t.fill_(max(int(t), 4) if op == batches.dist.ReduceOp.MAX else min(int(t), 4))
+
+    monkeypatch.setattr(batches.dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(batches.dist, "get_backend", lambda group: "gloo")
+    monkeypatch.setattr(batches.dist, "all_reduce", all_reduce)
+    chunks = micro_batch_rows([2] * 8, micro_batch_size=1, max_tokens=16, group="dp")
+    assert reduced == [(batches.dist.ReduceOp.MAX, "dp")]
+    assert [len(c) for c in chunks] == [2, 2, 2, 2]
+    assert sorted(i for c in chunks for i in c) == list(range(8))
 
 
 def _single_rank_updates(monkeypatch):

@@ -178,3 +178,21 @@ def test_the_console_line_prints_a_nan_metric():
     line = console_line(3, {"reward_mean": torch.tensor(0.5),
                             "mismatch_abs_log_w_token": float("nan"), "other": 1.0})
     assert line == "step 3: reward_mean=0.5 mismatch_abs_log_w_token=nan"
+
+
+def test_non_finite_metrics_are_written_as_strict_json(tmp_path):
+    """JSON has no NaN or Infinity: json.dumps writes them bare, which strict readers (jq,
+    JavaScript) refuse. They are kept visible as strings, tensors as numbers."""
+    import torch
+
+    def strict(text):
+        raise ValueError(f"{text} is not JSON")
+
+    path = tmp_path / "metrics.jsonl"
+    logger = MetricsLogger(str(path), enabled=True)
+    logger.log("train", 1, {"nan": float("nan"), "inf": float("-inf"),
+                            "tensor": torch.tensor(0.25), "ok": 1.5})
+    logger.close()
+    record = json.loads(path.read_text(), parse_constant=strict)
+    assert (record["nan"], record["inf"], record["tensor"], record["ok"]) == \
+        ("nan", "-inf", 0.25, 1.5)

@@ -138,7 +138,7 @@ def test_the_learner_scores_at_the_rollout_temperature(monkeypatch):
 def test_the_steps_diagnostics_weigh_every_token_once(monkeypatch):
     """Two updates of 1 and 5 tokens, at ratios 1 and 2: the step's ratio_token_mean is over
     its 6 tokens, 11 / 6 (it was the mean of the updates' means, 1.5), and the extremes are
-    the step's."""
+    the step's; so is the entropy's mean (the shorter row's padding is no token)."""
     from megatron_qarl.rl.objectives.config import PolicyLossConfig
 
     samples = [Sample([1], [2] * n, [-1.0] * n, "stop") for n in (1, 5)]
@@ -147,7 +147,8 @@ def test_the_steps_diagnostics_weigh_every_token_once(monkeypatch):
 
     def new_policy(model, micro, *args, **kwargs):  # ratio 2 where the advantage is negative
         shift = torch.where(micro.advantages < 0, math.log(2.0), 0.0)[:, None]
-        return micro.old_logprobs + shift, torch.zeros_like(micro.old_logprobs)
+        entropy = torch.where(micro.mask, 1.0 + (micro.advantages < 0)[:, None], 0.0)
+        return micro.old_logprobs + shift, entropy
 
     def one_micro_batch(model, optimizer, batch_, rows, *, loss_fn, normalizer, **_):
         micro = select(batch_, rows)
@@ -166,6 +167,7 @@ def test_the_steps_diagnostics_weigh_every_token_once(monkeypatch):
     assert metrics["ratio_token_min"] == pytest.approx(1.0)
     assert metrics["ratio_token_max"] == pytest.approx(2.0)
     assert metrics["ratio_seq_mean"] == pytest.approx(1.5)
+    assert metrics["entropy"] == pytest.approx(11 / 6)  # entropies 1 and 2: padding left out
 
 
 def _diagnostics_on(rank, init_file, out):

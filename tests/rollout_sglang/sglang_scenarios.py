@@ -22,7 +22,8 @@ from tiny_shards import (DIMS, SCHEME, expected_serving, full_hf_weights,  # noq
 from megatron_qarl.rollout import SamplingParams  # noqa: E402
 from megatron_qarl.rollout.publish import (ParallelGroups, ShardedParam,  # noqa: E402
                                            plan_buckets)
-from megatron_qarl.rollout.sglang import PublishError, SGLangConfig, SGLangRolloutEngine  # noqa: E402
+from megatron_qarl.rollout.sglang import (PublishError, SGLangConfig, SGLangError,  # noqa: E402
+                                          SGLangRolloutEngine)
 from megatron_qarl.rollout.sglang.payload import (distributed_update_body,  # noqa: E402
                                                   sglang_bucket, tensor_update_body)
 from megatron_qarl.rollout.sglang.errors import EngineUnavailable  # noqa: E402
@@ -79,7 +80,8 @@ def _engine(servers, **kw):
     hf = full_hf_weights()
     cfg = SGLangConfig(dims=DIMS, scheme_name="w4a16-g32", urls=[s.url for s in servers],
                        request_timeout_s=5, control_timeout_s=kw.pop("control_timeout", 5),
-                       backoff_s=0.01, bucket_mb=0.02, top_k=2)
+                       backoff_s=0.01, bucket_mb=0.02, top_k=2,
+                       colocated=kw.pop("colocated", False))
     params = kw.pop("params", lambda model: rank_shards(hf, 1, 0, 1, 0, 1, 0))
     return SGLangRolloutEngine(cfg, groups=lambda: ParallelGroups(None, None, None, True, True),
                                params=params), hf
@@ -274,13 +276,46 @@ def nccl_publish_rebuilds_the_group_without_a_failed_engine():
             p.kill()
 
 
+def samples_of_weights_older_than_the_publish_are_refused():
+    """An engine that answers after a publish with samples of its old weights (a version that
+    never took) fails the rollout rather than being trained on as the new policy's."""
+    servers = [FakeSGLangServer(decode_payload=server_decode)]
+    engine, _ = _engine(servers)
+    engine.publish_weights(model=None, version=1)
+    servers[0].weight_version = "0"
+    try:
+        engine.generate([[1, 2]], SamplingParams())
+    except SGLangError as e:
+        assert "weight version 0, expected 1" in str(e), e
+    else:
+        raise AssertionError("samples of stale weights were returned")
+
+
+def publish_after_a_release_takes_the_weights_back_first():
+    """Colocated: a publish straight after release_memory re-allocates the weights before the
+    session writes into them; KV cache and CUDA graphs return only at the next generate."""
+    servers = [FakeSGLangServer(decode_payload=server_decode)]
+    engine, _ = _engine(servers, colocated=True)
+    engine.release_memory()
+    engine.publish_weights(model=None, version=1)
+    memory = ("/release_memory_occupation", "/resume_memory_occupation", "/pause_generation",
+              "/generate")
+    assert [c for c in servers[0].calls if c in memory] == \
+        ["/release_memory_occupation", "/resume_memory_occupation", "/pause_generation"]
+    engine.generate([[1]], SamplingParams())
+    assert [c for c in servers[0].calls if c in memory][3:] == \
+        ["/resume_memory_occupation", "/generate"]
+
+
 SCENARIOS = [payload_round_trip, publish_session_order_and_content, publish_engine_dies_midway,
              publish_after_a_failed_bucket_updates_the_engine_again,
              publish_stream_error_fails_every_engine, publish_rejected_end_keeps_engine_paused,
              publish_timeout_then_total_failure,
              publish_skips_unreachable_engine_until_the_next,
              ipc_flattens_each_bucket_once_for_all_engines,
-             nccl_publish_rebuilds_the_group_without_a_failed_engine]
+             nccl_publish_rebuilds_the_group_without_a_failed_engine,
+             samples_of_weights_older_than_the_publish_are_refused,
+             publish_after_a_release_takes_the_weights_back_first]
 
 if __name__ == "__main__":
     results = {}

@@ -20,7 +20,9 @@ SCENARIOS = ["payload_round_trip", "publish_session_order_and_content",
              "publish_timeout_then_total_failure",
              "publish_skips_unreachable_engine_until_the_next",
              "ipc_flattens_each_bucket_once_for_all_engines",
-             "nccl_publish_rebuilds_the_group_without_a_failed_engine"]
+             "nccl_publish_rebuilds_the_group_without_a_failed_engine",
+             "samples_of_weights_older_than_the_publish_are_refused",
+             "publish_after_a_release_takes_the_weights_back_first"]
 
 
 @pytest.fixture(scope="module")

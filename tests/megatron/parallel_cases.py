@@ -15,6 +15,7 @@ LAYOUTS = {  # name: (tp, ep, etp)
     "tp2-ep2-etp1": (2, 2, 1),
 }
 EXPERT = re.compile(r"local_experts\.(\d+)\.")
+QK_NORM = re.compile(r"\.[qk]_layernorm\.")
 
 
 def _shard(full: torch.Tensor, param, group) -> torch.Tensor:
@@ -41,17 +42,21 @@ def _split_group(name: str):
 @torch.no_grad()
 def load_full_state(model, full_state) -> None:
     """Give a model built under the current layout this rank's shards of TP=1 EP=1 tensors."""
-    num_local = model.config.num_moe_experts // ps.get_expert_model_parallel_world_size()
+    ep = ps.get_expert_model_parallel_world_size()
+    num_local = (model.config.num_moe_experts or ep) // ep  # any count for a dense model
     for n, p in model.named_parameters():
         p.copy_(_shard(full_state[_full_name(n, num_local)], p, _split_group(n)))
 
 
-def compare_layouts(rank, world_size, scheme, layouts, grouped_experts=False):
+def compare_layouts(rank, world_size, scheme, layouts, grouped_experts=False,
+                    targets="experts+attention", overrides=None):
     """Max |loss diff| and max |grad diff| of each layout against TP=1 EP=1, same weights.
-    grouped_experts: scheme 'none' with bf16 grouped experts (--moe-grouped-gemm)."""
+    grouped_experts: scheme 'none' with bf16 grouped experts (--moe-grouped-gemm).
+    overrides: config fields of every model built (e.g. a dense model's)."""
+    overrides = {"moe_aux_loss_coeff": 0.0, **(overrides or {})}
     tokens, positions = batch(seed=3, batch_size=2)
     init_parallel(1, 1, 1, seed=7)
-    ref = build_tiny(scheme, grouped_experts=grouped_experts, moe_aux_loss_coeff=0.0)
+    ref = build_tiny(scheme, targets, grouped_experts=grouped_experts, **overrides)
     ref_loss = loss_of(ref, tokens, positions)
     ref_loss.backward()
     ref_state = {n: p.detach().clone() for n, p in ref.named_parameters()}
@@ -60,8 +65,8 @@ def compare_layouts(rank, world_size, scheme, layouts, grouped_experts=False):
     for name in layouts:
         tp, ep, etp = LAYOUTS[name]
         init_parallel(tp, ep, etp, seed=11)
-        model = build_tiny(scheme, grouped_experts=grouped_experts, moe_aux_loss_coeff=0.0)
-        num_local = model.config.num_moe_experts // ep
+        model = build_tiny(scheme, targets, grouped_experts=grouped_experts, **overrides)
+        num_local = (model.config.num_moe_experts or ep) // ep
         load_full_state(model, ref_state)
         dp = ps.get_data_parallel_world_size()
         rows = slice(None) if dp == 1 else slice(ps.get_data_parallel_rank(),
@@ -73,7 +78,9 @@ def compare_layouts(rank, world_size, scheme, layouts, grouped_experts=False):
         grad_diff = 0.0
         for n, p in model.named_parameters():
             grad = p.grad.clone()
-            if getattr(p, "sequence_parallel", False):  # finalize_model_grads' TP reduction
+            # finalize_model_grads' TP reduction: sequence-parallel params, and the q/k norms
+            # (each rank normalises its own heads) with or without sequence parallelism
+            if getattr(p, "sequence_parallel", False) or QK_NORM.search(n):
                 dist.all_reduce(grad, group=ps.get_tensor_model_parallel_group())
             if not EXPERT.search(n) and dp > 1:  # DDP's data-parallel reduction (sum)
                 dist.all_reduce(grad, group=ps.get_data_parallel_group())
@@ -106,3 +113,38 @@ def ddp_expert_grads(rank, world_size, scheme):
     diffs = [((p.main_grad - ref_grads[n]).abs().max() / ref_grads[n].abs().max()).item()
              for n, p in model.named_parameters() if EXPERT.search(n)]
     return len(diffs), max(diffs)
+
+
+def quantized_shards(rank, world_size, scheme, layouts):
+    """Per layout: how many quantized tensors iter_quantized_weights gives this rank, and the
+    names of those whose metadata does not locate them in the TP=1 model: the piece of the TP=1
+    dequantized weight that the global expert index, partition dim and stride, and rank in
+    the splitting group name must be the tensor's dequantized weight, and the group and EP
+    rank and size must be Megatron's."""
+    from megatron_qarl.layers import iter_quantized_weights
+
+    init_parallel(1, 1, 1, seed=7)
+    ref = build_tiny(scheme)
+    full_state = {n: p.detach().clone() for n, p in ref.named_parameters()}
+    full = {t.name: t.qweight.dequantize() for t in iter_quantized_weights(ref)}
+    results = {}
+    for name in layouts:
+        init_parallel(*LAYOUTS[name], seed=11)
+        model = build_tiny(scheme)
+        load_full_state(model, full_state)
+        ep = (ps.get_expert_model_parallel_rank(), ps.get_expert_model_parallel_world_size())
+        tensors, wrong = list(iter_quantized_weights(model)), []
+        for t in tensors:
+            want = full[t.name if t.expert is None
+                        else EXPERT.sub(f"local_experts.{t.expert}.", t.name)]
+            if t.partition_dim is not None:
+                want = torch.cat([c.chunk(t.tp_size, t.partition_dim)[t.tp_rank]
+                                  for c in want.chunk(t.partition_stride, t.partition_dim)],
+                                 t.partition_dim)
+            group = _split_group(t.name)
+            if not (torch.equal(t.qweight.dequantize(), want)
+                    and (t.tp_rank, t.tp_size) == (group.rank(), group.size())
+                    and (t.ep_rank, t.ep_size) == ep):
+                wrong.append(t.name)
+        results[name] = (len(tensors), wrong)
+    return results

@@ -181,3 +181,33 @@ def test_an_overlapped_parameter_gather_is_refused(single_process):
         install_quant_refresh_hook(opt, [wrapped])
     wrapped.ddp_config.overlap_param_gather = False
     assert len(install_quant_refresh_hook(opt, [wrapped])) == 1
+
+
+def test_each_re_quantization_is_a_new_generation(single_process):
+    """The publisher tells weight versions apart by the generation: a new one after each
+    optimizer step's re-quantization, the same one while the masters stay."""
+    model = build_tiny("int8", targets="experts")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    install_quant_refresh_hook(opt, model)
+    first = {t.name: t.generation for t in iter_quantized_weights(model)}
+    assert first and {t.name: t.generation for t in iter_quantized_weights(model)} == first
+    loss_of(model, *batch(seed=0)).backward()
+    opt.step()
+    second = {t.name: t.generation for t in iter_quantized_weights(model)}
+    assert second == {name: generation + 1 for name, generation in first.items()}
+    assert all(c.generation == c.quantize_count == 2 for c in caches(model))
+
+
+def test_quantizing_together_leaves_the_fresh_caches_alone(single_process):
+    """Only the stale caches of a group are quantized again: a fresh one keeps its weight
+    (and its generation, so a publisher does not send it again)."""
+    from megatron_qarl.layers.weight_cache import quantize_together
+
+    model = build_tiny("int8", targets="experts")
+    fresh, stale = caches(model)[:2]
+    kept = fresh.get()
+    stale.get()
+    stale.invalidate()
+    quantize_together([fresh, stale])
+    assert fresh.get() is kept and (fresh.quantize_count, fresh.generation) == (1, 1)
+    assert stale.is_fresh() and (stale.quantize_count, stale.generation) == (2, 2)

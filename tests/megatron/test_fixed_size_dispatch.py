@@ -4,11 +4,14 @@ rows the experts skip; and the engine's lockstep decoding under expert paralleli
 hold different numbers and lengths of prompts (and batches), gives one rank's tokens either
 way."""
 import torch
+from megatron.core.transformer.moe.moe_layer import MoELayer
 
 from megatron_qarl.compat.cpu_testing import run_distributed
+from megatron_qarl.layers.fixed_size_dispatch import exchanges_tokens, fixed_size_exchange
 from megatron_qarl.layers.token_dispatch import permute_known_count, permute_to_capacity
 
 from fixed_exchange_cases import PROMPTS, exchange_losses, lockstep_generation
+from tiny_qwen3 import build_tiny
 
 
 def test_padded_permutation_puts_megatrons_rows_first():
@@ -29,9 +32,11 @@ def test_fixed_size_exchange_gives_the_all_to_all_outputs():
         for layout, (plain, fixed, again, seen, hints) in results.items():
             assert abs(fixed - plain) <= 1e-5 * abs(plain), (rank, layout)
             assert again == plain, (rank, layout)
-            (a2a_rows, a2a_routed, a2a_share), fixed_seen, (_, _, again_share) = seen
+            (a2a_rows, a2a_routed, a2a_share), fixed_seen, again_seen = seen
             assert a2a_rows == a2a_routed  # the all-to-all hands over routed rows only
-            assert a2a_share == again_share == 1  # the experts' share restored
+            # after the exchange: the all-to-all's routed rows again, the experts' share restored
+            assert again_seen == (a2a_rows, a2a_routed, 1), (rank, layout, again_seen)
+            assert a2a_share == 1
             # the gathered tokens of both ranks, padded to every top-k choice being local;
             # under TP alone every expert is local, so every choice is
             fixed_rows, fixed_routed, share = fixed_seen
@@ -53,3 +58,15 @@ def test_lockstep_decoding_under_expert_parallelism():
         assert plain == single, rank
         assert fixed == single, rank
         assert batched == single, rank
+
+
+def test_tokens_that_stay_on_one_rank_keep_their_dispatcher(single_process):
+    """At TP = EP = 1 no token crosses ranks: the all-to-all dispatcher (device counts, routed
+    rows only) stays inside the exchange too, and the experts' share stays whole."""
+    model = build_tiny("w4a16", "experts")
+    layers = [m for m in model.modules() if isinstance(m, MoELayer)]
+    dispatchers = [m.token_dispatcher for m in layers]
+    assert layers and not any(exchanges_tokens(m) for m in layers)
+    with fixed_size_exchange(model):
+        assert [m.token_dispatcher for m in layers] == dispatchers
+        assert all(m.experts.routed_share == 1 for m in layers)

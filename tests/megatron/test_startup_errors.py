@@ -38,6 +38,9 @@ def test_int8_per_channel_scale_cannot_span_row_parallel_shards():
     ({"activation_func_clamp_value": 7.0}, "unset activation_func_clamp_value"),
     ({"glu_linear_offset": 1.0}, "unset glu_linear_offset"),
     ({"moe_layer_freq": [1, 0]}, "moe_layer_freq .1, 0.: this spec makes every layer an MoE"),
+    # Megatron would scale fc1's input by the prob and the experts fc2's output once more
+    ({"moe_apply_probs_on_input": True}, "support neither --moe-apply-probs-on-input"),
+    ({"add_bias_linear": True}, r"nor expert biases \(--add-bias-linear\)"),
 ])
 def test_megatron_options_the_quantized_layers_do_not_compute_are_refused(single_process, option,
                                                                           message):
@@ -98,3 +101,14 @@ def test_the_30b_router_computes_its_logits_as_sglang_does_without_megatrons_war
         QWEN3_30B_A3B.transformer_config(tp=1, ep=1)
         warnings.warn("Using a large number of experts (e.g. >=32) without fp32 routing.")
     assert len([w for w in caught if "experts" in str(w.message)]) == 1
+
+
+def test_an_unsplit_weight_the_group_does_not_divide_names_the_group_not_the_split(
+        single_process):
+    """At expert-TP 1 no group straddles ranks: the fix is another group or fewer targets, not
+    a lower split size."""
+    with pytest.raises(QuantizationError,
+                       match=r"experts.linear_fc2 under .* 96 input columns are not a multiple "
+                             r"of the quantization group 128.*--quant-targets") as caught:
+        build_tiny("w4a16", targets="experts", moe_ffn_hidden_size=96)
+    assert "straddle" not in str(caught.value)

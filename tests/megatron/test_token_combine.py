@@ -81,3 +81,19 @@ def test_hooks_install_once_however_often_models_are_built():
     install_dispatcher_hooks()
     assert methods == (dispatcher.dispatch_preprocess, dispatcher.combine_postprocess,
                        dispatcher._maybe_dtoh_and_synchronize, token_dispatcher.permute)
+
+
+def test_overlapped_shared_experts_keep_megatrons_dispatch(single_process):
+    """Shared experts overlapped with the dispatcher read its input tokens: that dispatcher
+    keeps Megatron's permutation and combine (the routed sums permute a detached copy, which
+    would cut the shared experts' gradient to the layers below) and moves bf16 tokens (the
+    shared experts cannot read packed rows)."""
+    model = build_tiny("w4a16", "experts", moe_shared_expert_intermediate_size=128,
+                       moe_shared_expert_overlap=True)
+    dispatchers = _dispatchers(model)
+    assert dispatchers and all(d.shared_experts is not None for d in dispatchers)
+    assert all(getattr(d, "routes_per_token", None) is None for d in dispatchers)
+    assert all(getattr(d, "token_scheme", None) is None for d in dispatchers)
+    _, grads = _loss_and_grads(model, None)
+    shared = [n for n in grads if ".shared_experts." in n]
+    assert len(shared) == 2 * model.config.num_layers and all(grads[n].any() for n in grads)

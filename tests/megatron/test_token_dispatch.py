@@ -96,3 +96,49 @@ def test_permute_of_a_known_count_equals_megatrons_permute():
         got = permute_known_count(x, routing_map, probs, tokens * top_k)
         for w, o in zip(want, got):
             assert torch.equal(w, o)
+
+
+@triton_kernels_on_cpu
+def test_quantized_tokens_restore_their_shape_through_megatrons_combine(single_process,
+                                                                         monkeypatch):
+    """With a capacity factor a token may keep fewer than top-k rows, so Megatron's combine
+    (unpermute) stays: it must restore the bf16 tokens' shape, not the packed rows' that the
+    dispatcher moved."""
+    scheme = "int8"
+    register_kernels_on_cpu(scheme, monkeypatch.setitem)
+    model = build_tiny(scheme, targets="experts", params_dtype=torch.bfloat16,
+                       moe_expert_capacity_factor=4.0)  # room for every token: none dropped
+    dispatchers = [m.token_dispatcher for m in model.modules() if isinstance(m, MoELayer)]
+    assert dispatchers and all(d.routes_per_token is None and d.token_scheme is not None
+                               for d in dispatchers)
+    tokens, positions = batch(seed=5)
+    with torch.no_grad():
+        plain = loss_of(model, tokens, positions)
+    monkeypatch.setitem(ops._DISPATCH_QUANTIZER, cpu_key(scheme), KERNELS[scheme][3])
+    with torch.no_grad():
+        packed = loss_of(model, tokens, positions)
+    assert packed.shape == plain.shape and torch.equal(packed, plain)
+
+
+def test_a_padded_or_fused_permutation_stays_megatrons(monkeypatch):
+    """The known-count permutation is for dropless maps on CUDA only: with drop_and_pad
+    (capacity padding) or fusion Megatron's permute runs, whose row count differs."""
+    from types import SimpleNamespace
+
+    from megatron_qarl.layers import token_dispatch
+
+    calls = []
+
+    def megatrons(tokens, routing_map, **kwargs):
+        calls.append(kwargs)
+        return "megatron's"
+
+    monkeypatch.setattr(token_dispatch, "permute_known_count", lambda *args: "known count")
+    permute = token_dispatch._sync_free_permute(megatrons)
+    cuda_tokens = SimpleNamespace(is_cuda=True)  # all the choice reads of the tokens
+    probs = torch.ones(4, 2)
+    assert permute(cuda_tokens, None, probs=probs, num_out_tokens=4) == "known count"
+    for flags in ({"drop_and_pad": True}, {"fused": True}):
+        assert permute(cuda_tokens, None, probs=probs, num_out_tokens=4, **flags) == "megatron's"
+    assert permute(cuda_tokens, None, num_out_tokens=4) == "megatron's"  # no probs
+    assert [c.get("drop_and_pad") or c.get("fused") for c in calls] == [True, True, False]

@@ -1,5 +1,7 @@
 """Muon (`megatron_qarl.trainer.muon`): the orthogonalization, the update, and Megatron's
 Muon chain over a tiny Qwen3-MoE model."""
+from types import SimpleNamespace
+
 import pytest
 import torch
 from megatron.core.optimizer import OptimizerConfig
@@ -232,23 +234,27 @@ def test_layer_wise_muon_splits_the_matrices_and_keeps_the_ranks_equal():
         torch.testing.assert_close(a, p, rtol=0, atol=1e-6 * p.abs().max().item())
 
 
+def _optimizer_flags(name: str, **changed) -> SimpleNamespace:
+    """build_optimizer's flags on one CPU process, fp32 parameters."""
+    flags = dict(weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.98, adam_eps=1e-8,
+                 clip_grad=1.0, bf16=False, use_distributed_optimizer=False, optimizer=name,
+                 muon_momentum=0.95, muon_use_nesterov=False, muon_scale_mode="spectral",
+                 muon_num_ns_steps=5, muon_extra_scale_factor=1.0,
+                 muon_fp32_matmul_prec="highest")
+    return SimpleNamespace(**{**flags, **changed})
+
+
 @pytest.mark.parametrize("name", ["adam", "muon"])
 def test_norms_and_biases_do_not_decay(single_process, name):
     """Megatron marks 1-D params wd_mult 0, which only its param scheduler applies: every
     group decayed, so a zero-gradient step shrank the RMSNorm weights by lr x weight decay."""
-    from types import SimpleNamespace
-
     from megatron.core.distributed import finalize_model_grads
 
     from megatron_qarl.trainer.optimizer import build_optimizer
 
     model = build_tiny("none", moe_aux_loss_coeff=0.0)
     ddp = wrap_ddp(model, model.config, False)
-    args = SimpleNamespace(
-        weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.98, adam_eps=1e-8, clip_grad=1.0,
-        bf16=False, use_distributed_optimizer=False, optimizer=name, muon_momentum=0.95,
-        muon_use_nesterov=False, muon_scale_mode="spectral", muon_num_ns_steps=5,
-        muon_extra_scale_factor=1.0, muon_fp32_matmul_prec="highest")
+    args = _optimizer_flags(name)
     optimizer = build_optimizer(args, ddp, lr=0.1)
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     ddp.zero_grad_buffer()
@@ -267,18 +273,13 @@ def test_the_flags_reach_every_param_group_at_build_and_after_a_load(single_proc
     Muon's momentum and --clip-grad, in every group of the chain; a checkpoint load restores
     the groups as they were saved, and apply_group_settings sets them from the flags again (a
     resume with another --lr or --adam-beta2 trained at the checkpoint's)."""
-    from types import SimpleNamespace
-
     from megatron_qarl.layers.hooks import torch_optimizers
     from megatron_qarl.trainer.optimizer import apply_group_settings, build_optimizer
 
     model = build_tiny("none")
     ddp = wrap_ddp(model, model.config, False)
-    args = SimpleNamespace(
-        weight_decay=0.01, adam_beta1=0.8, adam_beta2=0.95, adam_eps=1e-6, clip_grad=0.25,
-        bf16=False, use_distributed_optimizer=False, optimizer=name, muon_momentum=0.9,
-        muon_use_nesterov=False, muon_scale_mode="spectral", muon_num_ns_steps=5,
-        muon_extra_scale_factor=1.0, muon_fp32_matmul_prec="highest")
+    args = _optimizer_flags(name, adam_beta1=0.8, adam_beta2=0.95, adam_eps=1e-6,
+                            clip_grad=0.25, muon_momentum=0.9)
     optimizer = build_optimizer(args, ddp, lr=0.02)
     groups = [g for o in torch_optimizers(optimizer) for g in o.param_groups]
     kinds = {"betas" in g for g in groups}

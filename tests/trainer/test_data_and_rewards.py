@@ -1,4 +1,5 @@
 """Datasets, tokenizer, prompt order and rewards: the pieces a run reads before any model."""
+import codecs
 import json
 
 import pytest
@@ -292,3 +293,111 @@ def test_synthetic_held_out_prompts_are_not_trained_on():
     _, too_few = _prompt_source(synthetic_digits=1)  # 100 prompts, all drawn for training
     with pytest.raises(DatasetError, match="only 0 of its prompts are neither trained on"):
         too_few()
+
+
+def test_arithmetic_operands_take_every_value_of_their_digits():
+    """Operands have 1..digits digits: every value 0..10**digits - 1 and none past it."""
+    rows = arithmetic_rows(600, 1, seed=5)
+    operands = [row["prompt"].rstrip("=").split("+") for row in rows]
+    assert {int(a) for a, _ in operands} == set(range(10)) == {int(b) for _, b in operands}
+    with pytest.raises(ValueError, match="--synthetic-digits must be >= 1, got 0"):
+        arithmetic_rows(5, 0, seed=5)
+
+
+def test_rows_a_reader_must_not_take_as_text(tmp_path):
+    """A JSON true is no answer ("True" would be graded), an empty file no dataset."""
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"prompt": "1+1=", "answer": true}\n')
+    with pytest.raises(DatasetError, match=rf"{path}:1: field 'answer' must be a non-empty"):
+        read_rows(str(path))
+    path.write_text("\n")
+    with pytest.raises(DatasetError, match=rf"{path}: no rows"):
+        read_rows(str(path))
+
+
+def test_whitespace_around_rows_and_a_bom_before_a_bad_byte(tmp_path):
+    rows = [{"prompt": "1+1=", "answer": "2"}, {"prompt": "2+2=", "answer": "4"}]
+    array = tmp_path / "p.json"
+    array.write_text("\n  " + json.dumps(rows))  # an array after blank space is still one
+    assert [r["answer"] for r in read_rows(str(array))] == ["2", "4"]
+    lines = tmp_path / "p.jsonl"
+    lines.write_text(json.dumps(rows[0]) + "\n   \n" + json.dumps(rows[1]) + "\n")
+    assert [r["where"] for r in read_rows(str(lines))] == [f"{lines}:1", f"{lines}:3"]
+    data = codecs.BOM_UTF8 + b'{"prompt": "1=", "answer": "1"}\n{"prompt": "caf\xe9"}\n'
+    lines.write_bytes(data)  # the byte named is the file's, BOM included
+    at = data.index(b"\xe9")
+    with pytest.raises(DatasetError, match=rf"{lines}:2: not UTF-8 text .* at byte {at}\)"):
+        read_rows(str(lines))
+
+
+def test_a_prompt_of_exactly_the_budget_is_kept():
+    tok = CharTokenizer()
+    (row,) = build_prompts([{"prompt": "1+1=", "answer": "2"}], "plain", tok, 4, "p.jsonl")
+    assert row.prompt_ids == tok.encode("1+1=")
+
+
+def test_prompt_order_reshuffles_each_epoch_and_resumes_inside_a_later_one():
+    order = PromptOrder(10, seed=3)
+    epochs = [order.next_indices(10) for _ in range(3)]
+    assert all(sorted(e) == list(range(10)) for e in epochs)
+    assert epochs[0] != epochs[1] != epochs[2]  # not one order repeated
+    first = PromptOrder(10, seed=3)
+    seen = first.next_indices(14)  # into the second epoch
+    resumed = PromptOrder(10, seed=3)
+    resumed.load_state_dict(first.state_dict())
+    assert seen + resumed.next_indices(16) == sum(epochs, [])
+    with pytest.raises(DatasetError, match="seed 3, this run 10 and 4"):
+        PromptOrder(10, seed=4).load_state_dict(first.state_dict())
+
+
+def test_templates_that_cannot_render_are_refused_up_front():
+    from megatron_qarl.rl.data import check_template
+
+    with pytest.raises(ValueError, match="chat-boxed needs a tokenizer with a chat template: "
+                                         "add --tokenizer-type hf"):
+        check_template("chat-boxed", "char")
+    with pytest.raises(ValueError, match=r"'\{prompt\} = \{answer\}' is not a valid format"):
+        check_template("{prompt} = {answer}", "char")
+    check_template("Q: {prompt} {{x}}", "char")  # escaped braces are text
+
+
+def test_an_hf_tokenizer_without_pad_pads_with_eos_and_names_its_vocabularys_end(tmp_path):
+    from transformers import AutoTokenizer
+
+    from megatron_qarl.rl.data.tokenizers import build_tokenizer
+
+    _save_hf_tokenizer(tmp_path)
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    config["pad_token"] = None
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    assert AutoTokenizer.from_pretrained(str(tmp_path)).pad_token_id is None
+    tok = build_tokenizer("hf", str(tmp_path))
+    assert (tok.eos_id, tok.pad_id) == (1, 1)
+    # the first id past the tokenizer is past it too
+    assert tok.decode([4, tok.vocab_size, 5, tok.vocab_size + 1, 6]) == "1\ufffd2\ufffd3"
+
+
+def test_rewards_normalise_whitespace_dollars_and_a_final_period():
+    assert arithmetic_reward("46\n", "46") == 1.0
+    assert last_boxed("\\boxed{\n42\n}") == "42"
+    assert boxed_match_reward("so \\boxed{\n42\n}", "42") == 1.0
+    assert boxed_match_reward(r"so \boxed{$42$}", "42") == 1.0
+    assert boxed_match_reward(r"so \boxed{42.}", "$42$") == 1.0
+    assert boxed_match_reward(r"so \boxed{4.2}", "42") == 0.0
+
+
+def test_a_users_reward_of_numeric_text_is_refused(tmp_path, monkeypatch):
+    """float() takes "1", but a reward returning text is a bug in it, not a score."""
+    (tmp_path / "text_rewards.py").write_text("def one(response, answer):\n    return '1'\n"
+                                              "def raw(response, answer):\n    return b'0'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for spec, value in [("text_rewards:one", "'1'"), ("text_rewards:raw", "b'0'")]:
+        with pytest.raises(RewardError, match=f"returned {value} for the response 'abc'"):
+            get_reward(spec)("abc", "1")
+
+
+def test_a_file_whose_name_starts_like_a_synthetic_task_is_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "synthetic.jsonl").write_text('{"prompt": "1+1=", "answer": "2"}\n')
+    assert read_rows("synthetic.jsonl") == [{"prompt": "1+1=", "answer": "2",
+                                            "where": "synthetic.jsonl:1"}]

@@ -32,6 +32,8 @@ def _check(*argv):
      r"--rollout-update-bucket-mb must be > 0"),
     (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-request-timeout", "0"],
      r"--rollout-request-timeout must be > 0"),
+    (SGLANG + ["--sglang-model-path", "/m", "--rollout-startup-timeout", "0"],
+     r"--rollout-startup-timeout must be > 0"),
     (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-quant", "w4a16",
                "--no-aligned-learner"], r"--no-aligned-learner.*--aligned-learner"),
     (SGLANG + ["--sglang-urls", "http://a:1", "--rollout-quant", "w4a16-g64",
@@ -94,6 +96,30 @@ def test_flags_reach_the_config():
         ("nccl", "node0", 29600)
     assert cfg.bucket_bytes == 2 << 20 and cfg.pause_mode == "retract"
     assert cfg.prompts_per_request == 4 and cfg.scheme_name == "fp8-block"
+
+
+def test_timeouts_retries_mem_fraction_and_log_dir_reach_the_config(tmp_path):
+    """Their defaults and SGLangConfig's / LaunchSpec's agree: a flag dropped on the way would
+    go unseen with default values."""
+    args = build_parser().parse_args(SGLANG + [
+        "--sglang-model-path", "/m", "--rollout-request-timeout", "30",
+        "--rollout-startup-timeout", "90", "--rollout-retries", "0",
+        "--sglang-mem-fraction-static", "0.3", "--save", str(tmp_path)])
+    check_sglang_flags(args)
+    cfg = sglang_config(args, dims=None)
+    assert (cfg.request_timeout_s, cfg.startup_timeout_s, cfg.retries) == (30.0, 90.0, 0)
+    assert cfg.launch.mem_fraction_static == 0.3
+    assert cfg.log_dir == str(tmp_path / "sglang")
+
+
+def test_launched_servers_release_memory_only_when_colocated():
+    """Servers on GPUs of their own keep their memory."""
+    launched = SGLANG + ["--sglang-model-path", "/m"]
+    separate = sglang_config(build_parser().parse_args(launched), dims=None)
+    assert not separate.launch.colocated and not separate.colocated
+    shared = sglang_config(build_parser().parse_args(launched + ["--sglang-colocated"]),
+                           dims=None)
+    assert shared.launch.colocated and shared.colocated
 
 
 def test_launch_flags_reach_the_launch_spec():

@@ -37,6 +37,7 @@ setup(
         "test": [
             "pytest>=8",
             "pytest-xdist>=3.6",  # the README test command runs two workers
+            "pytest-timeout>=2.3",  # pytest.ini: a hung test fails instead of holding CI
             "triton>=3.6",
             "transformers>=5.0",
             "compressed-tensors>=0.18,<0.21",

@@ -191,7 +191,7 @@ class _TorchWithUnequalAllGather:
 
 
 def patch_megatron_for_cpu() -> None:
-    """Apply every CPU patch once per process (see megatron.md "Running Megatron on a CPU")."""
+    """Apply every CPU patch once per process (docs/megatron_layers.md, "CPU test support")."""
     global _PATCHED
     if _PATCHED:
         return

@@ -162,7 +162,8 @@ def _data(p):
     g.add_argument("--prompt-data", default="synthetic:arithmetic",
                    help=".jsonl, .json or .parquet file, or synthetic:arithmetic")
     g.add_argument("--eval-prompt-data", default=None,
-                   help="held-out prompts (default for synthetic data: a disjoint seed)")
+                   help="held-out prompts (default for synthetic data: another draw of the "
+                        "task, without the prompts the training set holds)")
     g.add_argument("--eval-num-prompts", type=int, default=64)
     g.add_argument("--eval-interval", type=int, default=0, help="RL steps; 0: before/after only")
     g.add_argument("--eval-temperature", type=float, default=0.0,

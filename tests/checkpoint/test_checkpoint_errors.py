@@ -234,6 +234,21 @@ def test_not_a_megatron_checkpoint(hf_dir, tmp_path):
         megatron_to_hf(hf_dir, str(tmp_path / "out"), hf_config_dir=hf_dir, progress=False)
 
 
+@pytest.mark.parametrize("given", ["step", "save folder"])
+def test_a_megatron_checkpoint_given_as_hf_names_itself_and_the_command(megatron_dir, tmp_path,
+                                                                         given):
+    """hf-to-megatron of a Megatron checkpoint (a step folder, or a --save folder of them):
+    the error says what the folder is and which commands read it, not only "no config.json"."""
+    folder = megatron_dir
+    if given == "save folder":
+        folder = str(tmp_path / "save")
+        shutil.copytree(megatron_dir, os.path.join(folder, "iter_0000003"))
+    with pytest.raises(CheckpointError, match=rf"{folder} is a Megatron checkpoint, not an HF "
+                                              r"one: `tools/checkpoint.py megatron-to-hf`"):
+        hf_to_megatron(folder, str(tmp_path / "out"), progress=False)
+    assert not (tmp_path / "out").exists()
+
+
 def test_quantized_checkpoint_without_its_quantization_config(megatron_dir, tmp_path, hf_dir):
     from megatron_qarl.checkpoint import export_quantized
 

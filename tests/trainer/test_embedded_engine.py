@@ -135,7 +135,7 @@ def test_graph_blocker_names_what_keeps_decoding_eager(config):
     assert "CUDA" in graph_blocker(quantized, "cpu")
     assert "SequentialMLP" in graph_blocker(bf16, "cuda")
     dropping = _model(dataclasses.replace(config, moe_expert_capacity_factor=1.0), "w4a16")
-    assert "capacity-factor" in graph_blocker(dropping, "cuda")
+    assert "moe_expert_capacity_factor" in graph_blocker(dropping, "cuda")
 
 
 def test_experts_on_transformer_engine_keep_decoding_eager(config, monkeypatch):

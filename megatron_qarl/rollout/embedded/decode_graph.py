@@ -55,10 +55,11 @@ def graph_blocker(model, device) -> Optional[str]:
             return (f"the {type(scheme).__name__} experts run TransformerEngine's grouped "
                     f"GEMM, which takes the tokens per expert as a host-side list")
         if module.config.moe_expert_capacity_factor is not None:
-            return ("token dropping (--moe-expert-capacity-factor) leaves a number of routed "
-                    "rows the host must read")
+            return ("token dropping (the model config's moe_expert_capacity_factor) leaves a "
+                    "number of routed rows the host must read")
         if exchanges_tokens(module) and module.shared_expert_overlap:
-            return "shared experts overlapped with the token exchange (--moe-shared-expert-overlap)"
+            return ("shared experts overlapped with the token exchange (the model config's "
+                    "moe_shared_expert_overlap)")
     return None
 
 

@@ -9,6 +9,9 @@ import sys
 
 import pytest
 
+from megatron_qarl.checkpoint.convert import ConversionReport
+from megatron_qarl.quant import QuantizationError
+
 # tools/ holds scripts, not a package: load the script as the user runs it
 _SPEC = importlib.util.spec_from_file_location(
     "checkpoint_cli", os.path.join(os.path.dirname(__file__), "..", "..", "tools",
@@ -33,6 +36,13 @@ def test_convert_export_inspect_compare(hf_dir, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "45 tensors, 24 differ" in out
     assert cli.main(["compare", hf_dir, w4, "--atol", "0.05"]) == 0
+    capsys.readouterr()
+    # without --atol compare reports and exits 0; it lists the differing tensors, --all every one
+    for flags, listed in (([], 24), (["--all"], 45)):
+        assert cli.main(["compare", hf_dir, w4, *flags]) == 0
+        out = capsys.readouterr().out
+        assert "45 tensors, 24 differ" in out
+        assert sum(line.startswith("  ") for line in out.splitlines()) == listed
 
     assert cli.main(["inspect", w4]) == 0
     out = capsys.readouterr().out
@@ -54,17 +64,30 @@ def test_convert_export_inspect_compare(hf_dir, tmp_path, capsys):
     assert "Megatron-Core distributed checkpoint" in out
     assert "decoder.layers.mlp.experts.experts.linear_fc1.weight" in out
     assert "[2, 4, 256, 128]" in out
+    assert cli.main(["inspect", mg, "--limit", "2"]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.endswith("(torch_dist, any TP/EP), 12 tensors") and len(rows) == 2
 
 
-def test_a_training_save_folder_stands_for_its_latest_checkpoint(megatron_dir, tmp_path, capsys):
+@pytest.mark.parametrize("argv, printed", [
+    (["compare", "SAVE", "MG", "--atol", "0"], "45 tensors, 0 differ"),
+    (["compare", "MG", "SAVE", "--atol", "0"], "45 tensors, 0 differ"),
+    (["inspect", "SAVE"], "Megatron-Core distributed checkpoint"),
+    (["megatron-to-hf", "SAVE", "OUT"], "megatron-to-hf: "),
+    (["export", "SAVE", "OUT"], "export: "),
+])
+def test_a_training_save_folder_stands_for_its_latest_checkpoint(megatron_dir, tmp_path, capsys,
+                                                                 argv, printed):
+    """Every subcommand that reads a Megatron checkpoint takes the trainer's --save folder."""
     save = tmp_path / "save"
     shutil.copytree(megatron_dir, save / "iter_0000003")
     (save / "iter_0000005.tmp").mkdir()  # being written: not a checkpoint
     (save / "latest_checkpointed_iteration.txt").write_text("3")
-    assert cli.main(["compare", str(save), megatron_dir, "--atol", "0"]) == 0
+    paths = {"SAVE": str(save), "MG": megatron_dir, "OUT": str(tmp_path / "out")}
+    assert cli.main([paths.get(a, a) for a in argv]) == 0
     captured = capsys.readouterr()
     assert f"reading {save / 'iter_0000003'}" in captured.err
-    assert "45 tensors, 0 differ" in captured.out
+    assert printed in captured.out
 
 
 def test_errors_exit_2_with_the_message(tmp_path, capsys):
@@ -72,9 +95,72 @@ def test_errors_exit_2_with_the_message(tmp_path, capsys):
     assert "config.json: not found" in capsys.readouterr().err
 
 
-def test_bad_size_is_refused_by_the_parser():
+@pytest.mark.parametrize("text, size", [
+    ("500KB", 500_000), ("1.5MB", 1_500_000), ("2GB", 2 * 10**9), ("3KiB", 3 * 2**10),
+    ("64 mib", 64 * 2**20), ("2GiB", 2 * 2**30), ("100", 100), ("7b", 7),
+])
+def test_a_size_takes_decimal_and_binary_units(text, size):
+    """KB/MB/GB are powers of 10 and KiB/MiB/GiB of 2, in either case, with a fraction."""
+    assert cli.parse_size(text) == size
+
+
+@pytest.mark.parametrize("size", ["lots", "2TB", "1,5GB", "1e9", "GB"])
+def test_bad_size_is_refused_by_the_parser(size, capsys):
     with pytest.raises(SystemExit):
-        cli.main(["megatron-to-hf", "a", "b", "--max-shard-size", "lots"])
+        cli.main(["megatron-to-hf", "a", "b", "--max-shard-size", size])
+    assert "expected a size like 2GB or 500MiB" in capsys.readouterr().err
+
+
+@pytest.fixture
+def converter_calls(monkeypatch):
+    """The converters replaced by recorders that report 3 GB in 2 s."""
+    calls = []
+
+    def recorder(name):
+        def convert(*args):
+            calls.append((name, args))
+            return ConversionReport(3 * 10**9, 2.0)
+        return convert
+
+    for name in ("hf_to_megatron", "megatron_to_hf", "export_quantized"):
+        monkeypatch.setattr(cli.checkpoint, name, recorder(name))
+    return calls
+
+
+GIB2 = 2 * 2**30  # the default --max-shard-size
+
+
+@pytest.mark.parametrize("argv, call", [
+    (["hf-to-megatron", "H", "O"], ("hf_to_megatron", ("H", "O", 1, 1))),
+    (["hf-to-megatron", "H", "O", "--tensor-model-parallel-size", "2",
+      "--expert-model-parallel-size", "4"], ("hf_to_megatron", ("H", "O", 2, 4))),
+    (["megatron-to-hf", "M", "O"], ("megatron_to_hf", ("M", "O", None, GIB2))),
+    (["megatron-to-hf", "M", "O", "--hf-config", "C", "--max-shard-size", "500KB"],
+     ("megatron_to_hf", ("M", "O", "C", 500_000))),
+    (["export", "M", "O"], ("export_quantized", ("M", "O", "w4a16", None, None, GIB2))),
+    (["export", "M", "O", "--quantize-attention"],
+     ("export_quantized", ("M", "O", "w4a16", True, None, GIB2))),
+    (["export", "M", "O", "--scheme", "w4a16-g64", "--no-quantize-attention", "--hf-config", "C",
+      "--max-shard-size", "1MiB"],
+     ("export_quantized", ("M", "O", "w4a16-g64", False, "C", 2**20))),
+])
+def test_each_subcommand_passes_its_flags_to_its_converter(converter_calls, capsys, argv, call):
+    """A flag the CLI parses but does not pass on is silently ignored (the conversion runs with
+    the default); the summary line's rate is the bytes over the seconds."""
+    assert cli.main(argv) == 0
+    assert converter_calls == [call]
+    assert capsys.readouterr().out == f"{argv[0]}: 3.000 GB in 2.0 s (1.500 GB/s) -> O\n"
+
+
+def test_a_quantizer_refusal_is_one_line_and_exit_2(monkeypatch, capsys):
+    """The export's quantizer refuses a layout with a QuantizationError, not a CheckpointError."""
+    def refuse(*_args):
+        raise QuantizationError("fc2: 96 input columns are not a multiple of the group 128")
+
+    monkeypatch.setattr(cli.checkpoint, "export_quantized", refuse)
+    assert cli.main(["export", "M", "O"]) == 2
+    assert capsys.readouterr().err == "error: fc2: 96 input columns are not a multiple of the " \
+                                      "group 128\n"
 
 
 def test_help_prints_no_megatron_import_warnings():

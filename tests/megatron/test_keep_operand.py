@@ -80,7 +80,11 @@ def test_operand_is_kept_for_the_step_with_the_same_numbers(single_process, dequ
     assert all(torch.equal(a, b) for a, b in zip(kept_grads, plain_grads))
 
 
-def test_keep_operand_needs_w4a16_experts(single_process):
-    with pytest.raises(ValueError, match=r"keep_operand \(--quant-keep-operand\).*fp8-block"):
-        build_model(tiny_config(), "fp8-block", targets="experts", keep_operand=True,
-                    **QWEN3_MOE_TINY.model_kwargs())
+@pytest.mark.parametrize("scheme, targets, quantize", [
+    ("fp8-block", "experts", True), ("w4a16-g128", "attention", True),
+    ("w4a16-g128", "experts", False)])
+def test_keep_operand_needs_w4a16_experts(single_process, scheme, targets, quantize):
+    with pytest.raises(ValueError, match=rf"keep_operand \(--quant-keep-operand\).*scheme "
+                                         rf"{scheme}, targets '{targets}', quantize={quantize}"):
+        build_model(tiny_config(), scheme, targets=targets, quantize=quantize,
+                    keep_operand=True, **QWEN3_MOE_TINY.model_kwargs())

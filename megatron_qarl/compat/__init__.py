@@ -2,12 +2,9 @@
 `layer_wise_optimizer`) and the CPU test support (`cpu_testing`, imported explicitly by tests
 and `--device cpu` runs only: it patches torch.cuda)."""
 from .expert_grads import reduce_expert_grads_over_expert_dp
-from .megatron_fixes import (
-    HAVE_APEX, HAVE_TE, apply_megatron_fixes, disable_unavailable_fusions,
-)
+from .megatron_fixes import apply_megatron_fixes
 from .torch_norm import TorchNorm
 
 __all__ = [
-    "HAVE_APEX", "HAVE_TE", "apply_megatron_fixes", "disable_unavailable_fusions", "TorchNorm",
-    "reduce_expert_grads_over_expert_dp",
+    "apply_megatron_fixes", "TorchNorm", "reduce_expert_grads_over_expert_dp",
 ]

@@ -2,21 +2,7 @@
 the GPU machine here alike). Each fix says why; all are idempotent."""
 from __future__ import annotations
 
-import importlib.util
-
 import torch
-
-HAVE_TE = importlib.util.find_spec("transformer_engine") is not None
-#: Apex's fused CUDA extensions (the plain `apex` package without them does not count)
-HAVE_APEX = importlib.util.find_spec("fused_weight_gradient_mlp_cuda") is not None
-
-#: TransformerConfig flags that select fused kernels from Apex/TE; off when neither exists.
-FUSION_FLAGS = (
-    "masked_softmax_fusion",
-    "gradient_accumulation_fusion",
-    "apply_rope_fusion",
-    "bias_activation_fusion",
-)
 
 
 def apply_megatron_fixes() -> None:
@@ -48,10 +34,3 @@ def _skip_identity_sort(sort_chunks_by_idxs):
     sort.skips_identity = True
     return sort
 
-
-def disable_unavailable_fusions(config_kwargs: dict) -> dict:
-    """Turn off the fused-kernel flags when neither TE nor Apex can serve them: with them on,
-    Megatron raises at construction (gradient accumulation fusion) or at the first forward."""
-    if HAVE_TE or HAVE_APEX:
-        return dict(config_kwargs)
-    return {**config_kwargs, **{flag: False for flag in FUSION_FLAGS}}

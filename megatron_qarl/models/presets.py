@@ -17,8 +17,6 @@ import torch.nn.functional as F
 from megatron.core import parallel_state
 from megatron.core.transformer import TransformerConfig
 
-from ..compat import disable_unavailable_fusions
-
 
 @dataclass(frozen=True)
 class Qwen3MoEPreset:
@@ -87,7 +85,6 @@ class Qwen3MoEPreset:
             # every build that "full" is deprecated
             cuda_graph_scope=[],
         )
-        kwargs = disable_unavailable_fusions(kwargs)
         kwargs.update(overrides)
         with warnings.catch_warnings():
             # moe_router_dtype stays unset: the gate GEMM runs in the params dtype, as in

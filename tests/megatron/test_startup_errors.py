@@ -3,6 +3,7 @@ module cannot take. And a start-up warns of nothing Megatron deprecates."""
 import warnings
 
 import pytest
+import torch
 
 from megatron_qarl.layers import parse_targets
 from megatron_qarl.layers.linear import QuantColumnParallelLinear
@@ -13,8 +14,11 @@ from tiny_qwen3 import build_tiny, tiny_config
 
 
 def build_30b(scheme, targets="experts", **parallel):
+    """On the meta device: were a refusal lost, the test fails instead of allocating 30B
+    parameters on the CPU (which took a worker past 14 GB before it was stopped)."""
     config = QWEN3_30B_A3B.transformer_config(**parallel)
-    return build_model(config, scheme, targets=targets, **QWEN3_30B_A3B.model_kwargs())
+    with torch.device("meta"):
+        return build_model(config, scheme, targets=targets, **QWEN3_30B_A3B.model_kwargs())
 
 
 def test_w4a16_group_straddling_expert_tp_shards_is_rejected_before_allocation():

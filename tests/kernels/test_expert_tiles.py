@@ -7,7 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
-from qarl_kernels.expert_tiles import expert_tile, tile_bound
+from qarl_kernels.expert_tiles import expert_tile, row_tile_grid, tile_bound
 
 HOPPER = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 BLOCK_M = 4
@@ -45,6 +45,27 @@ def _owner_of_rows(tiles: torch.Tensor, rows: int) -> list:
 
 def _expected_owners(counts: list, rows: int) -> list:
     return [e for e, c in enumerate(counts) for _ in range(c)][:rows]
+
+
+def test_tile_bound_counts_only_experts_rows_can_touch():
+    """sum_e ceil(c_e / B) <= min(E, rows) + rows // B: one token of top-8 at E128 touches at
+    most 8 experts (a grid of 128 programs would launch 120 that find no rows)."""
+    assert tile_bound(8, 128, 16) == 8 and tile_bound(0, 128, 16) == 0
+    assert tile_bound(4096, 16, 128) == 16 + 32
+
+
+@pytest.mark.parametrize("rows,routed,experts,block_m,grid", [
+    (100, 100, 16, 16, (22, False)),  # x holds the routed rows: its bound, 16 + 100 // 16
+    (100, 60, 16, 16, (22, False)),  # padded under twice the routed rows: the same
+    (400, 60, 16, 16, (23, True)),  # past it: the bound of 120 rows, walked on
+    (40, 16, 8, 64, (8, False)),  # past it, but no fewer tiles: one each, no walk
+])
+def test_padded_grid_walks_only_where_it_has_fewer_programs(rows, routed, experts, block_m,
+                                                          grid):
+    """row_tile_grid: a fixed-size exchange's padded x gets the bound of twice its expected
+    rows, whose programs walk on, only where that bound is below x's (a walking grid costs its
+    loop, and the Gluon kernel's early words and refills first)."""
+    assert row_tile_grid(rows, routed, experts, block_m) == grid
 
 
 @pytest.mark.parametrize("counts,rows", CASES)

@@ -173,6 +173,7 @@ def test_decode_tiles_follow_the_h100_sweep():
     over few experts or under 2 rows an expert, 64 x 128 from 32 rows an expert (fc1 from
     16), else 16 x 128 with 3 stages."""
     assert _decode_tiles(8, 128, 2048) == (64, 64, 4, 4)  # one token at E128
+    assert _decode_tiles(16, 128, 768) == (64, 64, 4, 4)  # two tokens, fc2 at E128
     assert _decode_tiles(64, 128, 2048) == (64, 64, 4, 4)  # fc1, half a row an expert
     assert _decode_tiles(512, 128, 2048) == (16, 128, 4, 3)  # fc1, 4 rows an expert
     assert _decode_tiles(2048, 128, 2048) == (64, 128, 4, 4)  # fc1, 16 rows an expert

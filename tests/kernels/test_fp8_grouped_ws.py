@@ -2,6 +2,7 @@
 so CI compiles it for sm_90 offline (the GPU code is built, not run); on an H100 the same
 tests check it against the Triton kernel bit for bit and against the reference."""
 import re
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -76,6 +77,20 @@ def test_applies_only_to_large_hopper_batches():
     qweight = scheme.quantize_weight(torch.randn(4, 256, 256))
     assert not ws.applies(torch.empty(ws.MIN_ROWS, 256), qweight)  # CPU
     assert ws.default_tiles(16384) == (256, 3) and ws.default_tiles(8192) == (128, 4)
+
+
+@pytest.mark.parametrize("experts,rows,routed,taken", [
+    (16, 2047, None, False), (16, 2048, None, True),  # from 2048 rows (256 tokens of top-8)
+    (128, 4095, None, False), (128, 4096, None, True),  # and 32 rows an expert
+    (16, 8192, 2047, False), (16, 8192, 2048, True),  # a padded x: the routed rows count
+])
+def test_applies_from_its_crossover(monkeypatch, experts, rows, routed, taken):
+    """On Hopper (faked), from 2048 rows and 32 rows an expert, where the kernel is 1.05-1.36x
+    the Triton kernel (H100, round 9); at 1024 rows they tie."""
+    monkeypatch.setattr(ws, "is_hopper", lambda device: True)
+    qweight = get_scheme("fp8-block").quantize_weight(torch.zeros(experts, 128, 256))
+    xq = SimpleNamespace(is_cuda=True, device=torch.device("cuda"), shape=(rows, 256))
+    assert ws.applies(xq, qweight, routed) == taken
 
 
 @pytest.mark.skipif(not HOPPER, reason="Gluon warp specialization and TMA need an SM90 GPU")

@@ -22,8 +22,9 @@ CONSTEXPRS = dict(E_PAD=16, X_STAGES=2, W_STAGES=2, B_STAGES=2, GRAD_INPUT=False
 
 def _ws_arguments():
     """The WS kernel's runtime arguments, varied in what Triton specializes on (a pointer off
-    16 bytes; integers of 0, 1, 16's multiples and not, past i32 and i64; a descriptor's block)
-    and in what it does not (a pointer's 16-byte multiple offset, a few tile counts)."""
+    16 bytes by 4 or 8; integers of 0, 1, 16's multiples and not, past i32 and i64; a
+    descriptor's block) and in what it does not (a pointer's 16-byte multiple offset, a few
+    tile counts)."""
     codes = torch.empty(16 * 1536, 256, dtype=torch.int32)
     x = torch.empty(512, 2048, dtype=torch.bfloat16)
     words = torch.empty(16, 1536, 9, dtype=torch.int32)
@@ -33,7 +34,8 @@ def _ws_arguments():
               TensorDescriptor.from_tensor(codes, [block_n, 16], wg.word_layout(64)))
              for rows, block_n in ((128, 128), (64, 256))]
     for (x_desc, w_desc), s, c, n, tiles, stride in itertools.product(
-            descs, (words, words[:, :, 1:], words[:, :, 4:]), (counts, counts[4:], counts[1:]),
+            descs, (words, words[:, :, 1:], words[:, :, 4:]),
+            (counts, counts[4:], counts[1:], counts[2:]),
             (0, 1, 16, 24, 48, 1536, 2**31, 2**32 + 16), (100, 132, 2**31, 2**63), (1, 8, 9)):
         yield (x_desc, w_desc, s, y, y, c, 16, n, 2048, tiles, 1536 * 9, stride, 1536)
 

@@ -46,6 +46,22 @@ def test_torch_grouped_mm_and_fallback_agree(use_torch, device, assert_gemm_clos
     assert_gemm_close(grouped_weight_grad(grad_out, x, tokens, use_torch), want)
 
 
+@pytest.mark.parametrize("available", [True, False])
+def test_grouped_mm_takes_torch_wherever_it_runs(available, monkeypatch):
+    """Unless told, grouped_mm and grouped_weight_grad take torch._grouped_mm wherever it runs
+    (CPU, SM90+): the per-expert loop reads the counts on the host, a sync per call that keeps
+    a decode step out of CUDA graphs."""
+    from qarl_kernels import grouped_mm as module
+    calls = []
+    monkeypatch.setattr(module, "torch_grouped_mm_available", lambda device: available)
+    monkeypatch.setattr(torch, "_grouped_mm", lambda a, b, offs: calls.append(offs),
+                        raising=False)
+    x, tokens = torch.randn(4, 8), torch.tensor([4])
+    grouped_mm(x, torch.randn(1, 8, 8), tokens)
+    grouped_weight_grad(x, x, tokens)
+    assert len(calls) == (2 if available else 0)
+
+
 def test_torch_grouped_mm_takes_strided_and_expanded_inputs(device, assert_gemm_close):
     """Autograd hands the backward gradients in any layout (y.sum()'s is expanded, strides
     (0, 0)), and a caller's x may be a strided view: _grouped_mm refused both (a review)."""

@@ -15,6 +15,7 @@ def test_pdl_only_for_few_rows_on_hopper(monkeypatch):
     monkeypatch.setattr(pdl, "is_hopper", lambda device: is_hopper.__wrapped__(device))
     assert pdl.pdl_on(cuda, 1) and pdl.pdl_on(cuda, pdl.PDL_MAX_ROWS)
     assert not pdl.pdl_on(cuda, pdl.PDL_MAX_ROWS + 1)
+    assert pdl.pdl_on(cuda, 8) and not pdl.pdl_on(cuda, 9)  # round 55: 1-8 tokens gained
     assert not pdl.pdl_on(torch.device("cpu"), 1)
     capability["value"] = (8, 0)
     assert not pdl.pdl_on(cuda, 1)

@@ -29,6 +29,28 @@ def test_register_cuda_kernels_covers_gemms_and_quantizers():
         == registered["token_logprobs"] == registered["gated_activation"] == ["cuda"]
 
 
+def test_each_scheme_runs_its_own_kernels():
+    """A key that holds another scheme's op would misread the weight (an INT8 weight's codes
+    through the FP8 GEMM) on the GPU only, where no CPU test runs it."""
+    from qarl_kernels import fp8_gemm, int8_gemm, register, w4a16_gemm
+    from qarl_kernels.register import register_cuda_kernels
+
+    register_cuda_kernels()
+    for module, scheme in ((w4a16_gemm, "W4A16"), (fp8_gemm, "FP8Block"), (int8_gemm, "Int8W8A8")):
+        for registry in (ops._LINEAR, ops._GROUPED, ops._SWIGLU_EXPERTS):
+            assert registry[(scheme, "cuda")].__module__ == module.__name__, (scheme, registry)
+    assert ops._GROUPED[("NoQuant", "cuda")] is register.bf16_grouped_linear
+    for scheme, op in (("W4A16", "w4a16_grouped_backward"), ("FP8Block", "fp8_grouped_backward"),
+                       ("Int8W8A8", "int8_grouped_backward"),
+                       ("NoQuant", "bf16_grouped_backward")):
+        assert ops._GROUPED_BACKWARD[(scheme, "cuda")] is getattr(register, op)
+    for scheme, op in (("W4A16", "w4a16_quantize"), ("FP8Block", "fp8_block_quantize"),
+                       ("Int8W8A8", "int8_quantize"), ("NoQuant", "bf16_quantize")):
+        assert ops._QUANTIZE[(scheme, "cuda")] is getattr(register, op)
+    assert ops._DISPATCH_QUANTIZER[("FP8Block", "cuda")] is register.fp8_quantize_packed_rows
+    assert ops._DISPATCH_QUANTIZER[("Int8W8A8", "cuda")] is register.int8_quantize_packed_rows
+
+
 def test_weight_cache_quantizes_through_the_registry(device):
     from megatron_qarl.layers.weight_cache import QuantizedWeightCache
     from qarl_kernels.w4a16_quantize import w4a16_quantize

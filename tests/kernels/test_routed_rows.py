@@ -129,3 +129,11 @@ def test_bad_routed_rows_is_named(bad, device):
     x, _ = _padded(64, device)
     with pytest.raises(ValueError, match="routed_rows="):
         w4a16_grouped_matmul(x, fc1, torch.tensor(COUNTS), routed_rows=bad)
+
+
+def test_tiles_are_chosen_for_the_routed_rows_up_to_all_of_x():
+    """checks.tile_rows: routed_rows from 1 to all of x's rows (every row routed is a valid
+    estimate), x's rows without one, and an empty x's none."""
+    from qarl_kernels.checks import tile_rows
+    assert [tile_rows(CAPACITY, r) for r in (1, 10, CAPACITY, None)] == [1, 10, CAPACITY, CAPACITY]
+    assert tile_rows(0, 10) == 0

@@ -80,6 +80,8 @@ def test_split_rule(monkeypatch):
     assert split_k.split_for(32, 3, cuda) == 1  # 3 K steps: no two slices of two
     assert split_k.split_for(64, 16, cuda, waves=4, min_steps=4) == 4  # slices of 4 steps
     assert split_k.split_for(8, 64, cuda) == 8  # at most 8
+    assert split_k.split_for(66, 32, cuda) == 4  # 264 programs: two waves, to the last SM
+    assert split_k.split_for(67, 32, cuda) == 2
     assert split_k.split_for(64, 32, torch.device("cpu")) == 1
 
 
@@ -92,6 +94,30 @@ def test_calls_take_the_next_stretch_of_the_ring():
     for _ in range(split_k.RING_TILES // split_k.MAX_TILES):  # past the end: from the start
         last = split_k.split_counters(cpu, split_k.MAX_TILES)
     assert last.data_ptr() == split_k._rings[cpu][0].data_ptr()
+
+
+def test_a_call_that_does_not_split_takes_no_buffers(monkeypatch):
+    """split_k 1: no partials allocated, no counters taken from the ring (each call would
+    allocate a buffer of its output's size and move the ring on)."""
+    cpu = torch.device("cpu")
+    ring = [torch.zeros(split_k.RING_TILES, dtype=torch.int32), 0]
+    monkeypatch.setitem(split_k._rings, cpu, ring)
+    y = torch.empty(4, 8)
+    split, partials, counters = split_k.split_buffers(1, 4, 32, torch.float32, y)
+    assert split == 1 and partials is y and counters is y and ring[1] == 0
+    split, partials, counters = split_k.split_buffers(2, 4, 32, torch.float32, y)
+    assert split == 2 and partials.numel() == 4 * 2 * 32 and counters.numel() == 4
+    assert ring[1] == 4
+
+
+def test_a_call_that_fills_the_ring_to_its_end_takes_its_last_counters(monkeypatch):
+    """The ring restarts only where the call's tiles run past its end: a stretch that ends at
+    the last counter is the ring's last, so calls on other streams keep distinct counters."""
+    cpu = torch.device("cpu")
+    ring = [torch.zeros(split_k.RING_TILES, dtype=torch.int32), split_k.RING_TILES - 4]
+    monkeypatch.setitem(split_k._rings, cpu, ring)
+    assert split_k.split_counters(cpu, 4).data_ptr() == ring[0][-4:].data_ptr()
+    assert split_k.split_counters(cpu, 1).data_ptr() == ring[0].data_ptr()  # past it: restart
 
 
 @pytest.mark.parametrize("split", [2, 3])
@@ -119,6 +145,9 @@ def test_dense_rules_split_decode_calls_only(monkeypatch):
     assert w4a16_gemm.dense_config(8, 2048, 4096, 128, cuda).split_k == 8
     assert w4a16_gemm.dense_config(512, 2048, 4096, 128, cuda).split_k == 1
     assert fp8_gemm.dense_tiles(8, 2048, 4096, cuda) == (16, 32, 4, 4, 8)
+    assert fp8_gemm.dense_tiles(32, 2048, 4096, cuda) == (16, 32, 4, 4, 4)  # 2 row tiles
+    assert fp8_gemm.dense_tiles(8, 2048, 1024, cuda) == (16, 32, 4, 4, 2)  # slices of 4 steps
+    assert fp8_gemm.dense_tiles(8, 5120, 2048, cuda) == (16, 32, 4, 4, 4)  # 160: five waves
     assert fp8_gemm.dense_tiles(64, 2048, 4096, cuda) == (64, 32, 4, 4, 4)  # 64 programs
     assert fp8_gemm.dense_tiles(64, 2048, 2048, cuda) == (64, 32, 4, 4, 2)  # 8-step slices
     assert fp8_gemm.dense_tiles(128, 2560, 2048, cuda) == (64, 32, 4, 4, 1)  # 160 programs
@@ -129,7 +158,9 @@ def test_dense_rules_split_decode_calls_only(monkeypatch):
 
 @pytest.mark.parametrize("rows,n,cublas", [
     (32, 2048, False), (64, 5120, False), (128, 5120, True), (256, 2560, False),
-    (256, 5120, True), (257, 2048, True)])
+    (256, 5120, True), (257, 2048, True),
+    (32, 16384, False),  # 512 programs, but 16 x 32 tiles to 32 tokens
+    (128, 4224, False), (128, 4352, True)])  # 264 programs fit two waves, 272 do not
 def test_fp8_dense_takes_cublas_where_decode_tiles_pass_two_waves(rows, n, cublas, monkeypatch):
     """On Hopper (132 SMs) cuBLAS's scaled_mm past 32 tokens where decode_tiles' programs pass
     two waves (qkv's 5120 outputs from 128 tokens: 320) or past 256 tokens."""
@@ -159,6 +190,7 @@ def test_int8_dense_tiles(monkeypatch):
     assert int8_gemm.dense_tiles(200, 2048, 2048, cuda) == (64, 64, 4, 4, 1)
     assert int8_gemm.dense_tiles(512, 2048, 4096, cuda) == (64, 64, 4, 4, 1)  # 256 programs
     assert int8_gemm.dense_tiles(384, 5120, 2048, cuda) == (128, 128, 8, 3, 1)
+    assert int8_gemm.dense_tiles(384, 4224, 2048, cuda) == (64, 64, 4, 4, 1)  # 396: 3 waves
     assert int8_gemm.dense_tiles(512, 2560, 2048, cuda) == (64, 64, 4, 4, 1)  # 320 programs
     assert int8_gemm.dense_tiles(1024, 1024, 4096, cuda) == (128, 128, 8, 3, 2)  # 64 programs
     assert int8_gemm.dense_tiles(4096, 2048, 4096, cuda) == (128, 128, 4, 3, 1)

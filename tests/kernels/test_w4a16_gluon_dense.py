@@ -31,6 +31,17 @@ def test_rule_follows_the_sweep():
     assert gluon_dense_tiles(8, 2048, 384, 132) is None  # three groups: no scale words
 
 
+@pytest.mark.parametrize("rows,sms,tiles", [
+    (8, 32, (8, 64, 3, 2, 8)), (8, 31, (8, 64, 3, 1, 4)),  # 32 programs
+    (64, 128, (64, 64, 3, 2, 4)), (64, 127, (64, 64, 3, 2, 2)),
+])
+def test_rule_at_a_wave_of_programs(rows, sms, tiles):
+    """o_proj (32 column tiles) on fewer SMs: two groups a stage while each program has an SM
+    to itself, and K split while eight waves (8- and 16-token tiles) or one wave (larger ones)
+    hold the programs, both up to the last program that fits."""
+    assert gluon_dense_tiles(rows, *O_PROJ, sms) == tiles
+
+
 @pytest.mark.parametrize("rows", [1, 3, 8, 9, 16, 31, 64, 100, 256, 300, 512])
 @pytest.mark.parametrize("n,k", [QKV, O_PROJ, (192, 256), (2048, 768), (64, 512)])
 def test_rule_gives_slices_of_whole_stages(rows, n, k):

@@ -84,14 +84,24 @@ ROUTES = [
     ("W13 TP2", 128, TP2, 208, (32, 128, 2, None, None)),
     ("W13 TP2", 128, TP2, 288, (32, 128, 2, None, None)),
     ("W13 TP2", 128, TP2, 304, (32, 64, 3, None, None)),
+    # past 128 tokens per expert: the warp-specialized kernel (w4a16_gemm.WS_ROWS_PER_EXPERT);
     # 512 tokens per expert: dequantize + _grouped_mm
-    ("W13 EP8", 16, W13, 1024, None),
+    ("W13 EP8", 16, W13, 258, None), ("W2 EP8", 16, W2, 258, None),
+    ("W13 E128", 128, W13, 2064, None), ("W13 EP8", 16, W13, 1024, None),
 ]
 
 
 @pytest.mark.parametrize("label,experts,shape,tokens,tiles", ROUTES)
 def test_routing_follows_the_tuner(label, experts, shape, tokens, tiles):
     assert gluon_tiles(8 * tokens, experts, *shape) == tiles, label
+
+
+def test_persistent_grid_where_k_holds_no_stages_of_four_groups():
+    """TP2 at 4 tokens per expert takes 3 programs an SM in stages of four groups (round 17);
+    where K holds no whole stages of four (K = 2304: 18 groups) the one-group tiles keep the
+    persistent grid, as at 2 tokens per expert."""
+    assert gluon_tiles(8 * 64, 128, 768, 2304)[4] == gluon_tiles(8 * 32, 128, 768, 2304)[4] == 3
+    assert gluon_groups(8 * 64, 128, 768, 2304) == 1
 
 
 def test_x_async_rule():
@@ -101,6 +111,8 @@ def test_x_async_rule():
     assert gluon_x_async(64, 16, *W13, swiglu=True) and gluon_x_async(128, 16, *W13, swiglu=True)
     assert not gluon_x_async(64, 16, *W13) and not gluon_x_async(256, 16, *W13, swiglu=True)
     assert not gluon_x_async(64, 128, *TP2, swiglu=True) and not gluon_x_async(64, 128, *W2)
+    # up to three tokens (24 rows of top-8), not from four
+    assert gluon_x_async(24, 128, *W13) and not gluon_x_async(32, 128, *W13)
 
 
 def test_tail_rule():
@@ -199,6 +211,9 @@ def test_split_rule():
                                                    (8, 128, W13), (8, 128, TP2), (8, 16, W2),
                                                    (8, 128, W2)]] == [1] * 7
     assert gluon_launch((8, 16) + W13, gluon_tiles(8, 16, *W13))["groups"] == 4
+    # 8 experts (EP16) at 4 tokens: 96 programs split four ways in a grid released early,
+    # which asks no early words (a slice's first stages are not the tile's)
+    assert rule(32, 8, W13, True) == 4
 
 
 def test_ep2_swiglu_rule():
@@ -271,6 +286,9 @@ def test_routing_limits():
     # eager calls pay more host time for it: only where the kernel saves more
     assert gluon_tiles(512, 16, 1536, 2048, capturing=False) is None
     assert gluon_tiles(8192, 128, 1536, 2048, capturing=False) == (64, 128, 3, None, None)
+    # from 64 experts (EP2) and 64 tokens per expert (round 8)
+    assert gluon_tiles(64 * 64, 64, *W13, capturing=False) == gluon_tiles(64 * 64, 64, *W13)
+    assert gluon_tiles(64 * 63, 64, *W13, capturing=False) is None
     qweight = get_scheme("w4a16").quantize_weight(torch.randn(2, 64, 256))
     assert not wg.applies(torch.empty(64, 256, dtype=torch.bfloat16), qweight)  # CPU
     qweight64 = get_scheme("w4a16-g64").quantize_weight(torch.randn(2, 64, 256))
@@ -279,3 +297,13 @@ def test_routing_limits():
     odd = get_scheme("w4a16").quantize_weight(torch.randn(2, 64, 384))
     assert scale_words_fit(qweight.scale) and not scale_words_fit(odd.scale)
 
+
+def test_scale_words_need_whole_aligned_pairs():
+    """scale_words_fit: the kernels read a row's bf16 scales as int32 words of group pairs, so
+    an odd group count, an odd row stride or a base off 4 bytes would pair a row's last group
+    with the next row's first, or misalign every word."""
+    scale = torch.zeros(64, 4, dtype=torch.bfloat16)
+    assert scale_words_fit(scale)
+    assert not scale_words_fit(scale[:, :3])  # 3 groups of rows 4 apart
+    assert not scale_words_fit(torch.zeros(64, 5, dtype=torch.bfloat16)[:, :4])  # stride 5
+    assert not scale_words_fit(torch.zeros(257, dtype=torch.bfloat16)[1:].view(64, 4))

@@ -185,8 +185,8 @@ def default_config(rows: int, num_experts: int, n: int, k: int, group: int) -> W
     (`python -m qarl_kernels.tune --only w4a16 --decode`, docs/kernel_rounds.md rounds 4-5). At
     decode sizes the kernel is latency-bound, so 256-input K steps, which need fewer registers
     and fit more CTAs per SM, win. Past one token, short K (768: three steps) prefers 8 warps.
-    From 16 tokens per expert the tiles hold 32 tokens (64 from 16 to 32, with 128-input
-    steps, where half the unpacked operand in registers beats longer steps), and from 64 they
+    Past 8 tokens per expert the tiles hold 32 tokens (64 from 17 to 32, with 128-input
+    steps, where half the unpacked operand in registers beats longer steps), and past 64 they
     hold 128, so each weight tile is unpacked once."""
     per_expert = max(1, rows // max(1, num_experts))
     if rows <= 16:  # one token (top-k rows): the smallest tiles, most programs in flight

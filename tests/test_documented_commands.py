@@ -4,7 +4,7 @@ example script's flags after its positional arguments (it hands them to the trai
 the trainer's; the VAR=value settings before a script against the variables it reads, and its
 word arguments (device, variant) against its case labels. A renamed flag would otherwise leave
 a doc whose command exits 2 or quietly does something else."""
-import importlib.util
+import importlib
 import os
 import re
 import shlex
@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import pytest
 import torch
+
+from tool_scripts import load_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = ["README.md"] + sorted(f"docs/{name}" for name in os.listdir(os.path.join(ROOT, "docs"))
@@ -89,14 +91,6 @@ def _ids(commands):
     return [f"{c.doc}:{c.target}:{' '.join(c.args)[:40]}" for c in commands]
 
 
-def _load_tool(relative: str):
-    spec = importlib.util.spec_from_file_location(
-        os.path.basename(relative)[:-3] + "_cli", os.path.join(ROOT, relative))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _trainer_parses(args: list, where: str) -> None:
     from megatron_qarl.trainer.flags import build_parser
 
@@ -129,7 +123,7 @@ def test_trainer_and_checkpoint_commands_parse(command, capsys):
     if command.target == "megatron_qarl.train":
         _trainer_parses(command.args, where)
     else:
-        _parses(_load_tool("tools/checkpoint.py").build_parser(), command.args, where)
+        _parses(load_tool("checkpoint").build_parser(), command.args, where)
 
 
 GPU_TOOLS = [c for c in COMMANDS if c.target.startswith("qarl_kernels.")]

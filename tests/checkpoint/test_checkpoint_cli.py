@@ -1,5 +1,4 @@
 """tools/checkpoint.py end to end: convert, export, inspect, compare, and the error exit."""
-import importlib.util
 import json
 import os
 import re
@@ -12,12 +11,9 @@ import pytest
 from megatron_qarl.checkpoint.convert import ConversionReport
 from megatron_qarl.quant import QuantizationError
 
-# tools/ holds scripts, not a package: load the script as the user runs it
-_SPEC = importlib.util.spec_from_file_location(
-    "checkpoint_cli", os.path.join(os.path.dirname(__file__), "..", "..", "tools",
-                                   "checkpoint.py"))
-cli = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(cli)
+from tool_scripts import load_tool
+
+cli = load_tool("checkpoint")
 
 
 def test_convert_export_inspect_compare(hf_dir, tmp_path, capsys):

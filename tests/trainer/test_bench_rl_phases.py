@@ -1,7 +1,5 @@
 """tools/bench_rl_phases.py's trainer patch: the step's joint weight refresh timed once and
 counted by the weights it re-quantized."""
-import importlib.util
-import os
 from types import SimpleNamespace
 
 import pytest
@@ -11,12 +9,9 @@ from megatron_qarl.layers import weight_cache
 from megatron_qarl.quant import get_scheme
 from megatron_qarl.trainer.metrics import PhaseTimer
 
-# tools/ holds scripts, not a package: load the script as the user runs it
-_SPEC = importlib.util.spec_from_file_location(
-    "bench_rl_phases", os.path.join(os.path.dirname(__file__), "..", "..", "tools",
-                                    "bench_rl_phases.py"))
-bench_rl_phases = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(bench_rl_phases)
+from tool_scripts import load_tool
+
+bench_rl_phases = load_tool("bench_rl_phases")
 
 
 @pytest.fixture

@@ -1,17 +1,12 @@
 """tools/profile_embedded_decode.py's refusals, which come before its minutes of set-up on a GPU."""
-import importlib.util
-import os
 import sys
 
 import pytest
 import torch
 
-# tools/ holds scripts, not a package: load the script as the user runs it
-_SPEC = importlib.util.spec_from_file_location(
-    "profile_embedded_decode", os.path.join(os.path.dirname(__file__), "..", "..", "tools",
-                                            "profile_embedded_decode.py"))
-profile = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(profile)
+from tool_scripts import load_tool
+
+profile = load_tool("profile_embedded_decode")
 
 
 @pytest.mark.parametrize("new, warmup", [(8, 8), (4, 8)])

@@ -15,7 +15,7 @@ from torch.distributed.checkpoint.api import CheckpointException as DCPCheckpoin
 
 from .errors import CheckpointError, first_failure
 from .megatron_layout import Chunk
-from .paths import METADATA, require_folder
+from .paths import METADATA, is_megatron, require_folder
 from .process_group import single_process_group
 
 
@@ -23,7 +23,7 @@ def checkpoint_tensors(directory: str) -> Dict[str, Tuple[torch.dtype, Tuple[int
     """{key: (dtype, global shape)} of every tensor in a torch_dist checkpoint (reads only
     the .metadata file)."""
     require_folder(directory)
-    if not os.path.isfile(os.path.join(directory, METADATA)):
+    if not is_megatron(directory):
         hint = ("it holds an HF checkpoint (config.json): convert it with "
                 "`tools/checkpoint.py hf-to-megatron` first"
                 if os.path.isfile(os.path.join(directory, "config.json")) else

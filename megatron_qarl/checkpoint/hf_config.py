@@ -9,7 +9,7 @@ from typing import Dict, Tuple
 
 from .errors import CheckpointError
 from .hf_names import hf_names, hf_to_megatron
-from .paths import METADATA, TRACKER, available_steps, require_folder
+from .paths import is_megatron, require_folder, resolve
 
 CONFIG_FILE = "config.json"
 MODEL_TYPE = "qwen3_moe"
@@ -146,14 +146,11 @@ def read_config(directory: str, filename: str = CONFIG_FILE) -> dict:
     require_folder(directory)
     path = os.path.join(directory, filename)
     if not os.path.isfile(path):
-        megatron = (os.path.isfile(os.path.join(directory, METADATA))
-                    or os.path.isfile(os.path.join(directory, TRACKER))
-                    or available_steps(directory))
         raise CheckpointError(
             f"{path}: not found; " + (
                 f"{directory} is a Megatron checkpoint, not an HF one: `tools/checkpoint.py "
                 f"megatron-to-hf` converts it to HF, `export` to a quantized HF checkpoint"
-                if megatron else "an HF checkpoint directory needs its config.json (copy it "
+                if is_megatron(resolve(directory)) else "an HF checkpoint directory needs its config.json (copy it "
                                  "from the original model)"))
     try:
         with open(path) as f:

@@ -56,10 +56,15 @@ def latest_step(root: str) -> int:
     return steps[-1]
 
 
+def is_megatron(path: str) -> bool:
+    """A Megatron distributed checkpoint: one step's folder (a --save folder: `resolve` it)."""
+    return os.path.isfile(os.path.join(path, METADATA))
+
+
 def resolve(path: str) -> str:
     """A checkpoint folder as given, or for a training --save folder (iter_* folders, no
     metadata.json of its own) its latest complete checkpoint."""
-    if os.path.isfile(os.path.join(path, METADATA)) or not available_steps(path):
+    if is_megatron(path) or not available_steps(path):
         return path
     return step_dir(path, latest_step(path))
 

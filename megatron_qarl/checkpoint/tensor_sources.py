@@ -16,7 +16,7 @@ from .hf_config import CONFIG_FILE, Qwen3MoeDims, dims_from_config, read_config
 from .hf_names import checkpoint_order, hf_layer_names, hf_top_names
 from .megatron_checkpoint import MegatronCheckpoint
 from .megatron_layout import hf_from_chunk
-from .paths import METADATA
+from .paths import is_megatron
 from .safetensors_io import SafetensorsCheckpoint
 
 Group = Tuple[str, Dict[str, torch.Tensor]]
@@ -25,10 +25,6 @@ SERVING_SUFFIXES = (".weight_packed", ".weight_scale", ".weight_shape", ".weight
                     ".weight_scale_inv")
 #: a linear is stored quantized when one of these is present (FP8 keeps the name .weight)
 SCALE_SUFFIXES = (".weight_scale", ".weight_scale_inv")
-
-
-def is_megatron(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, METADATA))
 
 
 def scheme_of(config: dict, path: str) -> QuantScheme | None:

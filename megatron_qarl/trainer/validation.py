@@ -14,7 +14,7 @@ from ..rl.data.templates import check_template
 from ..rl.objectives.config import PolicyLossConfig
 from ..rl.rewards import get_reward
 from ..rollout.base import SamplingParams
-from ..checkpoint.paths import METADATA, available_steps, resolve, step_of
+from ..checkpoint.paths import METADATA, available_steps, is_megatron, resolve, step_of
 from .sglang_flags import check_sglang_flags
 
 
@@ -240,7 +240,7 @@ def _checkpoints(args):
             raise FlagError(f"{flag} {value} saves checkpoints to --save: add --save DIR")
     if args.pretrained_checkpoint is not None:
         folder = resolve(args.pretrained_checkpoint)
-        if not os.path.isfile(os.path.join(folder, METADATA)):
+        if not is_megatron(folder):
             raise FlagError(
                 f"--pretrained-checkpoint {args.pretrained_checkpoint!r} is not a Megatron "
                 f"checkpoint (no {METADATA}, no iter_* folder); convert an HF model first: "

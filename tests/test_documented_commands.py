@@ -58,12 +58,8 @@ def _commands(doc: str, line: str, shell_vars: dict):
         while segment and re.match(r"[A-Z_]+=", segment[0]):
             env.update([segment.pop(0).split("=", 1)])
         if segment and segment[0] in ("bash", "python", "python3", "torchrun"):
-            launcher, *rest = segment
-            if "-m" in rest:
-                rest = rest[rest.index("-m") + 1:]
-            if rest and TOOLS.fullmatch(rest[0]):
-                yield Command(doc, line, rest[0], env, rest[1:])
-        elif segment and TOOLS.fullmatch(segment[0]):
+            segment = segment[segment.index("-m") + 1 if "-m" in segment else 1:]
+        if segment and TOOLS.fullmatch(segment[0]):
             yield Command(doc, line, segment[0], env, segment[1:])
         segment = []
 

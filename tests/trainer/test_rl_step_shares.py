@@ -10,12 +10,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from megatron_qarl.rollout.base import Sample
+from megatron_qarl.rollout.base import RolloutEngine, Sample
 from megatron_qarl.trainer import trainer as trainer_module
 from megatron_qarl.trainer.batches import collate, select
 
 
-class _Engine:
+class _Engine(RolloutEngine):
     """Response tokens: the prompt's own id, then 10 + the sample's index; sample 0 of prompt 3
     ran to its length limit, every other one stopped."""
 
@@ -27,11 +27,6 @@ class _Engine:
         return [[Sample(p, [p[0], 10 + i], [-0.1, -0.2],
                         "length" if (p[0], i) == (3, 0) else "stop") for i in range(2)]
                 for p in prompts]
-
-    def release_memory(self):
-        pass
-
-    resume_memory = release_memory
 
     def publish_weights(self, model, version):
         pass

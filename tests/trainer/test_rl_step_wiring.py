@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from megatron_qarl.rollout.base import Sample
+from megatron_qarl.rollout.base import RolloutEngine, Sample
 from megatron_qarl.trainer import trainer as trainer_module
 from megatron_qarl.trainer.batches import collate, select
 
@@ -17,17 +17,12 @@ SAMPLES = 2
 REWARDS = {(2, 0): 0.0, (2, 1): 2.0, (0, 0): 1.0, (0, 1): 0.0, (1, 0): 3.0, (1, 1): 3.0}
 
 
-class _Engine:
+class _Engine(RolloutEngine):
     """Response tokens: the prompt's own id, then 10 + the sample's index."""
 
     def generate(self, prompts, params):
         return [[Sample(p, [p[0], 10 + i], [-0.1, -0.2], "stop") for i in range(SAMPLES)]
                 for p in prompts]
-
-    def release_memory(self):
-        pass
-
-    resume_memory = release_memory
 
     def publish_weights(self, model, version):
         pass

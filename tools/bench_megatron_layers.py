@@ -65,6 +65,11 @@ def train(preset, scheme, targets, batch, seq, steps, lr, cuda_kernels, keep_ope
     return losses, seconds, peak, n_params, kernels
 
 
+def mean_step_s(seconds: list[float], warmup: int) -> float:
+    """The first steps compile, autotune and allocate: only the steps after them are steady."""
+    return sum(seconds[warmup:]) / (len(seconds) - warmup)
+
+
 def kernel_table(step, steps: int, rows: int = 25) -> str:
     """The GPU kernels of `steps` steps by their total time (the steps' sum, not a mean)."""
     from torch.profiler import ProfilerActivity, profile
@@ -149,7 +154,7 @@ def main():
                 print(f"{name} [{ops_name}]: failed: {err}", flush=True)
                 torch.cuda.empty_cache()
                 continue
-            step = sum(seconds[args.warmup:]) / args.steps
+            step = mean_step_s(seconds, args.warmup)
             results["bench"][f"{name}/{ops_name}"] = dict(step_s=step, peak_gib=peak,
                                                           params=n, loss=losses[-1])
             print(f"{args.preset} {name} [{ops_name}]: {step:.3f} s/step, peak {peak:.2f} "

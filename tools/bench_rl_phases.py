@@ -94,7 +94,20 @@ def _median_s(fn, repeats):
         fn()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
+    return median(times)
+
+
+def median(times: list[float]) -> float:
+    """The middle repeat (the upper one of an even count): one slow repeat would drag a mean."""
     return sorted(times)[len(times) // 2]
+
+
+def project(timings: dict[str, dict], layers: int) -> tuple[dict, dict]:
+    """One layer's ms (its fc1 and fc2 summed) and the model's: the layers' experts are alike."""
+    totals = {key: sum(timing[key] for timing in timings.values()) for key in
+              ("reference_path_ms", "trainer_path_ms", "fused_kernel_ms",
+               "fused_kernel_with_stack_ms")}
+    return totals, {k: v * layers for k, v in totals.items()}
 
 
 def bench_quantize(layers: int, repeats: int) -> dict:
@@ -134,11 +147,8 @@ def bench_quantize(layers: int, repeats: int) -> dict:
                 lambda: w4a16_quantize(torch.stack(cache.masters).detach(), scheme),
                 repeats) * 1e3})
         del stacked
-    totals = {key: sum(result[label][key] for label in caches) for key in
-              ("reference_path_ms", "trainer_path_ms", "fused_kernel_ms",
-               "fused_kernel_with_stack_ms")}
-    result["one_layer"] = totals
-    result[f"projected_{layers}_layers"] = {k: v * layers for k, v in totals.items()}
+    result["one_layer"], result[f"projected_{layers}_layers"] = project(
+        {label: result[label] for label in caches}, layers)
     result["bit_identical"] = True
     return result
 

@@ -52,6 +52,25 @@ def _timed_ms(fn) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
+def decode_step_ms(short_ms: float, short_tokens: int, long_ms: float,
+                   long_tokens: int) -> tuple[float, float, float]:
+    """Wall and steady ms per step, fixed ms: the wall figure mixes the steady one and the fixed."""
+    steady_ms = (long_ms - short_ms) / (long_tokens - short_tokens)
+    return long_ms / long_tokens, steady_ms, short_ms - short_tokens * steady_ms
+
+
+def per_step_profile(events, steps: int) -> tuple[float, float, float, float]:
+    """Per decode step (GPU ms, launches, syncs, memcpys): runs of any --new-tokens compare."""
+    syncs = sum(e.count for e in events if e.key in ("cudaStreamSynchronize",
+                                                     "cudaDeviceSynchronize"))
+    copies = sum(e.count for e in events if e.key == "cudaMemcpyAsync")
+    launches = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernel",
+                                                        "cudaLaunchKernelExC",
+                                                        "cudaGraphLaunch"))
+    gpu_us = sum(e.self_device_time_total for e in events if e.device_type.name == "CUDA")
+    return gpu_us / steps / 1e3, launches / steps, syncs / steps, copies / steps
+
+
 def main():
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -108,9 +127,8 @@ def main():
     _generate(model, args, generator, args.warmup_tokens)  # compiles, tunes, allocates
     short_ms = _timed_ms(lambda: _generate(model, args, generator, args.warmup_tokens))
     long_ms = _timed_ms(lambda: _generate(model, args, generator, args.new_tokens))
-    step_ms = long_ms / args.new_tokens
-    steady_ms = (long_ms - short_ms) / (args.new_tokens - args.warmup_tokens)
-    fixed_ms = short_ms - args.warmup_tokens * steady_ms
+    step_ms, steady_ms, fixed_ms = decode_step_ms(short_ms, args.warmup_tokens, long_ms,
+                                                  args.new_tokens)
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         _generate(model, args, generator, args.new_tokens)
@@ -118,13 +136,7 @@ def main():
     if args.trace:
         prof.export_chrome_trace(args.trace)
     events = prof.key_averages()
-    syncs = sum(e.count for e in events if e.key in ("cudaStreamSynchronize",
-                                                     "cudaDeviceSynchronize"))
-    copies = sum(e.count for e in events if e.key == "cudaMemcpyAsync")
-    launches = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernel",
-                                                        "cudaLaunchKernelExC",
-                                                        "cudaGraphLaunch"))
-    gpu_us = sum(e.self_device_time_total for e in events if e.device_type.name == "CUDA")
+    gpu_ms, launches, syncs, copies = per_step_profile(events, args.new_tokens)
     if not lead:
         return
     print(events.table(sort_by="self_cpu_time_total", row_limit=args.top, max_name_column_width=60))
@@ -141,8 +153,8 @@ def main():
           f"step (wall, unprofiled) = a steady step of {steady_ms:.2f} ms + a batch's fixed "
           f"{fixed_ms:.1f} ms / {n} (the slope and intercept between {args.warmup_tokens} and "
           f"{n} tokens; fixed: the prompt window, a warm-up step and the graph captures); per "
-          f"step under the profiler: GPU busy {gpu_us / n / 1e3:.2f} ms, {launches / n:.0f} "
-          f"kernel launches, {syncs / n:.1f} stream syncs, {copies / n:.1f} memcpy calls")
+          f"step under the profiler: GPU busy {gpu_ms:.2f} ms, {launches:.0f} "
+          f"kernel launches, {syncs:.1f} stream syncs, {copies:.1f} memcpy calls")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """tools/bench_rl_phases.py's trainer patch: the step's joint weight refresh timed once and
-counted by the weights it re-quantized."""
+counted by the weights it re-quantized; the median and projection of its quantize timings."""
 from types import SimpleNamespace
 
 import pytest
@@ -81,6 +81,22 @@ def test_a_timing_is_the_median_of_its_repeats(monkeypatch):
     calls = []
     assert bench_rl_phases._median_s(lambda: calls.append(1), 3) == 3.0
     assert len(calls) == 4
+
+
+@pytest.mark.parametrize("times, middle", [([5.0, 1.0, 2.0], 2.0), ([4.0, 1.0, 3.0, 2.0], 3.0)])
+def test_the_median_is_the_middle_repeat_and_the_upper_one_of_an_even_count(times, middle):
+    """Not the mean (2.67 and 2.5 s) nor, for an even count, the mean of the middle two (2.5)."""
+    assert bench_rl_phases.median(times) == middle
+
+
+def test_a_layer_is_its_fc1_and_fc2_and_the_projection_is_linear_in_the_layers():
+    keys = ("reference_path_ms", "trainer_path_ms", "fused_kernel_ms",
+            "fused_kernel_with_stack_ms")
+    timings = {"fc1": {"shape": [128, 1536, 2048], **dict(zip(keys, (3.0, 1.0, 0.5, 0.75)))},
+               "fc2": {"shape": [128, 2048, 768], **dict(zip(keys, (1.0, 0.5, 0.25, 0.5)))}}
+    one_layer, projected = bench_rl_phases.project(timings, 48)
+    assert one_layer == dict(zip(keys, (4.0, 1.5, 0.75, 1.25)))
+    assert projected == dict(zip(keys, (192.0, 72.0, 36.0, 60.0)))
 
 
 @pytest.mark.parametrize("argv", [[], ["profile"]])

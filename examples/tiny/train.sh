@@ -34,7 +34,7 @@ train() {
     --prompt-data synthetic:arithmetic --synthetic-digits 2 --synthetic-num-prompts 4000 \
     --reward arithmetic --tokenizer-type char --prompt-template plain \
     --seq-length 16 --rollout-max-new-tokens 6 --eval-num-prompts 128 --eval-interval 10 \
-    --sft-iters 1000 --sft-batch-size 64 --sft-lr 2e-3 \
+    --sft-iters 1500 --sft-batch-size 64 --sft-lr 2e-3 \
     --rollout-quant w4a16 --aligned-learner --loss tbpo \
     --train-iters 60 --rollout-batch-size 16 --n-samples-per-prompt 8 \
     --global-batch-size 128 --micro-batch-size $((128 / NPROC)) --lr 1e-4 \

@@ -95,3 +95,21 @@ def test_the_same_model_written_by_transformers_5_is_taken(tmp_path):
     from megatron_qarl.trainer.checkpointing import _check_saved_model
 
     _check_saved_model(*_saved_config(tmp_path))
+
+
+@pytest.mark.parametrize("field, value, flag", [
+    ("hidden_size", 64, "--hidden-size"), ("num_experts", 8, "--num-experts"),
+    ("num_hidden_layers", 3, "--num-layers"), ("num_attention_heads", 8, "--model"),
+    ("num_key_value_heads", 4, "--model"), ("head_dim", 64, "--model"),
+    ("moe_intermediate_size", 64, "--model"), ("rms_norm_eps", 1e-5, "--model"),
+    ("vocab_size", 512, "--tokenizer-type"),
+])
+def test_each_model_field_names_its_flag(tmp_path, field, value, flag):
+    """Every field that makes the model is compared, not only the ones a review hit first: a
+    field left out is found only deep in the load, as a shape mismatch naming Megatron keys."""
+    from megatron_qarl.trainer.checkpointing import CheckpointError, _check_saved_model
+
+    folder, here = _saved_config(tmp_path, lambda c: c.update({field: value}))
+    with pytest.raises(CheckpointError, match=rf"{field} {value} there, {here[field]} here "
+                                              rf"\({flag}"):
+        _check_saved_model(folder, here)

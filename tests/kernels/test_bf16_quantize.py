@@ -23,10 +23,11 @@ def test_equals_noquant(dtype, shape, device):
 def test_counts_nonfinite_into_the_callers_counter(device):
     w = torch.randn(2, BLOCK + 7, device=device)
     w[0, 3], w[1, BLOCK + 1], w[1, 5] = float("nan"), float("inf"), -float("inf")
+    w[0, 9] = float("nan")  # two in one program's block: each counted, not the block once
     counter = torch.zeros(1, dtype=torch.int32, device=device)
     bf16_quantize(w, NoQuant(), nonfinite=counter)
     bf16_quantize(w.bfloat16(), NoQuant(), nonfinite=counter)
-    assert int(counter) == 6
+    assert int(counter) == 8
 
 
 def test_nonfinite_raises_naming_the_weight(device):

@@ -90,6 +90,18 @@ def test_swiglu_quantizer_equals_activation_then_quantizer(rows, ffn, device):
         torch.testing.assert_close(scale, want_scale, rtol=2**-7, atol=0)
 
 
+def test_swiglu_quantizer_takes_the_activation_rounded_to_bf16(device):
+    """gate = 20: silu(20) is 20 in fp32 with any exp, so the activation 20 * up is exact in
+    fp32 and the test can ask for the codes and the scale bit for bit under the interpreter
+    too: they are those of the activation rounded to bf16 (fc2's input), not of the fp32
+    product."""
+    up = torch.linspace(-3.0, 3.1, 24)
+    h = torch.cat([torch.full((1, 24), 20.0), up[None]], 1).bfloat16().to(device)
+    q, scale = int8_quantize_swiglu(h)
+    want_q, want_scale = quantize_activation(reference_gated_activation(h))
+    assert torch.equal(q, want_q) and torch.equal(scale, want_scale)
+
+
 def test_token_rows_of_two_powers_of_two_take_two_unmasked_blocks():
     """(block, tail) of a token's row: 768 = 512 + 256 and 24 = 16 + 8 in one pass without a
     masked lane; 1100 in one masked block; past ONE_PASS_K two passes of one block."""

@@ -61,6 +61,16 @@ def test_kernel_rounds_once_not_per_addition(device):
     assert torch.equal(got, torch.full((1, 4), 1.015625, dtype=torch.bfloat16, device=device))
 
 
+def test_nothing_is_stored_past_the_last_tokens_hidden(device, guard_outputs):
+    """Hidden 40 in blocks of 16: the last block's lanes past 40 are masked off."""
+    import qarl_kernels.routed_sum as module
+    routing_map = _routing(3, 4, 2, seed=0).to(device)
+    rows = torch.randn(int(routing_map.sum()), 40).to(device, torch.bfloat16)
+    guarded = guard_outputs(module)
+    got = routed_sum(rows, routing_map, 2, block_h=16)
+    assert torch.equal(got, reference_routed_sum(rows, routing_map, 2)) and guarded.untouched()
+
+
 def test_rows_fewer_than_the_maps_entries_are_never_read_past(device):
     """Four rows for a map of six entries: the kernel read the two past rows' end (a view in
     front of other values; a review). Those routes now add nothing."""

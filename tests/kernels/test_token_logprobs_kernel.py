@@ -35,6 +35,7 @@ def _torch_logprobs(logits, rows, targets, temperature):
 def test_values_entropy_and_gradient_match_torch(device, small_spans, dtype, temperature):
     vocab = 2 * small_spans + 37  # three spans, the last one ragged
     logits = _logits(9, vocab, dtype, device)
+    logits[7, small_spans:2 * small_spans] = float("-inf")  # a span with no finite logit
     rows = torch.tensor([4, 2, 1, 2, 7, 2, 0, 2, 8], device=device)[::2]  # strided
     targets = torch.tensor([0, vocab - 1, 5, vocab // 2, 3], device=device)
 

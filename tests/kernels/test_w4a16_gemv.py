@@ -33,6 +33,15 @@ def test_gemv_matches_reference(n, k, group, tiles, device, assert_gemm_close):
     assert_gemm_close(y, scheme.reference_matmul(x, qweight))
 
 
+def test_gemv_stores_no_row_past_n(device, guard_outputs, assert_gemm_close):
+    """N = 44: the last program's rows 44-47 lie past the output, masked off."""
+    scheme, qweight = _weight(44, 64, 32, device)
+    x = torch.randn(1, 64, device=device).bfloat16()
+    guarded = guard_outputs(w4a16_gemv)
+    assert_gemm_close(gemv(x, qweight), scheme.reference_matmul(x, qweight))
+    assert guarded.untouched()
+
+
 def test_gemv_takes_a_token_at_an_odd_offset(device, assert_gemm_close):
     """A contiguous row viewed at an odd bf16 element (a slice of a larger row) could not be
     read as int32 words: a RuntimeError from the view."""

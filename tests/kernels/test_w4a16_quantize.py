@@ -15,6 +15,8 @@ def _hard_weight(shape, dtype, group, device):
     w[..., 1, :group] = torch.arange(group) * 0.5 - 8.0       # exact .5 ties: round to even
     if dtype == torch.float32:
         w[..., 2, :group] = 1e-39                             # subnormal scale
+        w[..., 3, :group] = w[..., 3, :group].clamp(-4, 4)
+        w[..., 3, 5] = 4.826171875  # amax * fp32(1/7) and amax / 7 round to different scales
     return w.to(dtype).to(device)
 
 

@@ -11,6 +11,7 @@ from ..quant import SCHEME_NAMES
 from ..rl.data.templates import TEMPLATE_NAMES
 from ..rl.objectives.config import add_policy_loss_args
 from ..rl.rewards import REWARDS
+from .lr_schedule import LR_DECAY_STYLES
 from .muon import MATMUL_PRECISIONS, SCALE_MODES
 from .sglang_flags import EMBEDDED_DEFAULTS, add_sglang_args
 
@@ -94,7 +95,18 @@ def _training(p):
                         "--max-tokens-per-micro-batch")
     g.add_argument("--seq-length", type=int, default=64, help="max prompt + response tokens")
     g.add_argument("--optimizer", choices=OPTIMIZERS, default="adam")
-    g.add_argument("--lr", type=float, default=1e-5)
+    g.add_argument("--lr", type=float, default=1e-5,
+                   help="the peak learning rate, after any warm-up")
+    g.add_argument("--lr-decay-style", choices=LR_DECAY_STYLES, default="constant",
+                   help="Megatron's schedule after the warm-up, to --min-lr over "
+                        "--lr-decay-iters RL steps")
+    g.add_argument("--lr-decay-iters", type=int, default=0,
+                   help="RL steps the decay ends at, warm-up included; 0: --train-iters")
+    g.add_argument("--lr-warmup-iters", type=int, default=0,
+                   help="RL steps of linear warm-up from --lr-warmup-init to --lr (each of "
+                        "a step's optimizer updates takes its share)")
+    g.add_argument("--lr-warmup-init", type=float, default=0.0)
+    g.add_argument("--min-lr", type=float, default=0.0, help="where the decay ends")
     g.add_argument("--weight-decay", type=float, default=0.0)
     g.add_argument("--adam-beta1", type=float, default=0.9)
     g.add_argument("--adam-beta2", type=float, default=0.98)
@@ -124,6 +136,11 @@ def _warm_start(p):
     g = p.add_argument_group("warm start (SFT before RL, only when not resuming)")
     g.add_argument("--sft-iters", type=int, default=0)
     g.add_argument("--sft-lr", type=float, default=1e-3)
+    g.add_argument("--sft-lr-decay-style", choices=LR_DECAY_STYLES, default="constant",
+                   help="as --lr-decay-style, over the --sft-iters steps")
+    g.add_argument("--sft-lr-warmup-iters", type=int, default=0,
+                   help="steps of linear warm-up from 0 to --sft-lr")
+    g.add_argument("--sft-min-lr", type=float, default=0.0)
     g.add_argument("--sft-batch-size", type=int, default=64)
 
 

@@ -15,6 +15,7 @@ from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
 
 from ..layers import install_quant_refresh_hook
 from ..layers.hooks import torch_optimizers
+from .lr_schedule import LrSchedule
 from .muon import get_muon_optimizer
 
 
@@ -57,11 +58,13 @@ def wrap_ddp(model, config, use_distributed_optimizer: bool) -> DistributedDataP
     return DistributedDataParallel(config=config, ddp_config=ddp_config, module=model)
 
 
-def build_optimizer(args, ddp_model: DistributedDataParallel, lr: float):
+def build_optimizer(args, ddp_model: DistributedDataParallel, schedule: LrSchedule):
     """The optimizer for `ddp_model`, with the quantized-weight cache refresh installed and,
-    where Megatron fell back to torch's Adam on the GPU, torch's fused implementation."""
+    where Megatron fell back to torch's Adam on the GPU, torch's fused implementation; and its
+    lr scheduler, which updates.optimizer_step steps after each update."""
     config = OptimizerConfig(
-        optimizer="adam", lr=lr, min_lr=lr, weight_decay=args.weight_decay,
+        optimizer="adam", lr=schedule.lr, min_lr=schedule.min_lr,
+        weight_decay=args.weight_decay,
         adam_beta1=args.adam_beta1, adam_beta2=args.adam_beta2, adam_eps=args.adam_eps,
         clip_grad=args.clip_grad, bf16=args.bf16,
         params_dtype=torch.bfloat16 if args.bf16 else torch.float32,
@@ -77,27 +80,25 @@ def build_optimizer(args, ddp_model: DistributedDataParallel, lr: float):
     else:
         optimizer = get_megatron_optimizer(config, [ddp_model])
     use_fused_torch_adam(optimizer)  # where Megatron fell back to torch's Adam (no TE/Apex)
-    apply_group_settings(optimizer, lr, args)
+    scheduler = apply_group_settings(optimizer, schedule, args)
     install_quant_refresh_hook(optimizer, ddp_model)
-    return optimizer
+    return optimizer, scheduler
 
 
-def apply_group_settings(optimizer, lr: float, args) -> None:
-    """Each param group's lr and weight decay with Megatron's per-group multipliers (norms and
-    biases: wd_mult 0), which only its OptimizerParamScheduler applies: a constant one, as
-    these runs keep both fixed. Without it every group decayed, norms included. Again after a
-    checkpoint load, which restores the groups as they were saved: their max_lr (which the
-    scheduler reads before its own), Adam's betas and eps and Muon's momentum are set from the
-    flags first, so a resume with another --lr trains at it."""
+def apply_group_settings(optimizer, schedule: LrSchedule, args,
+                         updates_done: int = 0) -> OptimizerParamScheduler:
+    """Each param group's lr and weight decay from the schedule, `updates_done` updates in, with
+    Megatron's per-group multipliers (norms and biases: wd_mult 0), which only its
+    OptimizerParamScheduler applies (without it every group decayed, norms included). Again
+    after a checkpoint load, which restores the groups as they were saved: their max_lr and
+    min_lr (which the scheduler reads before its own), Adam's betas and eps and Muon's
+    momentum are set from the flags first, so a resume with another --lr trains at it."""
     for group in (g for opt in torch_optimizers(optimizer) for g in opt.param_groups):
-        group["max_lr"] = group["min_lr"] = lr
+        group["max_lr"], group["min_lr"] = schedule.lr, schedule.min_lr
         if "betas" in group:
             group["betas"] = (args.adam_beta1, args.adam_beta2)
         if "eps" in group:
             group["eps"] = args.adam_eps
         if "momentum" in group:
             group["momentum"] = args.muon_momentum
-    OptimizerParamScheduler(optimizer, init_lr=lr, max_lr=lr, min_lr=lr, lr_warmup_steps=0,
-                            lr_decay_steps=1, lr_decay_style="constant",
-                            start_wd=args.weight_decay, end_wd=args.weight_decay,
-                            wd_incr_steps=1, wd_incr_style="constant")
+    return schedule.scheduler(optimizer, args.weight_decay, updates_done)

@@ -46,6 +46,7 @@ from .distributed import (all_reduce_metrics, data_parallel_sha1, dp_rank_and_si
 from .logprobs import response_logprobs
 from .metrics import MetricsLogger, PhaseTimer, console_line
 from .models import build_policy, model_hf_config, model_vocab_rows
+from .lr_schedule import LrSchedule, updates_per_rl_step
 from .optimizer import apply_group_settings, build_optimizer, shards_adam_buffers, wrap_ddp
 from .rollout_engine import build_rollout_engine
 from .updates import optimizer_step
@@ -56,7 +57,9 @@ log = logging.getLogger(__name__)
 #: what a resume warns of when changed (RLTrainer._recipe); the parallel layout and optimizer
 #: are refused instead (checkpointing._check_saved_layout), the model by its config
 RECIPE_FLAGS = ("rollout_quant", "aligned_learner", "quant_targets", "loss",
-                "mismatch_correction", "loss_agg_mode", "lr", "rollout_temperature",
+                "mismatch_correction", "loss_agg_mode", "lr", "lr_decay_style",
+                "lr_decay_iters", "lr_warmup_iters", "lr_warmup_init", "min_lr",
+                "rollout_temperature",
                 "n_samples_per_prompt", "rollout_batch_size", "global_batch_size", "prompt_data",
                 "reward", "rollout_routing_replay")
 
@@ -85,7 +88,7 @@ class RLTrainer:
         self.model = wrap_ddp(policy, self.config, shards_adam_buffers(args))
         self.engine = build_rollout_engine(args, self.model, self.tokenizer, self.hf_config,
                                            self.device, self._sequence_multiple())
-        self.optimizer = None
+        self.optimizer = self.lr_scheduler = None
         self.step, self.sft_done, self.reward_before = 0, args.sft_iters == 0, None
         self.metrics_mark = None  # where metrics.jsonl stood at the resumed checkpoint
         self.resumed = False
@@ -189,7 +192,8 @@ class RLTrainer:
         return summary
 
     def _warm_start(self) -> None:
-        sft_optimizer = build_optimizer(self.args, self.model, self.args.sft_lr)
+        sft_optimizer, sft_scheduler = build_optimizer(self.args, self.model,
+                                                       LrSchedule.for_warm_start(self.args))
         bar = tqdm(total=self.args.sft_iters, desc="warm start (SFT)",
                    disable=self.args.no_progress_bar or not self.is_logger)
 
@@ -198,8 +202,8 @@ class RLTrainer:
             bar.set_postfix(loss=f"{metrics['sft_loss']:.3f}")
             self.logger.log("sft", it, metrics)
 
-        warm_start(self.model, sft_optimizer, self.train_rows, self.tokenizer, self.args,
-                   self.device, self._sequence_multiple(), on_step)
+        warm_start(self.model, sft_optimizer, sft_scheduler, self.train_rows, self.tokenizer,
+                   self.args, self.device, self._sequence_multiple(), on_step)
         bar.close()
         self.sft_done = True
         self.engine.publish_weights(self.model, self.step)
@@ -210,7 +214,8 @@ class RLTrainer:
         """Built after the warm start: a mixed-precision optimizer copies the params at
         construction, and RL starts with fresh Adam moments."""
         if self.optimizer is None:
-            self.optimizer = build_optimizer(self.args, self.model, self.args.lr)
+            self.optimizer, self.lr_scheduler = build_optimizer(self.args, self.model,
+                                                                LrSchedule.for_rl(self.args))
         return self.optimizer
 
     # ---------------------------------------------------------------- one RL step
@@ -301,7 +306,8 @@ class RLTrainer:
         updates = [order[i:i + per_update] for i in range(0, len(order), per_update)]
         for rows in updates:
             metrics, update_values = optimizer_step(
-                self.model, optimizer, batch, rows, micro_batch_size=args.micro_batch_size,
+                self.model, optimizer, self.lr_scheduler, batch, rows,
+                micro_batch_size=args.micro_batch_size,
                 max_tokens=args.max_tokens_per_micro_batch, loss_fn=loss_fn,
                 normalizer=lambda mask: local_normalizer(mask, cfg.loss_agg_mode),
                 loss_name="pg_loss")
@@ -420,8 +426,10 @@ class RLTrainer:
         step, rl_state, rng = load_checkpoint(self.args.load, step,
                                               unwrap_model(self.model), optimizer,
                                               self.hf_config, self._layout(step > 0))
-        if optimizer is not None:
-            apply_group_settings(optimizer, self.args.lr, self.args)
+        if optimizer is not None:  # the schedule goes on from the step (U updates a step)
+            self.lr_scheduler = apply_group_settings(
+                optimizer, LrSchedule.for_rl(self.args), self.args,
+                updates_done=step * updates_per_rl_step(self.args))
         invalidate_quantized_weights(self.model)
         self.step, self.sft_done = step, rl_state["sft_done"]
         self.reward_before = rl_state["reward_before"]

@@ -15,7 +15,7 @@ from .batches import ResponseBatch, micro_batch_rows, select
 from .distributed import all_reduce_sum
 
 
-def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
+def optimizer_step(model, optimizer, scheduler, batch: ResponseBatch, rows: List[int], *,
                    micro_batch_size: int, max_tokens: int,
                    loss_fn: Callable[[ResponseBatch, torch.Tensor], tuple],
                    normalizer: Callable[[torch.Tensor], torch.Tensor],
@@ -25,7 +25,8 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
     this rank's count, summed over data-parallel ranks here so every rank divides by the same.
 
     Returns `loss_name`: the mini-batch's loss (each micro-batch's loss is its share of it, so
-    the shares are summed over micro-batches and ranks) and grad_norm; and the token values
+    the shares are summed over micro-batches and ranks), grad_norm and the update's lr (from
+    `scheduler`, Megatron's, stepped after the update); and the token values
     over the mini-batch `select(batch, rows)`, for diagnostics over whole batches: means of
     micro-batch means would weigh a sequence by its micro-batch's size (micro-batches are
     bucketed by length)."""
@@ -56,12 +57,14 @@ def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
             values[key][part, :value.shape[1]] = value.detach()
     loss_total = all_reduce_sum(loss_sum)
     finalize_model_grads([model])
+    lr = scheduler.get_lr({})  # the schedule's, which every default param group has
     ok, grad_norm, _ = optimizer.step()
     if not ok:
         raise FloatingPointError("the optimizer skipped its step (non-finite gradients); lower "
                                  "--lr or check the data")
+    scheduler.step(1)
     out = {loss_name: loss_total.item(),
-           "grad_norm": float(grad_norm) if grad_norm is not None else float("nan")}
+           "grad_norm": float(grad_norm) if grad_norm is not None else float("nan"), "lr": lr}
     _check_finite(out[loss_name], None if grad_norm is None else out["grad_norm"], loss_name)
     return out, values
 

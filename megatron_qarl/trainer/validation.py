@@ -113,6 +113,46 @@ def _batches(args, dp: int):
                         f"for the prompt in --seq-length {args.seq_length}; raise --seq-length")
 
 
+def _lr_schedules(args):
+    """What Megatron's OptimizerParamScheduler asserts, named by flag, for RL's schedule and
+    the warm start's; and the flags a schedule would not read."""
+    _non_negative(args, "lr_decay_iters", "lr_warmup_iters", "lr_warmup_init", "min_lr",
+                  "sft_lr_warmup_iters", "sft_min_lr")
+    if args.lr_warmup_init > args.lr:
+        raise FlagError(f"--lr-warmup-init {args.lr_warmup_init} is above --lr {args.lr}: the "
+                        f"warm-up rises from it to --lr; lower it")
+    if args.lr_warmup_init and not args.lr_warmup_iters:
+        raise FlagError("--lr-warmup-init changes nothing without --lr-warmup-iters; set both "
+                        "or drop it")
+    if args.lr_decay_iters and args.lr_decay_style == "constant":
+        raise FlagError("--lr-decay-iters changes nothing with --lr-decay-style constant; set "
+                        "a decay style (e.g. cosine) or drop it")
+    span, span_flag = ((args.lr_decay_iters, "--lr-decay-iters") if args.lr_decay_iters
+                       else (args.train_iters, "--train-iters"))
+    _lr_schedule(args, "", span if args.train_iters else 0, span_flag)
+    _lr_schedule(args, "sft_", args.sft_iters, "--sft-iters")
+
+
+def _lr_schedule(args, prefix: str, span: int, span_flag: str):
+    """One schedule: prefix "" for RL's flags, "sft_" for the warm start's; span, the steps it
+    warms up and decays over (0: the phase does not run)."""
+    def flag(name):
+        return f"--{(prefix + name).replace('_', '-')}"
+
+    lr, min_lr = getattr(args, prefix + "lr"), getattr(args, prefix + "min_lr")
+    style = getattr(args, prefix + "lr_decay_style")
+    warmup = getattr(args, prefix + "lr_warmup_iters")
+    if min_lr > lr:
+        raise FlagError(f"{flag('min_lr')} {min_lr} is above {flag('lr')} {lr}: the decay ends "
+                        f"at {flag('min_lr')}; lower it")
+    if min_lr and style == "constant":
+        raise FlagError(f"{flag('min_lr')} changes nothing with {flag('lr_decay_style')} "
+                        f"constant; set a decay style (e.g. cosine) or drop it")
+    if span and warmup >= span:
+        raise FlagError(f"{flag('lr_warmup_iters')} {warmup} must be below {span_flag} {span}: "
+                        f"the warm-up is the start of the schedule's span")
+
+
 def _numbers(args):
     for name in ("lr", "sft_lr", "adam_eps"):
         if not getattr(args, name) > 0:
@@ -340,6 +380,7 @@ def validate(args: argparse.Namespace, world_size: int) -> argparse.Namespace:
     args.data_parallel_size = _parallel(args, world_size)
     _batches(args, args.data_parallel_size)
     _numbers(args)
+    _lr_schedules(args)
     args.learner_quant = args.rollout_quant if args.aligned_learner else "none"
     _quant(args)
     _data(args)

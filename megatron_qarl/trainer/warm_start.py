@@ -26,7 +26,7 @@ def sft_samples(rows: List[PromptRow], tokenizer) -> List[Sample]:
     return samples
 
 
-def warm_start(model, optimizer, rows: List[PromptRow], tokenizer, args, device,
+def warm_start(model, optimizer, scheduler, rows: List[PromptRow], tokenizer, args, device,
                length_multiple: int = 1, on_step=None) -> Dict[str, float]:
     order = PromptOrder(len(rows), args.seed + 1)
     metrics: Dict[str, float] = {}
@@ -42,7 +42,7 @@ def warm_start(model, optimizer, rows: List[PromptRow], tokenizer, args, device,
         samples = sft_samples(picked, tokenizer)
         batch = collate(samples, torch.zeros(len(samples)), tokenizer.pad_id, device)
         metrics, _ = optimizer_step(
-            model, optimizer, batch, list(range(len(samples))),
+            model, optimizer, scheduler, batch, list(range(len(samples))),
             micro_batch_size=args.micro_batch_size,
             max_tokens=args.max_tokens_per_micro_batch, loss_fn=loss_fn,
             normalizer=lambda mask: mask.sum(), loss_name="sft_loss",

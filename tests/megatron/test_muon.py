@@ -244,6 +244,12 @@ def _optimizer_flags(name: str, **changed) -> SimpleNamespace:
     return SimpleNamespace(**{**flags, **changed})
 
 
+def _constant(lr: float):
+    from megatron_qarl.trainer.lr_schedule import LrSchedule
+
+    return LrSchedule(lr, 0.0, 0.0, 0, 1, "constant")
+
+
 @pytest.mark.parametrize("name", ["adam", "muon"])
 def test_norms_and_biases_do_not_decay(single_process, name):
     """Megatron marks 1-D params wd_mult 0, which only its param scheduler applies: every
@@ -255,7 +261,7 @@ def test_norms_and_biases_do_not_decay(single_process, name):
     model = build_tiny("none", moe_aux_loss_coeff=0.0)
     ddp = wrap_ddp(model, model.config, False)
     args = _optimizer_flags(name)
-    optimizer = build_optimizer(args, ddp, lr=0.1)
+    optimizer, _ = build_optimizer(args, ddp, _constant(0.1))
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     ddp.zero_grad_buffer()
     optimizer.zero_grad()
@@ -280,14 +286,14 @@ def test_the_flags_reach_every_param_group_at_build_and_after_a_load(single_proc
     ddp = wrap_ddp(model, model.config, False)
     args = _optimizer_flags(name, adam_beta1=0.8, adam_beta2=0.95, adam_eps=1e-6,
                             clip_grad=0.25, muon_momentum=0.9)
-    optimizer = build_optimizer(args, ddp, lr=0.02)
+    optimizer, _ = build_optimizer(args, ddp, _constant(0.02))
     groups = [g for o in torch_optimizers(optimizer) for g in o.param_groups]
     kinds = {"betas" in g for g in groups}
     assert kinds == ({True} if name == "adam" else {True, False})
 
     def assert_flags():
         for g in groups:
-            assert g["lr"] == g["max_lr"] == g["min_lr"] == 0.02
+            assert (g["lr"], g["max_lr"], g["min_lr"]) == (0.02, 0.02, 0.0)
             if "betas" in g:
                 assert tuple(g["betas"]) == (0.8, 0.95) and g["eps"] == 1e-6
             else:
@@ -302,5 +308,5 @@ def test_the_flags_reach_every_param_group_at_build_and_after_a_load(single_proc
             g.update(betas=(0.5, 0.5), eps=1.0)
         else:
             g["momentum"] = 0.5
-    apply_group_settings(optimizer, 0.02, args)
+    apply_group_settings(optimizer, _constant(0.02), args)
     assert_flags()

@@ -75,6 +75,17 @@ def _single_rank_updates(monkeypatch):
     return updates
 
 
+class _Schedule:
+    """Megatron's OptimizerParamScheduler as optimizer_step uses it: lr 1 / (2 + updates)."""
+    updates = 0
+
+    def get_lr(self, param_group):
+        return 1 / (2 + self.updates)
+
+    def step(self, increment):
+        self.updates += increment
+
+
 @pytest.mark.parametrize("loss_value, grad_norm", [(float("nan"), None), (1.0, float("inf")),
                                                    (float("nan"), float("nan"))])
 def test_a_non_finite_step_stops_the_run(monkeypatch, loss_value, grad_norm):
@@ -86,8 +97,8 @@ def test_a_non_finite_step_stops_the_run(monkeypatch, loss_value, grad_norm):
     optimizer = SimpleNamespace(zero_grad=lambda: None, step=lambda: (True, grad_norm, None))
     batch = collate([Sample([1], [2], [-0.5], "stop")], torch.ones(1), pad_id=0, device="cpu")
     with pytest.raises(FloatingPointError, match="non-finite step .* stops before saving"):
-        updates.optimizer_step(model, optimizer, batch, [0], micro_batch_size=1, max_tokens=0,
-                               loss_fn=lambda micro, total: (weight * loss_value, {}),
+        updates.optimizer_step(model, optimizer, _Schedule(), batch, [0], micro_batch_size=1,
+                               max_tokens=0, loss_fn=lambda micro, total: (weight * loss_value, {}),
                                normalizer=lambda mask: mask.sum(), loss_name="pg_loss")
 
 
@@ -113,10 +124,13 @@ def test_an_optimizer_step_reports_the_mini_batch_loss_and_weights_the_routers_l
         return loss, {"advantage": torch.where(micro.mask, micro.advantages[:, None], 0.0)}
 
     rows = [3, 1, 0, 2]
+    schedule = _Schedule()
     metrics, values = updates.optimizer_step(
-        model, optimizer, batch, rows, micro_batch_size=1, max_tokens=0, loss_fn=loss_fn,
-        normalizer=lambda mask: mask.sum(), loss_name="pg_loss")
-    assert metrics == {"pg_loss": pytest.approx(1.0), "grad_norm": 1.0}
+        model, optimizer, schedule, batch, rows, micro_batch_size=1, max_tokens=0,
+        loss_fn=loss_fn, normalizer=lambda mask: mask.sum(), loss_name="pg_loss")
+    # the lr the update ran at, then the schedule moved on by one update
+    assert metrics == {"pg_loss": pytest.approx(1.0), "grad_norm": 1.0, "lr": 0.5}
+    assert schedule.updates == 1
     mini = select(batch, rows)
     assert torch.equal(values["advantage"], torch.where(mini.mask, mini.advantages[:, None], 0.0))
     assert MoEAuxLossAutoScaler.main_loss_backward_scale.item() == pytest.approx(1 / 4)

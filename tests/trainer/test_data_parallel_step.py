@@ -38,6 +38,7 @@ def _step(rank, world_size):
     from megatron_qarl.rl.objectives import PolicyLossConfig, compute_policy_loss
     from megatron_qarl.rl.objectives.aggregation import local_normalizer
     from megatron_qarl.trainer.logprobs import response_logprobs
+    from megatron_qarl.trainer.lr_schedule import LrSchedule
     from megatron_qarl.trainer.optimizer import build_optimizer, wrap_ddp
     from megatron_qarl.trainer.updates import optimizer_step
 
@@ -50,7 +51,8 @@ def _step(rank, world_size):
                            muon_use_nesterov=False, muon_scale_mode="spectral",
                            muon_num_ns_steps=5, muon_extra_scale_factor=1.0,
                            muon_fp32_matmul_prec="medium")
-    optimizer = build_optimizer(args, ddp, lr=1e-3)
+    optimizer, scheduler = build_optimizer(args, ddp,
+                                           LrSchedule(1e-3, 0.0, 0.0, 0, 1, "constant"))
     cfg = PolicyLossConfig(loss="tbpo")
 
     def loss_fn(micro, normalizer):
@@ -61,7 +63,7 @@ def _step(rank, world_size):
 
     share = ROWS // world_size
     metrics, _ = optimizer_step(
-        ddp, optimizer, _batch(), list(range(rank * share, (rank + 1) * share)),
+        ddp, optimizer, scheduler, _batch(), list(range(rank * share, (rank + 1) * share)),
         micro_batch_size=1, max_tokens=0, loss_fn=loss_fn,
         normalizer=lambda mask: local_normalizer(mask, cfg.loss_agg_mode), loss_name="pg_loss")
     weights = {n: p.detach().clone() for n, p in model.named_parameters()}

@@ -8,6 +8,7 @@ from megatron_qarl.trainer.validation import (
     _batches,
     _checkpoints,
     _data,
+    _lr_schedules,
     _model_overrides,
     _numbers,
     _parallel,
@@ -52,6 +53,43 @@ def test_batches_just_inside_the_bounds_are_taken():
 def test_optimizer_and_sampling_numbers_out_of_range_are_refused(argv, message):
     with pytest.raises(FlagError, match=message):
         _numbers(_args(*argv))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--min-lr", "1e-4", "--lr", "1e-5", "--lr-decay-style", "cosine"),
+     "--min-lr 0.0001 is above --lr 1e-05: the decay ends at --min-lr"),
+    (("--min-lr", "1e-6"), "--min-lr changes nothing with --lr-decay-style constant"),
+    (("--sft-min-lr", "1e-4", "--sft-iters", "10"),
+     "--sft-min-lr changes nothing with --sft-lr-decay-style constant"),
+    (("--sft-min-lr", "2e-3", "--sft-lr-decay-style", "linear"),
+     "--sft-min-lr 0.002 is above --sft-lr 0.001"),
+    (("--lr-warmup-iters", "20"), "--lr-warmup-iters 20 must be below --train-iters 20"),
+    (("--lr-warmup-iters", "5", "--lr-decay-iters", "5", "--lr-decay-style", "linear"),
+     "--lr-warmup-iters 5 must be below --lr-decay-iters 5"),
+    (("--sft-iters", "10", "--sft-lr-warmup-iters", "10"),
+     "--sft-lr-warmup-iters 10 must be below --sft-iters 10"),
+    (("--lr-decay-iters", "30"), "--lr-decay-iters changes nothing with --lr-decay-style "
+     "constant"),
+    (("--lr-warmup-init", "1e-6"), "--lr-warmup-init changes nothing without --lr-warmup-iters"),
+    (("--lr-warmup-init", "1e-4", "--lr-warmup-iters", "2"),
+     "--lr-warmup-init 0.0001 is above --lr 1e-05"),
+    (("--lr-warmup-iters", "-1"), "--lr-warmup-iters must be >= 0, got -1"),
+])
+def test_lr_schedules_megatron_would_assert_on_are_refused_by_flag(argv, message):
+    with pytest.raises(FlagError, match=message):
+        _lr_schedules(_args(*argv))
+
+
+def test_lr_schedules_just_inside_the_bounds_are_taken():
+    _lr_schedules(_args("--lr-warmup-iters", "19", "--lr-decay-style", "cosine", "--min-lr",
+                        "1e-5", "--lr-warmup-init", "1e-5"))
+    _lr_schedules(_args("--lr-warmup-iters", "29", "--lr-decay-iters", "30",
+                        "--lr-decay-style", "linear"))
+    _lr_schedules(_args("--sft-iters", "10", "--sft-lr-warmup-iters", "9",
+                        "--sft-lr-decay-style", "inverse-square-root", "--sft-min-lr", "1e-3"))
+    # a phase that does not run checks no span: a warm start only, no warm start
+    _lr_schedules(_args("--train-iters", "0", "--lr-warmup-iters", "5", "--sft-iters", "3"))
+    _lr_schedules(_args("--sft-lr-warmup-iters", "5"))
 
 
 def test_data_flags(tmp_path):

@@ -88,13 +88,23 @@ def test_muon_trains_and_resumes_with_its_momentum(tmp_path, device):
     Newton-Schulz iteration runs in fp32, 20x faster there than in bf16 (tests/megatron/
     test_muon.py checks the bf16 one). On a GPU: bf16 params with fp32 main weights (Megatron's
     Float16OptimizerWithFloat16Params around Muon), also inside Megatron's layer-wise
-    distributed optimizer, whose checkpoint layout is its own."""
+    distributed optimizer, whose checkpoint layout is its own. Under an lr schedule (warm-up
+    over step 1's two updates, cosine over step 2's), which the resume takes up at its update:
+    placed at update 1 (a step counted as one update) or 0, it trained at other lrs; the warm
+    start under its own (a warm-up over 2 of its 3 steps)."""
     full, cut = tmp_path / "full", tmp_path / "cut"
-    muon = ["--optimizer", "muon", "--muon-extra-scale-factor", "0.2", *device]
+    muon = ["--optimizer", "muon", "--muon-extra-scale-factor", "0.2", "--lr-warmup-iters", "1",
+            "--lr-decay-style", "cosine", "--min-lr", "1e-4", "--sft-lr-warmup-iters", "2",
+            *device]
     train("--save", str(full), "--train-iters", "2", "--save-interval", "1", *muon)
     shutil.copytree(full / "iter_0000001", cut / "iter_0000001")
     resumed = train("--save", str(cut), "--load", str(cut), "--train-iters", "2", *muon)
     assert f"resumed from {cut} at step 1 of --train-iters 2\n" in resumed.stderr
+    # step 1: updates at 0 and lr/2; step 2: at lr and halfway down the cosine (mean lrs)
+    lrs = [r["lr"] for r in records(full / "metrics.jsonl")]
+    assert lrs == pytest.approx([2.5e-4, (1e-3 + 5.5e-4) / 2], rel=1e-9)
+    assert records(cut / "metrics.jsonl")[-1]["lr"] == lrs[1]
+    assert [r["lr"] for r in records(full / "metrics.jsonl", "sft")] == [0.0, 5e-4, 1e-3]
     a = checkpoint_tensors(str(full / "iter_0000002"), tmp_path / "a")
     b = checkpoint_tensors(str(cut / "iter_0000002"), tmp_path / "b")
     assert a.keys() == b.keys()

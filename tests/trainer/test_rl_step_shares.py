@@ -99,7 +99,8 @@ def test_each_rank_updates_on_its_share_of_the_global_batch_and_averages_them(mo
     reported = iter([{"pg_loss": 1.0, "grad_norm": 2.0}, {"pg_loss": 3.0, "grad_norm": 6.0}])
     updates = []
 
-    def optimizer_step(model, optimizer, batch_, rows, *, loss_fn, normalizer, **_):
+    def optimizer_step(model, optimizer, scheduler, batch_, rows, *, loss_fn, normalizer, **_):
+        assert scheduler == "RL's lr scheduler"
         updates.append(list(rows))
         micro = select(batch_, rows)
         return next(reported), loss_fn(micro, normalizer(micro.mask))[1]
@@ -113,7 +114,7 @@ def test_each_rank_updates_on_its_share_of_the_global_batch_and_averages_them(mo
         args=SimpleNamespace(global_batch_size=4, micro_batch_size=1,
                              max_tokens_per_micro_batch=0, rollout_temperature=1.0),
         loss_cfg=SimpleNamespace(loss_agg_mode="token-mean"), model=None,
-        _sequence_multiple=lambda: 1)
+        lr_scheduler="RL's lr scheduler", _sequence_multiple=lambda: 1)
     batch = _batch([1, 3, 2, 4])
     torch.manual_seed(0)
     metrics, values = trainer_module.RLTrainer._train(fake, batch, optimizer=None)

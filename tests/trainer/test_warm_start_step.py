@@ -32,7 +32,9 @@ def test_each_rank_trains_on_its_share_of_the_answers_and_eos_per_token(monkeypa
                             micro.mask, -0.5, 0.0))
     steps = []
 
-    def optimizer_step(model, optimizer, batch, rows, *, loss_fn, normalizer, loss_name, **_):
+    def optimizer_step(model, optimizer, scheduler, batch, rows, *, loss_fn, normalizer,
+                       loss_name, **_):
+        assert scheduler == "the warm start's scheduler"
         sub = select(batch, rows)
         total = normalizer(sub.mask)
         loss, _ = loss_fn(sub, total)
@@ -41,7 +43,8 @@ def test_each_rank_trains_on_its_share_of_the_answers_and_eos_per_token(monkeypa
 
     monkeypatch.setattr(warm_start_module, "optimizer_step", optimizer_step)
     logged = []
-    warm_start_module.warm_start(None, None, rows, _tokenizer(), args, "cpu",
+    warm_start_module.warm_start(None, None, "the warm start's scheduler", rows, _tokenizer(),
+                                 args, "cpu",
                                  on_step=lambda it, metrics: logged.append((it, metrics)))
 
     order = PromptOrder(len(rows), args.seed + 1)

@@ -11,13 +11,14 @@ from ..quant import SCHEME_NAMES
 from ..rl.data.templates import TEMPLATE_NAMES
 from ..rl.objectives.config import add_policy_loss_args
 from ..rl.rewards import REWARDS
-from .lr_schedule import LR_DECAY_STYLES
 from .muon import MATMUL_PRECISIONS, SCALE_MODES
 from .sglang_flags import EMBEDDED_DEFAULTS, add_sglang_args
 
 ROLLOUT_ENGINES = ("embedded", "sglang")
 OPTIMIZERS = ("adam", "muon")
 DEVICES = ("auto", "cpu", "cuda")
+#: Megatron's OptimizerParamScheduler's decay styles (its WSD needs flags of its own)
+LR_DECAY_STYLES = ("constant", "linear", "cosine", "inverse-square-root")
 
 
 def _model(p):

@@ -13,9 +13,6 @@ from dataclasses import dataclass
 
 from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
 
-LR_DECAY_STYLES = ("constant", "linear", "cosine", "inverse-square-root")
-
-
 @dataclass(frozen=True)
 class LrSchedule:
     lr: float  # the peak, after the warm-up

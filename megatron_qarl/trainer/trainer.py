@@ -306,7 +306,7 @@ class RLTrainer:
         updates = [order[i:i + per_update] for i in range(0, len(order), per_update)]
         for rows in updates:
             metrics, update_values = optimizer_step(
-                self.model, optimizer, self.lr_scheduler, batch, rows,
+                self.model, optimizer, batch, rows, scheduler=self.lr_scheduler,
                 micro_batch_size=args.micro_batch_size,
                 max_tokens=args.max_tokens_per_micro_batch, loss_fn=loss_fn,
                 normalizer=lambda mask: local_normalizer(mask, cfg.loss_agg_mode),

@@ -15,8 +15,8 @@ from .batches import ResponseBatch, micro_batch_rows, select
 from .distributed import all_reduce_sum
 
 
-def optimizer_step(model, optimizer, scheduler, batch: ResponseBatch, rows: List[int], *,
-                   micro_batch_size: int, max_tokens: int,
+def optimizer_step(model, optimizer, batch: ResponseBatch, rows: List[int], *,
+                   scheduler, micro_batch_size: int, max_tokens: int,
                    loss_fn: Callable[[ResponseBatch, torch.Tensor], tuple],
                    normalizer: Callable[[torch.Tensor], torch.Tensor],
                    loss_name: str) -> Tuple[Dict[str, float], Dict[str, torch.Tensor]]:

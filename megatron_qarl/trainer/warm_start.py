@@ -42,7 +42,7 @@ def warm_start(model, optimizer, scheduler, rows: List[PromptRow], tokenizer, ar
         samples = sft_samples(picked, tokenizer)
         batch = collate(samples, torch.zeros(len(samples)), tokenizer.pad_id, device)
         metrics, _ = optimizer_step(
-            model, optimizer, scheduler, batch, list(range(len(samples))),
+            model, optimizer, batch, list(range(len(samples))), scheduler=scheduler,
             micro_batch_size=args.micro_batch_size,
             max_tokens=args.max_tokens_per_micro_batch, loss_fn=loss_fn,
             normalizer=lambda mask: mask.sum(), loss_name="sft_loss",

@@ -97,8 +97,9 @@ def test_a_non_finite_step_stops_the_run(monkeypatch, loss_value, grad_norm):
     optimizer = SimpleNamespace(zero_grad=lambda: None, step=lambda: (True, grad_norm, None))
     batch = collate([Sample([1], [2], [-0.5], "stop")], torch.ones(1), pad_id=0, device="cpu")
     with pytest.raises(FloatingPointError, match="non-finite step .* stops before saving"):
-        updates.optimizer_step(model, optimizer, _Schedule(), batch, [0], micro_batch_size=1,
-                               max_tokens=0, loss_fn=lambda micro, total: (weight * loss_value, {}),
+        updates.optimizer_step(model, optimizer, batch, [0], scheduler=_Schedule(),
+                               micro_batch_size=1, max_tokens=0,
+                               loss_fn=lambda micro, total: (weight * loss_value, {}),
                                normalizer=lambda mask: mask.sum(), loss_name="pg_loss")
 
 
@@ -126,7 +127,7 @@ def test_an_optimizer_step_reports_the_mini_batch_loss_and_weights_the_routers_l
     rows = [3, 1, 0, 2]
     schedule = _Schedule()
     metrics, values = updates.optimizer_step(
-        model, optimizer, schedule, batch, rows, micro_batch_size=1, max_tokens=0,
+        model, optimizer, batch, rows, scheduler=schedule, micro_batch_size=1, max_tokens=0,
         loss_fn=loss_fn, normalizer=lambda mask: mask.sum(), loss_name="pg_loss")
     # the lr the update ran at, then the schedule moved on by one update
     assert metrics == {"pg_loss": pytest.approx(1.0), "grad_norm": 1.0, "lr": 0.5}

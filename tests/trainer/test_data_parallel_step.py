@@ -63,8 +63,8 @@ def _step(rank, world_size):
 
     share = ROWS // world_size
     metrics, _ = optimizer_step(
-        ddp, optimizer, scheduler, _batch(), list(range(rank * share, (rank + 1) * share)),
-        micro_batch_size=1, max_tokens=0, loss_fn=loss_fn,
+        ddp, optimizer, _batch(), list(range(rank * share, (rank + 1) * share)),
+        scheduler=scheduler, micro_batch_size=1, max_tokens=0, loss_fn=loss_fn,
         normalizer=lambda mask: local_normalizer(mask, cfg.loss_agg_mode), loss_name="pg_loss")
     weights = {n: p.detach().clone() for n, p in model.named_parameters()}
     return metrics, weights

@@ -99,7 +99,7 @@ def test_each_rank_updates_on_its_share_of_the_global_batch_and_averages_them(mo
     reported = iter([{"pg_loss": 1.0, "grad_norm": 2.0}, {"pg_loss": 3.0, "grad_norm": 6.0}])
     updates = []
 
-    def optimizer_step(model, optimizer, scheduler, batch_, rows, *, loss_fn, normalizer, **_):
+    def optimizer_step(model, optimizer, batch_, rows, *, scheduler, loss_fn, normalizer, **_):
         assert scheduler == "RL's lr scheduler"
         updates.append(list(rows))
         micro = select(batch_, rows)

@@ -89,7 +89,7 @@ def test_the_objective_gets_old_and_sampler_logprobs_in_their_places(monkeypatch
     fake = SimpleNamespace(
         args=SimpleNamespace(global_batch_size=2, micro_batch_size=2,
                              max_tokens_per_micro_batch=0, rollout_temperature=1.0),
-        loss_cfg=SimpleNamespace(loss_agg_mode="token-mean"), model=None,
+        loss_cfg=SimpleNamespace(loss_agg_mode="token-mean"), model=None, lr_scheduler=None,
         _sequence_multiple=lambda: 1)
     _, values = trainer_module.RLTrainer._train(fake, batch, optimizer=None)
     trainer_module.RLTrainer._diagnostics(fake, batch, values)
@@ -123,7 +123,7 @@ def test_the_learner_scores_at_the_rollout_temperature(monkeypatch):
         args=SimpleNamespace(global_batch_size=2, micro_batch_size=2, rollout_temperature=0.7,
                              max_tokens_per_micro_batch=0,
                              logprob_max_tokens_per_micro_batch=0),
-        loss_cfg=PolicyLossConfig(loss="grpo"), model=torch.nn.Linear(1, 1),
+        loss_cfg=PolicyLossConfig(loss="grpo"), model=torch.nn.Linear(1, 1), lr_scheduler=None,
         _sequence_multiple=lambda: 1)
     trainer_module.RLTrainer._logprobs(fake, batch)
     trainer_module.RLTrainer._train(fake, batch, optimizer=None)
@@ -155,7 +155,8 @@ def test_the_steps_diagnostics_weigh_every_token_once(monkeypatch):
     fake = SimpleNamespace(
         args=SimpleNamespace(global_batch_size=1, micro_batch_size=1,
                              max_tokens_per_micro_batch=0, rollout_temperature=1.0),
-        loss_cfg=PolicyLossConfig(loss="grpo"), model=None, _sequence_multiple=lambda: 1)
+        loss_cfg=PolicyLossConfig(loss="grpo"), model=None, lr_scheduler=None,
+        _sequence_multiple=lambda: 1)
     metrics = trainer_module.RLTrainer._diagnostics(
         fake, batch, trainer_module.RLTrainer._train(fake, batch, optimizer=None)[1])
     assert metrics["ratio_token_mean"] == pytest.approx(11 / 6)

@@ -32,7 +32,7 @@ def test_each_rank_trains_on_its_share_of_the_answers_and_eos_per_token(monkeypa
                             micro.mask, -0.5, 0.0))
     steps = []
 
-    def optimizer_step(model, optimizer, scheduler, batch, rows, *, loss_fn, normalizer,
+    def optimizer_step(model, optimizer, batch, rows, *, scheduler, loss_fn, normalizer,
                        loss_name, **_):
         assert scheduler == "the warm start's scheduler"
         sub = select(batch, rows)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
 
+
 @dataclass(frozen=True)
 class LrSchedule:
     lr: float  # the peak, after the warm-up

@@ -44,9 +44,9 @@ from .checkpointing import (
 from .distributed import (all_reduce_metrics, data_parallel_sha1, dp_rank_and_size,
                           from_rank_zero, init_distributed, merge_metric)
 from .logprobs import response_logprobs
+from .lr_schedule import LrSchedule, updates_per_rl_step
 from .metrics import MetricsLogger, PhaseTimer, console_line
 from .models import build_policy, model_hf_config, model_vocab_rows
-from .lr_schedule import LrSchedule, updates_per_rl_step
 from .optimizer import apply_group_settings, build_optimizer, shards_adam_buffers, wrap_ddp
 from .rollout_engine import build_rollout_engine
 from .updates import optimizer_step
@@ -57,9 +57,8 @@ log = logging.getLogger(__name__)
 #: what a resume warns of when changed (RLTrainer._recipe); the parallel layout and optimizer
 #: are refused instead (checkpointing._check_saved_layout), the model by its config
 RECIPE_FLAGS = ("rollout_quant", "aligned_learner", "quant_targets", "loss",
-                "mismatch_correction", "loss_agg_mode", "lr", "lr_decay_style",
-                "lr_decay_iters", "lr_warmup_iters", "lr_warmup_init", "min_lr",
-                "rollout_temperature",
+                "mismatch_correction", "loss_agg_mode", "lr", "lr_decay_style", "lr_decay_iters",
+                "lr_warmup_iters", "lr_warmup_init", "min_lr", "rollout_temperature",
                 "n_samples_per_prompt", "rollout_batch_size", "global_batch_size", "prompt_data",
                 "reward", "rollout_routing_replay")
 

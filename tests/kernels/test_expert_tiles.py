@@ -92,6 +92,21 @@ def test_triton_tiles_read_negative_counts_as_none(device):
     assert _owner_of_rows(tiles, rows) == _expected_owners(counts, rows)
 
 
+def test_triton_tiles_read_no_count_past_the_experts_and_name_one(device):
+    """Counts in a view of a larger buffer (one rank's slice of a routing table): the count
+    stored after them is no expert's, so the padding rows past them stay unowned. And the
+    grid's spare tiles name an existing expert: the kernels read that expert's weight scales
+    (the one-block FP8 path without a mask), which past the last expert lie outside them."""
+    buffer = torch.tensor([3, 0, 5, 7], dtype=torch.int32, device=device)
+    rows = 10  # 8 routed, 2 padding
+    grid = tile_bound(rows, 3, BLOCK_M)
+    out = torch.full((grid, 3), -1, dtype=torch.int32, device=device)
+    _triton_tiles[(grid,)](buffer[:3], out, 3, rows, BLOCK_M=BLOCK_M, E_PAD=4)
+    tiles = out.cpu()
+    assert _owner_of_rows(tiles, rows) == _expected_owners([3, 0, 5], rows) + [None, None]
+    assert ((tiles[:, 0] >= 0) & (tiles[:, 0] < 3)).all()
+
+
 if HOPPER:
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl

@@ -10,7 +10,8 @@ from megatron_qarl.quant import QuantizationError, get_scheme
 from megatron_qarl.quant.fp8_block import (FP8_DTYPE, pack_activation_rows, packed_row_bytes,
                                           quantize_activation, unpack_activation_rows)
 from qarl_kernels import fp8_quantize
-from qarl_kernels.fp8_gemm import (_decode_tiles, fp8_block_grouped_linear, fp8_block_linear,
+from qarl_kernels.fp8_gemm import (_decode_tiles, fp8_block_grouped_linear,
+                                   fp8_block_grouped_packed, fp8_block_linear,
                                    scaled_mm_applies)
 from qarl_kernels.fp8_quantize import (ONE_ROW_PROGRAMS, fp8_block_quantize,
                                        fp8_quantize_activation, fp8_quantize_packed_rows)
@@ -155,6 +156,36 @@ def test_grouped_matches_reference_with_empty_experts(tiles, device, assert_gemm
     x = torch.randn(9, 200, device=device).bfloat16()
     assert_gemm_close(fp8_block_grouped_linear(x, qweight, tokens, tiles),
                       scheme.reference_grouped_matmul(x, qweight, tokens))
+
+
+def test_grouped_stores_nothing_past_y(device, guard_outputs, assert_gemm_close):
+    """The counts fill x and the last 16 x 32 tile holds 14 rows and 24 of its 32 columns: a
+    store without its row or column mask writes y's guard tail (on the GPU, also rows a
+    neighbour tile owns). No empty expert: the grid's spare tiles would spill past the
+    guard."""
+    from qarl_kernels import fp8_gemm
+    guarded = guard_outputs(fp8_gemm)
+    torch.manual_seed(0)
+    scheme = get_scheme("fp8-block")
+    qweight = scheme.quantize_weight(torch.randn(2, 24, 200, device=device))
+    tokens = torch.tensor([1, 14])
+    x = torch.randn(15, 200, device=device).bfloat16()
+    got = fp8_block_grouped_linear(x, qweight, tokens, (16, 32, 4, 2))
+    assert guarded.untouched()
+    assert_gemm_close(got, scheme.reference_grouped_matmul(x, qweight, tokens))
+
+
+def test_grouped_takes_the_dispatchers_packed_rows(device):
+    """Packed rows hold a token's codes then its scales: codes a row stride past K apart and
+    token-major scales, where the quantizer's are K-block-major. The grouped GEMM reads both
+    by their strides: the bits of the quantizer's tensors."""
+    torch.manual_seed(0)
+    scheme = get_scheme("fp8-block")
+    qweight = scheme.quantize_weight(torch.randn(2, 40, 200, device=device))
+    x = torch.randn(6, 200, device=device).bfloat16()
+    tokens = torch.tensor([2, 4])
+    assert torch.equal(fp8_block_grouped_packed(fp8_quantize_packed_rows(x), qweight, tokens),
+                       fp8_block_grouped_linear(x, qweight, tokens))
 
 
 def test_grouped_returns_the_activations_dtype(device):

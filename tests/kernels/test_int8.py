@@ -61,6 +61,45 @@ def test_grouped_gives_the_reference_bits_with_empty_experts_and_padding(tiles, 
     assert torch.equal(got[:25], want[:25])
 
 
+@pytest.mark.parametrize("tokens", [None, [1, 14]])
+def test_nothing_is_stored_past_y(tokens, device, guard_outputs):
+    """Dense, then grouped with the counts filling x: the last 16 x 32 tile holds 15 or 14 rows
+    and 24 of its 32 columns, so a store without its row or column mask writes y's guard tail
+    (on the GPU, also rows a neighbour tile owns). Without the guard such a store corrupted
+    the heap and aborted the run (a review). No empty expert: the grid's spare tiles would
+    spill past the guard."""
+    from qarl_kernels import int8_gemm
+    guarded = guard_outputs(int8_gemm)
+    torch.manual_seed(0)
+    scheme = get_scheme("int8")
+    qweight = scheme.quantize_weight(torch.randn(*([] if tokens is None else [2]), 24, 130,
+                                                 device=device))
+    x = torch.randn(15, 130, device=device).bfloat16()
+    if tokens is None:
+        got, want = int8_linear(x, qweight, (16, 32, 4, 2)), scheme.reference_matmul(x, qweight)
+    else:
+        tokens = torch.tensor(tokens)
+        got = int8_grouped_linear(x, qweight, tokens, (16, 32, 4, 2))
+        want = scheme.reference_grouped_matmul(x, qweight, tokens)
+    assert guarded.untouched()
+    assert torch.equal(got, want)
+
+
+def test_grouped_probs_give_the_reference_bits(device):
+    """The prob multiplies (acc * x_scale) * w_scale in fp32, as the reference does:
+    test_router_prob_epilogue's exact case has scales of 1 only, where taking the prob before
+    the scales gives the same bits. fp32 tokens keep the fp32 product (a bf16 rounding would
+    hide most one-ulp differences)."""
+    torch.manual_seed(0)
+    scheme = get_scheme("int8")
+    qweight = scheme.quantize_weight(torch.randn(3, 48, 130, device=device))
+    tokens = torch.tensor([5, 0, 19])
+    x = torch.randn(24, 130, device=device)
+    probs = torch.rand(24, device=device)
+    assert torch.equal(int8_grouped_linear(x, qweight, tokens, probs=probs),
+                       scheme.reference_grouped_matmul(x, qweight, tokens, probs))
+
+
 def test_exact_sums_where_fp32_accumulation_would_round(device):
     """Saturated codes over K = 2048: sums up to 127^2 * 2048 = 33M, past fp32's 2^24."""
     scheme = get_scheme("int8")

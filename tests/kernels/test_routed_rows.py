@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from megatron_qarl.quant import get_scheme
-from qarl_kernels import fp8_gemm, w4a16_gemm
+from qarl_kernels import fp8_gemm, fp8_quantize, w4a16_gemm
 from qarl_kernels.fp8_quantize import fp8_block_quantize, fp8_quantize_activation, \
     fp8_quantize_swiglu
 from qarl_kernels.w4a16_gemm import W4A16Config, w4a16_grouped_matmul, w4a16_swiglu_experts
@@ -115,6 +115,19 @@ def test_fp8_quantizers_of_padded_rows(counts, routed_rows, device):
                       (fp8_quantize_swiglu(x, **padded), fp8_quantize_swiglu(x))]:
         assert torch.equal(got[0][:routed].view(torch.uint8), want[0][:routed].view(torch.uint8))
         assert torch.equal(got[1][:routed], want[1][:routed])
+
+
+def test_fp8_quantizer_stops_at_x_where_counts_sum_past_it(device, guard_outputs):
+    """Counts summing past x's rows (a caller's error the wrapper cannot see without a host
+    sync) walk no further than x (expert_tiles.routed_row_end): nothing is written past the
+    codes or the scales, and x's rows are quantized as without counts."""
+    guarded = guard_outputs(fp8_quantize)
+    x, _ = _padded(48, device)
+    q, scale = fp8_quantize_activation(x, counts=torch.tensor([30, 11]), routed_rows=CAPACITY)
+    assert guarded.untouched()
+    want_q, want_scale = fp8_quantize_activation(x)
+    assert torch.equal(q.view(torch.uint8), want_q.view(torch.uint8))
+    assert torch.equal(scale, want_scale)
 
 
 def test_fp8_quantizer_routed_rows_needs_counts(device):

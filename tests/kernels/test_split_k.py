@@ -44,6 +44,34 @@ def test_int8_grouped_split_equals_the_reference(counts, device):
     assert _counters_zero(device)
 
 
+@pytest.mark.parametrize("scheme_name", ["int8", "fp8-block"])
+def test_each_output_tile_takes_its_own_partials(scheme_name, device, monkeypatch):
+    """A tile's K slices meet in that tile's partials and counter. The interpreter runs the
+    programs one by one, so tiles sharing a slot would still sum right there (and on the GPU
+    race): every slot of a 2 x 2-tile call must be written."""
+    from qarl_kernels import fp8_gemm, int8_gemm
+    module = int8_gemm if scheme_name == "int8" else fp8_gemm
+    buffers = []
+
+    def marked(*args):
+        split, partials, counters = split_k.split_buffers(*args)
+        floor = (torch.iinfo if partials.dtype == torch.int32 else torch.finfo)(partials.dtype)
+        buffers.append((partials.fill_(floor.min), floor.min))
+        return split, partials, counters
+    monkeypatch.setattr(module, "split_buffers", marked)
+    torch.manual_seed(5)
+    scheme = get_scheme(scheme_name)
+    qweight = scheme.quantize_weight(torch.randn(40, 384, device=device))
+    x = torch.randn(17, 384, device=device).bfloat16()
+    if scheme_name == "int8":
+        int8_matmul(*int8_quantize_activation(x), qweight, tiles=(16, 32, 4, 1, 3))
+    else:
+        fp8_block_matmul(*fp8_quantize_activation(x), qweight, tiles=(16, 32, 4, 1, 3))
+    (partials, unwritten), = buffers
+    assert partials.numel() == 4 * 3 * 16 * 32 and (partials != unwritten).all()
+    assert _counters_zero(device)
+
+
 @pytest.mark.parametrize("split", [2, 4])
 def test_w4a16_split_repeats_its_bits(split, device, assert_gemm_close):
     """fp32 slices added in slice order: the same bits on every call, near the reference."""

@@ -89,6 +89,8 @@ def test_lr_schedules_just_inside_the_bounds_are_taken():
                         "--sft-lr-decay-style", "inverse-square-root", "--sft-min-lr", "1e-3"))
     # a phase that does not run checks no span: a warm start only, no warm start
     _lr_schedules(_args("--train-iters", "0", "--lr-warmup-iters", "5", "--sft-iters", "3"))
+    _lr_schedules(_args("--train-iters", "0", "--lr-warmup-iters", "5", "--lr-decay-iters", "5",
+                        "--lr-decay-style", "linear"))
     _lr_schedules(_args("--sft-lr-warmup-iters", "5"))
 
 

@@ -1,10 +1,9 @@
 """The lr schedules on a real Megatron optimizer: RL's counted in RL steps and applied per
 optimizer update, the warm start's over its steps, and a resume placed at its update."""
 import math
-from types import SimpleNamespace
 
 import pytest
-from tiny_qwen3 import build_tiny
+from tiny_qwen3 import build_tiny, optimizer_flags
 
 from megatron_qarl.layers.hooks import torch_optimizers
 from megatron_qarl.trainer.lr_schedule import LrSchedule
@@ -13,18 +12,13 @@ from megatron_qarl.trainer.optimizer import apply_group_settings, build_optimize
 LR, MIN_LR = 1e-3, 1e-4
 
 
-def _flags(**changed) -> SimpleNamespace:
+def _flags(**changed):
     """Two RL steps of 16 responses in updates of 8: two updates a step."""
-    flags = dict(lr=LR, min_lr=MIN_LR, lr_warmup_init=0.0, lr_warmup_iters=1, lr_decay_iters=0,
-                 lr_decay_style="cosine", train_iters=2, rollout_batch_size=4,
-                 n_samples_per_prompt=4, global_batch_size=8, sft_lr=2e-3, sft_min_lr=0.0,
-                 sft_lr_warmup_iters=2, sft_iters=3, sft_lr_decay_style="linear",
-                 weight_decay=0.1, adam_beta1=0.9, adam_beta2=0.98, adam_eps=1e-8,
-                 clip_grad=1.0, bf16=False, use_distributed_optimizer=False, optimizer="adam",
-                 muon_momentum=0.95, muon_use_nesterov=False, muon_scale_mode="spectral",
-                 muon_num_ns_steps=5, muon_extra_scale_factor=1.0,
-                 muon_fp32_matmul_prec="highest")
-    return SimpleNamespace(**{**flags, **changed})
+    return optimizer_flags(**{**dict(
+        lr=LR, min_lr=MIN_LR, lr_warmup_init=0.0, lr_warmup_iters=1, lr_decay_iters=0,
+        lr_decay_style="cosine", train_iters=2, rollout_batch_size=4, n_samples_per_prompt=4,
+        global_batch_size=8, sft_lr=2e-3, sft_min_lr=0.0, sft_lr_warmup_iters=2, sft_iters=3,
+        sft_lr_decay_style="linear", weight_decay=0.1), **changed})
 
 
 def test_the_schedules_count_their_phases_steps():

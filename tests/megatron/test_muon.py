@@ -1,6 +1,5 @@
 """Muon (`megatron_qarl.trainer.muon`): the orthogonalization, the update, and Megatron's
 Muon chain over a tiny Qwen3-MoE model."""
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -13,7 +12,7 @@ from megatron_qarl.trainer.muon import (
 )
 from megatron_qarl.trainer.optimizer import wrap_ddp
 
-from tiny_qwen3 import build_tiny, train_losses
+from tiny_qwen3 import build_tiny, optimizer_flags, train_losses
 
 
 def _ill_conditioned(rows, cols, seed):
@@ -234,16 +233,6 @@ def test_layer_wise_muon_splits_the_matrices_and_keeps_the_ranks_equal():
         torch.testing.assert_close(a, p, rtol=0, atol=1e-6 * p.abs().max().item())
 
 
-def _optimizer_flags(name: str, **changed) -> SimpleNamespace:
-    """build_optimizer's flags on one CPU process, fp32 parameters."""
-    flags = dict(weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.98, adam_eps=1e-8,
-                 clip_grad=1.0, bf16=False, use_distributed_optimizer=False, optimizer=name,
-                 muon_momentum=0.95, muon_use_nesterov=False, muon_scale_mode="spectral",
-                 muon_num_ns_steps=5, muon_extra_scale_factor=1.0,
-                 muon_fp32_matmul_prec="highest")
-    return SimpleNamespace(**{**flags, **changed})
-
-
 def _constant(lr: float):
     from megatron_qarl.trainer.lr_schedule import LrSchedule
 
@@ -260,7 +249,7 @@ def test_norms_and_biases_do_not_decay(single_process, name):
 
     model = build_tiny("none", moe_aux_loss_coeff=0.0)
     ddp = wrap_ddp(model, model.config, False)
-    args = _optimizer_flags(name)
+    args = optimizer_flags(optimizer=name)
     optimizer, _ = build_optimizer(args, ddp, _constant(0.1))
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     ddp.zero_grad_buffer()
@@ -284,7 +273,7 @@ def test_the_flags_reach_every_param_group_at_build_and_after_a_load(single_proc
 
     model = build_tiny("none")
     ddp = wrap_ddp(model, model.config, False)
-    args = _optimizer_flags(name, adam_beta1=0.8, adam_beta2=0.95, adam_eps=1e-6,
+    args = optimizer_flags(optimizer=name, adam_beta1=0.8, adam_beta2=0.95, adam_eps=1e-6,
                             clip_grad=0.25, muon_momentum=0.9)
     optimizer, _ = build_optimizer(args, ddp, _constant(0.02))
     groups = [g for o in torch_optimizers(optimizer) for g in o.param_groups]

@@ -1,4 +1,6 @@
 """Tiny Qwen3-MoE models on CPU (fp32) for the Megatron-integration tests."""
+from types import SimpleNamespace
+
 import pytest
 import torch
 
@@ -52,3 +54,14 @@ def train_losses(model, optimizer, steps: int):
         optimizer.step()
         losses.append(loss.item())
     return losses
+
+
+def optimizer_flags(**changed) -> SimpleNamespace:
+    """The flags trainer.optimizer.build_optimizer reads, for one CPU process with fp32
+    parameters; `changed` overrides (or adds) any of them."""
+    flags = dict(weight_decay=0.01, adam_beta1=0.9, adam_beta2=0.98, adam_eps=1e-8,
+                 clip_grad=1.0, bf16=False, use_distributed_optimizer=False, optimizer="adam",
+                 muon_momentum=0.95, muon_use_nesterov=False, muon_scale_mode="spectral",
+                 muon_num_ns_steps=5, muon_extra_scale_factor=1.0,
+                 muon_fp32_matmul_prec="highest")
+    return SimpleNamespace(**{**flags, **changed})
